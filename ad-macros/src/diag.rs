@@ -1,0 +1,150 @@
+//! Error collection and the catalogue of messages users see.
+//!
+//! Parsing stops at its first error. Later stages report into a [`Ctxt`] and keep
+//! going, so one expansion shows every independent mistake; the driver checks the
+//! context between stages. A `Ctxt` dropped without being checked panics, which
+//! turns "forgot to report" into a failing test.
+
+use std::cell::RefCell;
+use std::fmt::Display;
+use std::thread;
+
+use proc_macro2::Span;
+use quote::ToTokens;
+
+/// Collects the errors of one expansion.
+pub(crate) struct Ctxt {
+    errors: RefCell<Option<Vec<syn::Error>>>,
+}
+
+impl Ctxt {
+    pub(crate) fn new() -> Self {
+        Ctxt {
+            errors: RefCell::new(Some(Vec::new())),
+        }
+    }
+
+    /// Reports an error covering the tokens of `node` (the smallest construct at
+    /// fault).
+    pub(crate) fn error_spanned_by(&self, node: impl ToTokens, message: impl Display) {
+        self.push(syn::Error::new_spanned(node, message));
+    }
+
+    pub(crate) fn error_at(&self, span: Span, message: impl Display) {
+        self.push(syn::Error::new(span, message));
+    }
+
+    pub(crate) fn push(&self, error: syn::Error) {
+        self.errors
+            .borrow_mut()
+            .as_mut()
+            .expect("Ctxt used after check")
+            .push(error);
+    }
+
+    /// Consumes the context: all reported errors combined into one, if any.
+    pub(crate) fn check(self) -> Result<(), syn::Error> {
+        let errors = self.errors.borrow_mut().take().expect("Ctxt checked twice");
+        let mut errors = errors.into_iter();
+        let Some(mut combined) = errors.next() else {
+            return Ok(());
+        };
+        for error in errors {
+            combined.combine(error);
+        }
+        Err(combined)
+    }
+}
+
+impl Drop for Ctxt {
+    fn drop(&mut self) {
+        if !thread::panicking() && self.errors.borrow().is_some() {
+            panic!("ad-macros: a Ctxt was dropped without being checked");
+        }
+    }
+}
+
+/// The messages, one function per mistake. Lowercase, Rust syntax in backticks:
+/// what is not supported, then what to write instead.
+pub(crate) mod msg {
+    pub(crate) const ATTR_ARGS: &str =
+        "unknown argument to `#[differentiate]`; the only argument is `wrt(a, b, …)`";
+    pub(crate) const WRT_EMPTY: &str =
+        "`wrt()` names no parameter; list the parameters to differentiate, or remove `wrt`";
+    pub(crate) const GENERICS: &str = "generic functions are not supported by `#[differentiate]` yet; write the function for `f64` or `f32`";
+    pub(crate) const RECEIVER: &str = "methods are not supported by `#[differentiate]` yet; write a free function that takes the fields it needs";
+    pub(crate) const ASYNC: &str = "`async fn` cannot be differentiated; write a plain `fn`";
+    pub(crate) const UNSAFE_FN: &str = "`unsafe fn` cannot be differentiated; write a safe `fn`";
+    pub(crate) const EXTERN_FN: &str =
+        "`extern` functions cannot be differentiated; write a plain Rust `fn`";
+    pub(crate) const VARIADIC: &str = "variadic functions cannot be differentiated";
+    pub(crate) const PARAM_PATTERN: &str =
+        "parameter patterns are not supported; name the parameter, e.g. `x: f64`";
+    pub(crate) const RETURN_TYPE: &str = "a `#[differentiate]` function must return `f64`, `f32`, or a tuple of them such as `(f64, f64)`";
+    pub(crate) const NO_VALUE: &str = "`#[differentiate]` needs the function's value as its final expression; end the body with the returned expression";
+    pub(crate) const LET_WITHOUT_INIT: &str = "`let` without a value is not supported; give the variable its value where it is declared: `let x = …;`";
+    pub(crate) const LET_ELSE: &str =
+        "`let … else` is not supported; bind the value with a plain `let`";
+    pub(crate) const LET_PATTERN: &str =
+        "destructuring patterns are not supported; bind each value with its own `let x = …;`";
+    pub(crate) const REF_BINDING: &str =
+        "`ref` bindings are not supported; bind the value: `let x = …;`";
+    pub(crate) const ITEM: &str = "items inside a `#[differentiate]` function are not supported; move this item out of the function";
+    pub(crate) const MACRO: &str = "macros cannot be differentiated, because `#[differentiate]` cannot see what they expand to; write the expression without the macro";
+    pub(crate) const EARLY_RETURN: &str = "early `return` is not supported yet; make the returned value the function's final expression";
+    pub(crate) const ASSIGN_TARGET: &str = "only local variables can be assigned in a `#[differentiate]` function; introduce a local with `let mut`";
+    pub(crate) const ASSIGN_IN_EXPR: &str =
+        "an assignment used as a value is not supported; write the assignment as its own statement";
+    pub(crate) const UNIT_BLOCK: &str =
+        "this block has no value; end it with the expression it should produce";
+    pub(crate) const LITERAL: &str = "only float, integer and `bool` literals are supported";
+    pub(crate) const DEREF: &str =
+        "dereferencing is not supported; take the parameter by value, e.g. `x: f64`";
+    pub(crate) const TURBOFISH: &str =
+        "type arguments on a method call are not supported; remove the turbofish";
+    pub(crate) const CAST_TARGET: &str =
+        "`as` casts are supported to `f32`, `f64`, integer types and `bool`";
+    pub(crate) const TUPLE_VALUE: &str = "tuples are supported only as the function's returned value; bind each element with its own `let`";
+    pub(crate) const LABELED_BLOCK: &str = "labeled blocks are not supported; remove the label";
+
+    pub(crate) fn unsupported_expr(what: &str, instead: &str) -> String {
+        format!("{what} not supported by `#[differentiate]` yet; {instead}")
+    }
+
+    pub(crate) fn param_type(ty: &str) -> String {
+        format!(
+            "parameter type `{ty}` is not supported by `#[differentiate]` yet; take `f64` or `f32` by value (active), or an integer or `bool` (constant)"
+        )
+    }
+
+    pub(crate) fn wrt_unknown(name: &str, func: &str) -> String {
+        format!("`wrt` names `{name}`, which is not a parameter of `{func}`")
+    }
+
+    pub(crate) fn wrt_not_float(name: &str, ty: &str) -> String {
+        format!(
+            "`{name}` has type `{ty}`, which has no derivative; `wrt` can list only `f64` and `f32` parameters"
+        )
+    }
+
+    pub(crate) fn wrt_duplicate(name: &str) -> String {
+        format!("`wrt` lists `{name}` twice")
+    }
+
+    pub(crate) fn unknown_method(method: &str, supported: &str) -> String {
+        format!(
+            "`.{method}()` has no derivative rule; the supported float methods are {supported}; anything else must be written with these and `+ - * /`"
+        )
+    }
+
+    pub(crate) fn method_arity(method: &str, n_args: usize) -> String {
+        let plural = if n_args == 1 { "" } else { "s" };
+        format!("`{method}` takes {n_args} argument{plural} here")
+    }
+
+    pub(crate) fn call(func: &str) -> String {
+        format!(
+            "calls to `{func}` cannot be differentiated yet: only float methods such as `x.sin()` or `f64::sin(x)` and `ad_runtime::detach(x)` are supported; inline the function's body"
+        )
+    }
+}

@@ -1,0 +1,84 @@
+//! The driver: one line per pipeline stage, errors checked between stages.
+
+use proc_macro2::TokenStream;
+use quote::quote;
+use syn::ItemFn;
+
+use crate::diag::Ctxt;
+use crate::ir::{self, Function};
+use crate::lower::Signature;
+use crate::{analysis, args, emit, lower, reverse};
+
+pub(crate) fn differentiate(args: TokenStream, input: TokenStream) -> TokenStream {
+    let item: ItemFn = match syn::parse2(input.clone()) {
+        Ok(item) => item,
+        Err(error) => {
+            let mut tokens = error.to_compile_error();
+            tokens.extend(input);
+            return tokens;
+        }
+    };
+    let stages = stages(args, &item);
+    let original = &item;
+    match stages {
+        Ok(stages) => {
+            let vjp = emit::vjp(&item, &stages.sig, &stages.vjp);
+            quote!(#original #vjp)
+        }
+        Err(failed) => fallback(&item, &failed.0, &failed.1),
+    }
+}
+
+/// What each stage produced, for the driver and for snapshot tests.
+pub(crate) struct Stages {
+    pub(crate) sig: Signature,
+    /// The primal IR: read by the snapshot tests only.
+    #[cfg_attr(not(test), allow(dead_code))]
+    pub(crate) primal: Function,
+    pub(crate) vjp: Function,
+}
+
+pub(crate) fn stages(
+    args: TokenStream,
+    item: &ItemFn,
+) -> Result<Stages, Box<(Signature, syn::Error)>> {
+    let cx = Ctxt::new();
+    let args = args::parse(args).unwrap_or_else(|error| {
+        cx.push(error);
+        args::Args::default()
+    });
+    let sig = lower::signature(&cx, item, &args);
+    let primal = lower::body(&cx, item, &sig);
+    if let Err(error) = cx.check() {
+        return Err(Box::new((sig, error)));
+    }
+    let primal = verified(primal.expect("lowering without errors yields IR"), "lower");
+    let activity = analysis::activity(&primal);
+    let vjp = verified(reverse::vjp(&primal, &activity, &sig.seed_name), "reverse");
+    Ok(Stages { sig, primal, vjp })
+}
+
+/// A broken invariant is a bug of ours: panic, printing the IR.
+fn verified(func: Function, stage: &str) -> Function {
+    if let Err(problem) = ir::verify(&func) {
+        panic!(
+            "ad-macros bug: the IR after `{stage}` is invalid: {problem}\n{}\nplease report this with the function that caused it",
+            func.to_text()
+        );
+    }
+    func
+}
+
+/// On error: the user's function untouched, the errors, and a `_vjp` stub with
+/// the right signature, so that callers see only the root cause.
+fn fallback(item: &ItemFn, sig: &Signature, error: &syn::Error) -> TokenStream {
+    let errors = error.to_compile_error();
+    let header = emit::header(item, sig);
+    quote! {
+        #item
+        #errors
+        #header {
+            ::core::unreachable!()
+        }
+    }
+}

@@ -1,0 +1,361 @@
+//! The intermediate representation: a structured SSA IR.
+//!
+//! A [`Function`] is an arena of instructions ([`InstData`]) addressed by
+//! [`Value`] ids, a [`Block`] giving their order, the parameter list, and the
+//! returned value. Everything that is not needed to *execute* the IR (user names,
+//! spans, which primal value an adjoint belongs to) lives in side tables
+//! ([`Function::names`], [`Function::spans`], [`Function::adjoint_of`]) keyed by
+//! value id, never inside instructions.
+//!
+//! Invariants (checked by [`verify`]):
+//!
+//! 1. Every instruction defines exactly one value, and a value's id is the index of
+//!    its instruction in [`Function::insts`].
+//! 2. Every value appears exactly once in [`Function::body`]; an operand is defined
+//!    earlier in the body than any instruction that uses it (def before use).
+//! 3. Each [`Inst::Param`] `i` appears once and matches `params[i].value`.
+//! 4. Operand counts match the operation: unary ops one, binary ops two, a
+//!    primitive its arity ([`Prim::arity`]), a pullback its arity plus the primal
+//!    output and the seed.
+//! 5. An [`Inst::Extract`] reads a tuple-typed value and an index inside it.
+//! 6. The side tables have one entry per instruction.
+//! 7. [`Function::ret`] is a value of the body.
+//!
+//! Regions for branches and loops join this module with the control-flow issue; the
+//! current IR is one straight-line block.
+
+mod builder;
+mod print;
+mod verify;
+
+pub(crate) use builder::Builder;
+pub(crate) use verify::verify;
+
+use proc_macro2::{Span, TokenStream};
+
+pub(crate) use crate::rules::Prim;
+
+/// A value id: the index of the instruction that defines it.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
+pub(crate) struct Value(pub(crate) u32);
+
+impl Value {
+    pub(crate) fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// A scalar Rust type the IR knows by name.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Scalar {
+    F32,
+    F64,
+    I8,
+    I16,
+    I32,
+    I64,
+    I128,
+    Isize,
+    U8,
+    U16,
+    U32,
+    U64,
+    U128,
+    Usize,
+    Bool,
+}
+
+impl Scalar {
+    pub(crate) const ALL: [Scalar; 15] = [
+        Scalar::F32,
+        Scalar::F64,
+        Scalar::I8,
+        Scalar::I16,
+        Scalar::I32,
+        Scalar::I64,
+        Scalar::I128,
+        Scalar::Isize,
+        Scalar::U8,
+        Scalar::U16,
+        Scalar::U32,
+        Scalar::U64,
+        Scalar::U128,
+        Scalar::Usize,
+        Scalar::Bool,
+    ];
+
+    /// The Rust spelling of the type.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Scalar::F32 => "f32",
+            Scalar::F64 => "f64",
+            Scalar::I8 => "i8",
+            Scalar::I16 => "i16",
+            Scalar::I32 => "i32",
+            Scalar::I64 => "i64",
+            Scalar::I128 => "i128",
+            Scalar::Isize => "isize",
+            Scalar::U8 => "u8",
+            Scalar::U16 => "u16",
+            Scalar::U32 => "u32",
+            Scalar::U64 => "u64",
+            Scalar::U128 => "u128",
+            Scalar::Usize => "usize",
+            Scalar::Bool => "bool",
+        }
+    }
+
+    pub(crate) fn from_name(name: &str) -> Option<Scalar> {
+        Scalar::ALL.into_iter().find(|scalar| scalar.name() == name)
+    }
+
+    pub(crate) fn ty(self) -> Ty {
+        match self {
+            Scalar::F32 => Ty::F32,
+            Scalar::F64 => Ty::F64,
+            Scalar::Bool => Ty::Bool,
+            _ => Ty::Int,
+        }
+    }
+}
+
+/// The type of a value, as far as differentiation cares.
+///
+/// Only floats can be active. The width of a float matters where the adjoint must
+/// convert back (`as` casts), so it is tracked; literals and constant paths whose
+/// width is only known to rustc are `Float` or `Unknown`.
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub(crate) enum Ty {
+    F32,
+    F64,
+    /// A float whose width is decided by inference (an unsuffixed literal).
+    Float,
+    /// Any integer type: constant data for the adjoint.
+    Int,
+    Bool,
+    /// A constant of a type the macro cannot see (a path such as `PI`).
+    Unknown,
+    Tuple(Vec<Ty>),
+}
+
+impl Ty {
+    /// Whether a value of this type can carry a gradient.
+    pub(crate) fn is_float(&self) -> bool {
+        matches!(self, Ty::F32 | Ty::F64 | Ty::Float)
+    }
+
+    pub(crate) fn scalar(&self) -> Option<Scalar> {
+        match self {
+            Ty::F32 => Some(Scalar::F32),
+            Ty::F64 => Some(Scalar::F64),
+            Ty::Bool => Some(Scalar::Bool),
+            _ => None,
+        }
+    }
+
+    /// The type of `a op b` for arithmetic: the more precise side wins.
+    pub(crate) fn join(&self, other: &Ty) -> Ty {
+        match (self, other) {
+            (Ty::F32 | Ty::F64, _) => self.clone(),
+            (_, Ty::F32 | Ty::F64) => other.clone(),
+            (Ty::Float, _) | (_, Ty::Float) => Ty::Float,
+            (Ty::Int, _) | (_, Ty::Int) => Ty::Int,
+            _ => self.clone(),
+        }
+    }
+}
+
+/// A literal or constant expression: opaque data for differentiation.
+#[derive(Clone, Debug)]
+pub(crate) enum Const {
+    /// A literal exactly as the user wrote it (`2.0`, `3`, `1e-3_f32`, `true`).
+    Lit(proc_macro2::Literal),
+    Bool(bool),
+    /// A path to a constant (`PI`, `std::f64::consts::E`, `f64::EPSILON`).
+    Path(TokenStream),
+    /// A zero of the value's float type, created by the reverse pass.
+    Zero,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum UnOp {
+    Neg,
+    Not,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum BinOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Rem,
+    BitAnd,
+    BitOr,
+    BitXor,
+    Shl,
+    Shr,
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    And,
+    Or,
+}
+
+impl BinOp {
+    pub(crate) fn is_comparison(self) -> bool {
+        matches!(
+            self,
+            BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge
+        )
+    }
+
+    pub(crate) fn is_logic(self) -> bool {
+        matches!(self, BinOp::And | BinOp::Or)
+    }
+
+    /// Name in the IR text form.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            BinOp::Add => "add",
+            BinOp::Sub => "sub",
+            BinOp::Mul => "mul",
+            BinOp::Div => "div",
+            BinOp::Rem => "rem",
+            BinOp::BitAnd => "bitand",
+            BinOp::BitOr => "bitor",
+            BinOp::BitXor => "bitxor",
+            BinOp::Shl => "shl",
+            BinOp::Shr => "shr",
+            BinOp::Eq => "eq",
+            BinOp::Ne => "ne",
+            BinOp::Lt => "lt",
+            BinOp::Le => "le",
+            BinOp::Gt => "gt",
+            BinOp::Ge => "ge",
+            BinOp::And => "and",
+            BinOp::Or => "or",
+        }
+    }
+}
+
+/// One instruction; it defines the value whose id is its index.
+#[derive(Clone, Debug)]
+pub(crate) enum Inst {
+    /// The `i`-th parameter of the function (see [`Function::params`]).
+    Param(u32),
+    Const(Const),
+    Unary(UnOp, Value),
+    Binary(BinOp, Value, Value),
+    /// A conversion with `as`.
+    Cast(Value, Scalar),
+    /// A math primitive: `args[0].prim(args[1..])`.
+    Prim(Prim, Vec<Value>),
+    /// The runtime pullback of a primitive (`::ad_runtime::__private::prim`), with
+    /// operands: the primitive's inputs, its output, the seed. Its type is the
+    /// adjoint of the float inputs: a float for one, a tuple for several.
+    Pullback(Prim, Vec<Value>),
+    /// `ad_runtime::detach(x)`: the value of `x`, never active.
+    Detach(Value),
+    Tuple(Vec<Value>),
+    /// Field `.1` of a tuple value.
+    Extract(Value, u32),
+}
+
+impl Inst {
+    /// The operands, in order.
+    pub(crate) fn operands(&self) -> Vec<Value> {
+        match self {
+            Inst::Param(_) | Inst::Const(_) => Vec::new(),
+            Inst::Unary(_, arg)
+            | Inst::Cast(arg, _)
+            | Inst::Detach(arg)
+            | Inst::Extract(arg, _) => vec![*arg],
+            Inst::Binary(_, lhs, rhs) => vec![*lhs, *rhs],
+            Inst::Prim(_, args) | Inst::Pullback(_, args) | Inst::Tuple(args) => args.clone(),
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub(crate) struct InstData {
+    pub(crate) inst: Inst,
+    pub(crate) ty: Ty,
+}
+
+/// How a parameter of the generated function takes part in differentiation.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Role {
+    /// A float whose adjoint is returned.
+    Active,
+    /// Passed through; no adjoint.
+    Constant,
+    /// The cotangent of the output, last parameter of `_vjp`.
+    Seed,
+}
+
+#[derive(Clone, Debug)]
+pub(crate) struct Param {
+    pub(crate) value: Value,
+    pub(crate) name: String,
+    pub(crate) role: Role,
+}
+
+/// An ordered list of instructions.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Block {
+    pub(crate) insts: Vec<Value>,
+}
+
+#[derive(Clone, Debug)]
+pub(crate) struct Function {
+    pub(crate) name: String,
+    pub(crate) insts: Vec<InstData>,
+    pub(crate) body: Block,
+    pub(crate) params: Vec<Param>,
+    pub(crate) ret: Value,
+    /// Side table: the user's name for a value, if it has one.
+    pub(crate) names: Vec<Option<String>>,
+    /// Side table: where a value comes from in the user's code.
+    pub(crate) spans: Vec<Span>,
+    /// Side table: for an adjoint value, the primal value whose gradient it is.
+    pub(crate) adjoint_of: Vec<Option<Value>>,
+}
+
+impl Function {
+    pub(crate) fn inst(&self, value: Value) -> &Inst {
+        &self.insts[value.index()].inst
+    }
+
+    pub(crate) fn ty(&self, value: Value) -> &Ty {
+        &self.insts[value.index()].ty
+    }
+
+    pub(crate) fn name(&self, value: Value) -> Option<&str> {
+        self.names[value.index()].as_deref()
+    }
+
+    pub(crate) fn span(&self, value: Value) -> Span {
+        self.spans[value.index()]
+    }
+
+    /// The IR text form, for snapshots and for panics on internal errors.
+    pub(crate) fn to_text(&self) -> String {
+        print::function(self)
+    }
+
+    /// How many times each value is used as an operand or returned.
+    pub(crate) fn use_counts(&self) -> Vec<u32> {
+        let mut counts = vec![0; self.insts.len()];
+        for &value in &self.body.insts {
+            for operand in self.inst(value).operands() {
+                counts[operand.index()] += 1;
+            }
+        }
+        counts[self.ret.index()] += 1;
+        counts
+    }
+}

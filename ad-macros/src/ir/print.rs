@@ -1,0 +1,101 @@
+//! The IR text form.
+//!
+//! ```text
+//! fn f(%0 x, %1 y) -> %3 {
+//!     %0: f64 = param 0 active        ; x
+//!     %1: f64 = param 1 active        ; y
+//!     %2: f64 = add %0, %1            ; s
+//!     %3: f64 = mul %2, %2
+//! }
+//! ```
+
+use std::fmt::Write;
+
+use super::{Const, Function, Inst, Role, Ty, UnOp, Value};
+
+pub(super) fn function(func: &Function) -> String {
+    let mut out = String::new();
+    let params: Vec<String> = func
+        .params
+        .iter()
+        .map(|param| format!("{} {}", value(param.value), param.name))
+        .collect();
+    let _ = writeln!(
+        out,
+        "fn {}({}) -> {} {{",
+        func.name,
+        params.join(", "),
+        value(func.ret)
+    );
+    for &id in &func.body.insts {
+        let text = format!(
+            "    {}: {} = {}",
+            value(id),
+            ty(func.ty(id)),
+            inst(func, id)
+        );
+        let mut notes = Vec::new();
+        if let Some(name) = func.name(id) {
+            notes.push(name.to_owned());
+        }
+        if let Some(primal) = func.adjoint_of[id.index()] {
+            notes.push(format!("adjoint of {}", value(primal)));
+        }
+        if notes.is_empty() {
+            let _ = writeln!(out, "{text}");
+        } else {
+            let _ = writeln!(out, "{text:<44} ; {}", notes.join(", "));
+        }
+    }
+    out.push_str("}\n");
+    out
+}
+
+fn value(id: Value) -> String {
+    format!("%{}", id.0)
+}
+
+fn values(ids: &[Value]) -> String {
+    ids.iter()
+        .map(|&id| value(id))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn ty(ty_: &Ty) -> String {
+    match ty_ {
+        Ty::F32 => "f32".to_owned(),
+        Ty::F64 => "f64".to_owned(),
+        Ty::Float => "float".to_owned(),
+        Ty::Int => "int".to_owned(),
+        Ty::Bool => "bool".to_owned(),
+        Ty::Unknown => "?".to_owned(),
+        Ty::Tuple(elems) => format!("({})", elems.iter().map(ty).collect::<Vec<_>>().join(", ")),
+    }
+}
+
+fn inst(func: &Function, id: Value) -> String {
+    match func.inst(id) {
+        Inst::Param(index) => {
+            let role = match func.params[*index as usize].role {
+                Role::Active => "active",
+                Role::Constant => "constant",
+                Role::Seed => "seed",
+            };
+            format!("param {index} {role}")
+        }
+        Inst::Const(Const::Lit(lit)) => format!("const {lit}"),
+        Inst::Const(Const::Bool(b)) => format!("const {b}"),
+        Inst::Const(Const::Path(path)) => format!("const {}", path.to_string().replace(' ', "")),
+        Inst::Const(Const::Zero) => "const zero".to_owned(),
+        Inst::Unary(UnOp::Neg, arg) => format!("neg {}", value(*arg)),
+        Inst::Unary(UnOp::Not, arg) => format!("not {}", value(*arg)),
+        Inst::Binary(op, lhs, rhs) => format!("{} {}, {}", op.name(), value(*lhs), value(*rhs)),
+        Inst::Cast(arg, to) => format!("cast {} as {}", value(*arg), to.name()),
+        Inst::Prim(prim, args) => format!("{} {}", prim.name(), values(args)),
+        Inst::Pullback(prim, args) => format!("pullback.{} {}", prim.name(), values(args)),
+        Inst::Detach(arg) => format!("detach {}", value(*arg)),
+        Inst::Tuple(elems) => format!("tuple {}", values(elems)),
+        Inst::Extract(tuple, index) => format!("extract {}.{index}", value(*tuple)),
+    }
+}

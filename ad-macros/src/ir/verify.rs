@@ -1,0 +1,92 @@
+//! The verifier: checks the invariants listed in the [`ir`](super) module doc.
+//!
+//! It checks that every value is defined once and before its uses, that each
+//! parameter instruction matches the parameter list, operand counts, that
+//! `extract` reads a tuple within bounds, that the side tables cover every value,
+//! and that the returned value exists. It runs after every pass; a failure is a
+//! bug in the macro, never in the user's code.
+
+use super::{Function, Inst, Ty, Value};
+
+/// Returns a description of the first broken invariant.
+pub(crate) fn verify(func: &Function) -> Result<(), String> {
+    let n_values = func.insts.len();
+    if func.names.len() != n_values
+        || func.spans.len() != n_values
+        || func.adjoint_of.len() != n_values
+    {
+        return Err("side tables do not have one entry per value".to_owned());
+    }
+    let mut defined = vec![false; n_values];
+    for &id in &func.body.insts {
+        let index = id.index();
+        if index >= n_values {
+            return Err(format!("%{} is not an instruction", id.0));
+        }
+        if defined[index] {
+            return Err(format!("%{} is defined twice", id.0));
+        }
+        let inst = func.inst(id);
+        for operand in inst.operands() {
+            if !defined.get(operand.index()).copied().unwrap_or(false) {
+                return Err(format!(
+                    "%{} uses %{} before its definition",
+                    id.0, operand.0
+                ));
+            }
+        }
+        check_inst(func, id, inst)?;
+        defined[index] = true;
+    }
+    if let Some(missing) = defined.iter().position(|&d| !d) {
+        return Err(format!("%{missing} is not in the body"));
+    }
+    for (index, param) in func.params.iter().enumerate() {
+        match func.inst(param.value) {
+            Inst::Param(i) if *i as usize == index => {}
+            _ => return Err(format!("parameter {index} is not %{}", param.value.0)),
+        }
+    }
+    if func.ret.index() >= n_values {
+        return Err("the returned value does not exist".to_owned());
+    }
+    Ok(())
+}
+
+fn check_inst(func: &Function, id: Value, inst: &Inst) -> Result<(), String> {
+    match inst {
+        Inst::Param(index) if *index as usize >= func.params.len() => {
+            return Err(format!(
+                "%{} is parameter {index}, which does not exist",
+                id.0
+            ));
+        }
+        Inst::Prim(prim, args) if args.len() != prim.arity() => {
+            return Err(format!(
+                "%{}: {} takes {} operands",
+                id.0,
+                prim.name(),
+                prim.arity()
+            ));
+        }
+        Inst::Pullback(prim, args) if args.len() != prim.arity() + 2 => {
+            return Err(format!(
+                "%{}: pullback of {} takes {} operands",
+                id.0,
+                prim.name(),
+                prim.arity() + 2
+            ));
+        }
+        Inst::Extract(tuple, index) => match func.ty(*tuple) {
+            Ty::Tuple(elems) if (*index as usize) < elems.len() => {}
+            _ => {
+                return Err(format!(
+                    "%{} extracts field {index} of a value that has none",
+                    id.0
+                ));
+            }
+        },
+        _ => {}
+    }
+    Ok(())
+}

@@ -1,0 +1,29 @@
+//! Procedural macros of `ad-runtime`. Depend on `ad-runtime`, which re-exports
+//! them; generated code refers to `::ad_runtime`.
+//!
+//! This file is the entry point only: everything below works on `proc_macro2`
+//! so that the pipeline (see `expand.rs`) is testable as a plain library.
+
+mod analysis;
+mod args;
+mod diag;
+mod emit;
+mod expand;
+mod ir;
+mod lower;
+mod reverse;
+mod rules;
+#[cfg(test)]
+mod tests;
+
+use proc_macro::TokenStream;
+
+/// Generates `<name>_vjp`, the reverse-mode derivative of a function over `f64`
+/// or `f32`, beside the function itself.
+///
+/// See the `ad-runtime` crate documentation for the calling convention and the
+/// supported subset of Rust.
+#[proc_macro_attribute]
+pub fn differentiate(args: TokenStream, item: TokenStream) -> TokenStream {
+    expand::differentiate(args.into(), item.into()).into()
+}

@@ -1,0 +1,378 @@
+//! Lowering expressions.
+
+use proc_macro2::Span;
+use quote::ToTokens;
+use syn::ext::IdentExt;
+use syn::spanned::Spanned;
+use syn::{Expr, ExprCall, ExprCast, ExprLit, ExprMethodCall, ExprPath, Lit};
+
+use super::{Lower, Lowered, Poison, sig};
+use crate::diag::msg;
+use crate::ir::{self, BinOp, Const, Inst, Prim, Ty, UnOp, Value};
+
+impl Lower<'_> {
+    pub(super) fn expr(&mut self, expr: &Expr) -> Lowered {
+        match expr {
+            Expr::Lit(lit) => self.literal(lit),
+            Expr::Path(path) => self.path(path),
+            Expr::Paren(paren) => self.expr(&paren.expr),
+            Expr::Group(group) => self.expr(&group.expr),
+            Expr::Binary(binary) => match binary_op(&binary.op) {
+                Some(op) => {
+                    let lhs = self.expr(&binary.left);
+                    let rhs = self.expr(&binary.right);
+                    Ok(self.binary(op, lhs?, rhs?, binary.span()))
+                }
+                None => self.unsupported(expr, msg::ASSIGN_IN_EXPR),
+            },
+            Expr::Unary(unary) => {
+                let op = match unary.op {
+                    syn::UnOp::Neg(_) => UnOp::Neg,
+                    syn::UnOp::Not(_) => UnOp::Not,
+                    _ => return self.unsupported(unary.op, msg::DEREF),
+                };
+                let arg = self.expr(&unary.expr)?;
+                let ty = match op {
+                    UnOp::Neg => self.ty(arg),
+                    UnOp::Not => self.ty(arg).join(&Ty::Bool),
+                };
+                Ok(self.push(Inst::Unary(op, arg), ty, unary.span()))
+            }
+            Expr::Cast(cast) => self.cast(cast),
+            Expr::MethodCall(call) => self.method(call),
+            Expr::Call(call) => self.call(call),
+            Expr::Block(block) if block.label.is_none() => match self.block(&block.block)? {
+                Some(value) => Ok(value),
+                None => self.unsupported(expr, msg::UNIT_BLOCK),
+            },
+            Expr::Block(block) => self.unsupported(&block.label, msg::LABELED_BLOCK),
+            Expr::Assign(_) => self.unsupported(expr, msg::ASSIGN_IN_EXPR),
+            Expr::Macro(mac) => self.unsupported(&mac.mac, msg::MACRO),
+            Expr::Return(ret) => self.unsupported(ret.return_token, msg::EARLY_RETURN),
+            Expr::Tuple(_) => self.unsupported(expr, msg::TUPLE_VALUE),
+            _ => {
+                let (what, instead) = describe(expr);
+                let token = leading_token(expr);
+                self.cx
+                    .error_spanned_by(token, msg::unsupported_expr(what, instead));
+                Err(Poison)
+            }
+        }
+    }
+
+    pub(super) fn binary(&mut self, op: BinOp, lhs: Value, rhs: Value, span: Span) -> Value {
+        let ty = if op.is_comparison() || op.is_logic() {
+            Ty::Bool
+        } else {
+            let ty = self.ty(lhs).join(&self.ty(rhs));
+            self.builder.refine_ty(lhs, &ty);
+            self.builder.refine_ty(rhs, &ty);
+            ty
+        };
+        if op.is_comparison() {
+            let operand_ty = self.ty(lhs).join(&self.ty(rhs));
+            self.builder.refine_ty(lhs, &operand_ty);
+            self.builder.refine_ty(rhs, &operand_ty);
+        }
+        self.push(Inst::Binary(op, lhs, rhs), ty, span)
+    }
+
+    fn literal(&mut self, lit: &ExprLit) -> Lowered {
+        let (constant, ty) = match &lit.lit {
+            Lit::Float(float) => (
+                Const::Lit(float.token()),
+                suffix_ty(float.suffix(), Ty::Float),
+            ),
+            Lit::Int(int) => (Const::Lit(int.token()), suffix_ty(int.suffix(), Ty::Int)),
+            Lit::Bool(b) => (Const::Bool(b.value), Ty::Bool),
+            _ => return self.unsupported(lit, msg::LITERAL),
+        };
+        Ok(self.push(Inst::Const(constant), ty, lit.span()))
+    }
+
+    fn path(&mut self, path: &ExprPath) -> Lowered {
+        if let Some(name) = path_local(path)
+            && let Some(value) = self.lookup(&name)
+        {
+            return value;
+        }
+        // Anything else is a constant defined outside the function (`PI`,
+        // `f64::EPSILON`, a user `const`): data, never active.
+        let tokens = path.to_token_stream();
+        let ty = match path.path.segments.first() {
+            Some(first) if path.path.segments.len() == 2 => {
+                match first.ident.to_string().as_str() {
+                    "f32" => Ty::F32,
+                    "f64" => Ty::F64,
+                    _ => Ty::Unknown,
+                }
+            }
+            _ => Ty::Unknown,
+        };
+        Ok(self.push(Inst::Const(Const::Path(tokens)), ty, path.span()))
+    }
+
+    fn cast(&mut self, cast: &ExprCast) -> Lowered {
+        let arg = self.expr(&cast.expr);
+        let Some(to) = sig::scalar_type(&cast.ty) else {
+            return self.unsupported(&cast.ty, msg::CAST_TARGET);
+        };
+        let arg = arg?;
+        Ok(self.push(Inst::Cast(arg, to), to.ty(), cast.span()))
+    }
+
+    fn method(&mut self, call: &ExprMethodCall) -> Lowered {
+        let name = call.method.unraw().to_string();
+        let Some(prim) = Prim::from_method(&name) else {
+            return self.unsupported(
+                &call.method,
+                msg::unknown_method(&name, &Prim::method_list()),
+            );
+        };
+        if let Some(turbofish) = &call.turbofish {
+            return self.unsupported(turbofish, msg::TURBOFISH);
+        }
+        if call.args.len() + 1 != prim.arity() {
+            return self.unsupported(&call.method, msg::method_arity(&name, prim.arity() - 1));
+        }
+        let receiver = self.expr(&call.receiver);
+        let args: Vec<Lowered> = call.args.iter().map(|arg| self.expr(arg)).collect();
+        let mut operands = vec![receiver?];
+        for arg in args {
+            operands.push(arg?);
+        }
+        Ok(self.prim(prim, operands, None, call.span()))
+    }
+
+    /// `f64::sin(x)` and friends, and `ad_runtime::detach(x)`.
+    fn call(&mut self, call: &ExprCall) -> Lowered {
+        let Expr::Path(func) = &*call.func else {
+            return self.unsupported(
+                &call.func,
+                msg::call(&call.func.to_token_stream().to_string()),
+            );
+        };
+        let segments: Vec<String> = func
+            .path
+            .segments
+            .iter()
+            .map(|seg| seg.ident.unraw().to_string())
+            .collect();
+        let shown = segments.join("::");
+        let has_generics = func
+            .path
+            .segments
+            .iter()
+            .any(|seg| !seg.arguments.is_none());
+        if func.qself.is_some() || has_generics {
+            return self.unsupported(func, msg::call(&shown));
+        }
+        let is_detach = matches!(segments.as_slice(), [name] if name == "detach")
+            || matches!(segments.as_slice(), [krate, name] if krate == "ad_runtime" && name == "detach");
+        if is_detach {
+            if call.args.len() != 1 {
+                return self.unsupported(func, msg::method_arity("detach", 1));
+            }
+            let arg = self.expr(&call.args[0])?;
+            let ty = self.ty(arg);
+            return Ok(self.push(Inst::Detach(arg), ty, call.span()));
+        }
+        let float_ty = match segments.as_slice() {
+            [ty, _] if ty == "f64" => Ty::F64,
+            [ty, _] if ty == "f32" => Ty::F32,
+            _ => return self.unsupported(func, msg::call(&shown)),
+        };
+        let Some(prim) = Prim::from_method(&segments[1]) else {
+            return self.unsupported(
+                func,
+                msg::unknown_method(&segments[1], &Prim::method_list()),
+            );
+        };
+        if call.args.len() != prim.arity() {
+            return self.unsupported(func, msg::method_arity(&shown, prim.arity()));
+        }
+        let args: Vec<Lowered> = call.args.iter().map(|arg| self.expr(arg)).collect();
+        let operands = args.into_iter().collect::<Result<Vec<_>, _>>()?;
+        Ok(self.prim(prim, operands, Some(float_ty), call.span()))
+    }
+
+    fn prim(
+        &mut self,
+        prim: Prim,
+        operands: Vec<Value>,
+        declared: Option<Ty>,
+        span: Span,
+    ) -> Value {
+        let mut ty = declared.unwrap_or(Ty::Float);
+        for index in prim.float_args() {
+            ty = ty.join(&self.ty(operands[index]));
+        }
+        for index in prim.float_args() {
+            self.builder.refine_ty(operands[index], &ty);
+        }
+        self.push(Inst::Prim(prim, operands), ty, span)
+    }
+
+    fn ty(&self, value: Value) -> Ty {
+        self.builder.func().ty(value).clone()
+    }
+
+    fn unsupported(&self, node: impl ToTokens, message: impl std::fmt::Display) -> Lowered {
+        self.cx.error_spanned_by(node, message);
+        Err(Poison)
+    }
+}
+
+fn suffix_ty(suffix: &str, default: Ty) -> Ty {
+    match suffix {
+        "" => default,
+        suffix => ir::Scalar::from_name(suffix).map_or(default, ir::Scalar::ty),
+    }
+}
+
+/// `x` for a plain local-variable path.
+fn path_local(path: &ExprPath) -> Option<String> {
+    if path.qself.is_some() {
+        return None;
+    }
+    path.path.get_ident().map(|ident| ident.unraw().to_string())
+}
+
+/// The variable an assignment writes to, if it is a plain local.
+pub(super) fn local_name(expr: &Expr) -> Option<String> {
+    match expr {
+        Expr::Path(path) => path_local(path),
+        Expr::Paren(paren) => local_name(&paren.expr),
+        _ => None,
+    }
+}
+
+fn binary_op(op: &syn::BinOp) -> Option<BinOp> {
+    Some(match op {
+        syn::BinOp::Add(_) => BinOp::Add,
+        syn::BinOp::Sub(_) => BinOp::Sub,
+        syn::BinOp::Mul(_) => BinOp::Mul,
+        syn::BinOp::Div(_) => BinOp::Div,
+        syn::BinOp::Rem(_) => BinOp::Rem,
+        syn::BinOp::And(_) => BinOp::And,
+        syn::BinOp::Or(_) => BinOp::Or,
+        syn::BinOp::BitXor(_) => BinOp::BitXor,
+        syn::BinOp::BitAnd(_) => BinOp::BitAnd,
+        syn::BinOp::BitOr(_) => BinOp::BitOr,
+        syn::BinOp::Shl(_) => BinOp::Shl,
+        syn::BinOp::Shr(_) => BinOp::Shr,
+        syn::BinOp::Eq(_) => BinOp::Eq,
+        syn::BinOp::Lt(_) => BinOp::Lt,
+        syn::BinOp::Le(_) => BinOp::Le,
+        syn::BinOp::Ne(_) => BinOp::Ne,
+        syn::BinOp::Ge(_) => BinOp::Ge,
+        syn::BinOp::Gt(_) => BinOp::Gt,
+        _ => return None,
+    })
+}
+
+/// The operation of a compound assignment (`+=` → `+`).
+pub(super) fn compound_op(op: &syn::BinOp) -> Option<BinOp> {
+    Some(match op {
+        syn::BinOp::AddAssign(_) => BinOp::Add,
+        syn::BinOp::SubAssign(_) => BinOp::Sub,
+        syn::BinOp::MulAssign(_) => BinOp::Mul,
+        syn::BinOp::DivAssign(_) => BinOp::Div,
+        syn::BinOp::RemAssign(_) => BinOp::Rem,
+        syn::BinOp::BitXorAssign(_) => BinOp::BitXor,
+        syn::BinOp::BitAndAssign(_) => BinOp::BitAnd,
+        syn::BinOp::BitOrAssign(_) => BinOp::BitOr,
+        syn::BinOp::ShlAssign(_) => BinOp::Shl,
+        syn::BinOp::ShrAssign(_) => BinOp::Shr,
+        _ => return None,
+    })
+}
+
+/// The keyword or token that names an unsupported construct: errors point at
+/// `if`, `for`, `|x|`, not at the whole expression.
+fn leading_token(expr: &Expr) -> proc_macro2::TokenStream {
+    match expr {
+        Expr::If(e) => e.if_token.to_token_stream(),
+        Expr::Match(e) => e.match_token.to_token_stream(),
+        Expr::ForLoop(e) => e.for_token.to_token_stream(),
+        Expr::While(e) => e.while_token.to_token_stream(),
+        Expr::Loop(e) => e.loop_token.to_token_stream(),
+        Expr::Closure(e) => {
+            let mut tokens = e.inputs_begin.to_token_stream();
+            e.inputs.to_tokens(&mut tokens);
+            e.inputs_end.to_tokens(&mut tokens);
+            tokens
+        }
+        Expr::Unsafe(e) => e.unsafe_token.to_token_stream(),
+        Expr::Break(e) => e.break_token.to_token_stream(),
+        Expr::Continue(e) => e.continue_token.to_token_stream(),
+        Expr::Async(e) => e.async_token.to_token_stream(),
+        Expr::Reference(e) => {
+            let mut tokens = e.and_token.to_token_stream();
+            e.mutability.to_tokens(&mut tokens);
+            tokens
+        }
+        Expr::Try(e) => e.question_token.to_token_stream(),
+        Expr::Await(e) => e.await_token.to_token_stream(),
+        expr => expr.to_token_stream(),
+    }
+}
+
+/// What an unsupported expression is, and what to write instead.
+fn describe(expr: &Expr) -> (&'static str, &'static str) {
+    match expr {
+        Expr::If(_) => (
+            "`if` is",
+            "compute the value without branching (for example with `f64::max`/`f64::min`), or move the branch out of the function",
+        ),
+        Expr::Match(_) => (
+            "`match` is",
+            "compute the value without branching, or move the `match` out of the function",
+        ),
+        Expr::ForLoop(_) => (
+            "`for` loops are",
+            "write the iterations out, or move the loop out of the function",
+        ),
+        Expr::While(_) => (
+            "`while` loops are",
+            "write the iterations out, or move the loop out of the function",
+        ),
+        Expr::Loop(_) => (
+            "`loop` is",
+            "write the iterations out, or move the loop out of the function",
+        ),
+        Expr::Break(_) | Expr::Continue(_) => ("loop control is", "write the iterations out"),
+        Expr::Closure(_) => ("closures are", "write the computation inline"),
+        Expr::Unsafe(_) => ("`unsafe` blocks are", "write the computation in safe code"),
+        Expr::Reference(_) => ("references are", "use the `f64` value itself"),
+        Expr::RawAddr(_) => ("raw pointers are", "use the `f64` value itself"),
+        Expr::Index(_) => (
+            "indexing is",
+            "pass the elements as separate `f64` parameters",
+        ),
+        Expr::Field(_) => (
+            "field access is",
+            "pass the field as its own `f64` parameter",
+        ),
+        Expr::Array(_) | Expr::Repeat(_) => ("arrays are", "use separate `f64` variables"),
+        Expr::Struct(_) => ("struct literals are", "use separate `f64` variables"),
+        Expr::Range(_) => ("ranges are", "use integer or float variables"),
+        Expr::Try(_) => (
+            "the `?` operator is",
+            "handle the error outside the differentiated function",
+        ),
+        Expr::Async(_) | Expr::Await(_) => ("`async` code is", "write synchronous code"),
+        Expr::Let(_) => ("`let` expressions are", "use a `let` statement"),
+        Expr::Const(_) => (
+            "`const` blocks are",
+            "use a `const` item outside the function",
+        ),
+        Expr::Yield(_) => ("`yield` is", "write a plain function"),
+        Expr::TryBlock(_) => ("`try` blocks are", "write a plain block"),
+        Expr::Infer(_) => ("`_` expressions are", "write the value"),
+        _ => (
+            "this expression is",
+            "write it with float arithmetic and the supported float methods",
+        ),
+    }
+}

@@ -1,0 +1,165 @@
+//! Expansion tests: IR text before and after reversal, and the formatted
+//! expansion, snapshot-tested with insta. One small fixture per feature.
+
+use proc_macro2::TokenStream;
+
+use crate::expand;
+
+/// The formatted expansion of `#[differentiate(args)] item`.
+fn expanded(args: &str, item: &str) -> String {
+    let args: TokenStream = args.parse().expect("args tokens");
+    let item: TokenStream = item.parse().expect("item tokens");
+    let tokens = expand::differentiate(args, item);
+    let file: syn::File = syn::parse2(tokens.clone())
+        .unwrap_or_else(|err| panic!("expansion does not parse: {err}\n{tokens}"));
+    prettyplease::unparse(&file)
+}
+
+/// The primal IR and the `_vjp` IR.
+fn ir(args: &str, item: &str) -> String {
+    let args: TokenStream = args.parse().expect("args tokens");
+    let item: syn::ItemFn = syn::parse_str(item).expect("a fn item");
+    let Ok(stages) = expand::stages(args, &item) else {
+        panic!("fixture has errors")
+    };
+    format!("{}\n{}", stages.primal.to_text(), stages.vjp.to_text())
+}
+
+/// Snapshots both forms of one fixture.
+macro_rules! check {
+    ($name:ident, $args:literal, $item:literal) => {
+        #[test]
+        fn $name() {
+            insta::assert_snapshot!(concat!(stringify!($name), "_ir"), ir($args, $item), $item);
+            insta::assert_snapshot!(
+                concat!(stringify!($name), "_expanded"),
+                expanded($args, $item),
+                $item
+            );
+        }
+    };
+}
+
+check!(
+    square_of_sum,
+    "",
+    "fn f(x: f64, y: f64) -> f64 { let s = x + y; s * s }"
+);
+check!(fan_out, "", "fn f(x: f64, y: f64) -> f64 { x * y + x + y }");
+check!(
+    reassignment,
+    "",
+    "fn f(x: f64) -> f64 { let mut x = x; x = x * x; x = x + 1.0; x }"
+);
+check!(
+    compound_assignment,
+    "",
+    "fn f(x: f64, y: f64) -> f64 { let mut s = x; s += y; s *= x; s -= 2.0; s /= y; s }"
+);
+check!(
+    subtraction_and_negation,
+    "",
+    "fn f(x: f64, y: f64) -> f64 { -(x - y) - -x }"
+);
+check!(division, "", "fn f(x: f64, y: f64) -> f64 { x / y }");
+check!(division_by_constant, "", "fn f(x: f64) -> f64 { x / 4.0 }");
+check!(
+    nested_block_and_shadowing,
+    "",
+    "fn f(x: f64) -> f64 { let y = { let x = x * 2.0; x + 1.0 }; let y = y * y; y }"
+);
+check!(
+    method_and_path_forms,
+    "",
+    "fn f(x: f64) -> f64 { x.sin() * f64::cos(x) }"
+);
+check!(
+    unary_rules_use_output,
+    "",
+    "fn f(x: f64) -> f64 { x.exp() + x.sqrt() + x.tanh() }"
+);
+check!(
+    binary_rule_destructures,
+    "",
+    "fn f(y: f64, x: f64) -> f64 { y.atan2(x) }"
+);
+check!(
+    binary_rule_one_side_active,
+    "",
+    "fn f(x: f64) -> f64 { x.powf(2.5) + 2.0_f64.powf(x) }"
+);
+check!(
+    powi_integer_exponent,
+    "",
+    "fn f(x: f64, n: i32) -> f64 { x.powi(n) + x.powi(3) }"
+);
+check!(
+    mul_add_three_inputs,
+    "",
+    "fn f(a: f64, b: f64, c: f64) -> f64 { a.mul_add(b, c) }"
+);
+check!(
+    literal_receiver,
+    "",
+    "fn f(x: f64) -> f64 { x * 2.0_f64.sqrt() + f64::sin(1.0) * x }"
+);
+check!(
+    constants,
+    "",
+    "fn f(x: f64) -> f64 { std::f64::consts::PI * x + f64::EPSILON }"
+);
+check!(
+    integer_parameter_and_cast,
+    "",
+    "fn f(x: f64, n: usize) -> f64 { x * (n as f64) + (n * 2) as f64 }"
+);
+check!(
+    float_casts,
+    "",
+    "fn f(x: f32, y: f64) -> f64 { (x as f64) * y + (y as f32 * x) as f64 }"
+);
+check!(f32_function, "", "fn f(x: f32) -> f32 { x.ln() * 3.0 }");
+check!(
+    tuple_output,
+    "",
+    "fn f(x: f64, y: f64) -> (f64, f64) { (x * y, x + y) }"
+);
+check!(
+    wrt_selects_parameters,
+    "wrt(y)",
+    "fn f(x: f64, y: f64) -> f64 { x * y }"
+);
+check!(
+    detach_stops_gradient,
+    "",
+    "fn f(x: f64) -> f64 { let c = ad_runtime::detach(x * x); c * x }"
+);
+check!(
+    no_active_parameter,
+    "",
+    "fn f(n: i32) -> f64 { let y = n as f64; y }"
+);
+check!(
+    unused_parameter_gets_zero,
+    "",
+    "fn f(x: f64, y: f64) -> f64 { x * 2.0 }"
+);
+check!(
+    raw_and_reserved_names,
+    "",
+    "fn f(r#type: f64, d_type: f64, d_out: f64) -> f64 { let t1 = r#type * d_type; t1 * d_out }"
+);
+check!(
+    public_and_cfg,
+    "",
+    "#[cfg(all())] pub fn f(x: f64) -> f64 { x * x }"
+);
+
+/// Expansions with errors: the original function, the errors, a stub `_vjp`.
+#[test]
+fn fallback_keeps_function_and_stub() {
+    insta::assert_snapshot!(expanded(
+        "",
+        "pub fn f(x: f64, n: i32) -> f64 { if n > 0 { x } else { -x } }"
+    ));
+}
