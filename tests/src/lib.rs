@@ -1,1 +1,66 @@
-//! Integration tests live in `tests/`.
+//! Helpers shared by the integration tests: every differentiated function is
+//! checked three ways — its primal output, finite differences, and the
+//! dot-product test — and the gradient is handed back for closed-form checks.
+
+use ad_runtime::check;
+
+/// Tolerance of the finite-difference and dot-product checks (mixed relative
+/// error; the checks use Richardson-extrapolated central differences).
+pub const TOL: f64 = 1e-7;
+
+/// Checks a scalar function `f` and its `_vjp` (wrapped to take the inputs and
+/// the seed, and to return the output and the adjoints), at `x`.
+///
+/// Asserts that `_vjp` returns exactly `f(x)` as its output, that its gradient
+/// matches finite differences, and that it passes the dot-product test with
+/// seeds other than one. Returns the gradient for closed-form assertions.
+pub fn check_scalar(
+    f: impl Fn(&[f64]) -> f64,
+    vjp: impl Fn(&[f64], f64) -> (f64, Vec<f64>),
+    x: &[f64],
+) -> Vec<f64> {
+    let (out, grad) = vjp(x, 1.0);
+    assert_eq!(
+        out.to_bits(),
+        f(x).to_bits(),
+        "`_vjp` output {out} differs from the primal {}",
+        f(x)
+    );
+    assert_eq!(grad.len(), x.len(), "one adjoint per input");
+    check::gradient(&f, |p| vjp(p, 1.0).1, x).assert_within(TOL);
+    check::dot_product(|p| vec![f(p)], |p, v| vjp(p, v[0]).1, x).assert_within(TOL);
+    grad
+}
+
+/// Like [`check_scalar`] for a function with several outputs: `vjp` takes the
+/// inputs and a seed with one entry per output.
+pub fn check_vector(
+    f: impl Fn(&[f64]) -> Vec<f64>,
+    vjp: impl Fn(&[f64], &[f64]) -> (Vec<f64>, Vec<f64>),
+    x: &[f64],
+    seed: &[f64],
+) -> Vec<f64> {
+    let (out, adjoint) = vjp(x, seed);
+    assert_eq!(out, f(x), "`_vjp` output differs from the primal");
+    check::vjp(&f, |p, v| vjp(p, v).1, x).assert_within(TOL);
+    check::dot_product(&f, |p, v| vjp(p, v).1, x).assert_within(TOL);
+    adjoint
+}
+
+/// Asserts `actual` equals `expected` to a few ulps (closed forms computed
+/// another way round differ in the last bits).
+#[track_caller]
+pub fn assert_close(actual: &[f64], expected: &[f64]) {
+    assert_eq!(
+        actual.len(),
+        expected.len(),
+        "lengths differ: {actual:?} vs {expected:?}"
+    );
+    for (index, (a, e)) in actual.iter().zip(expected).enumerate() {
+        let scale = a.abs().max(e.abs()).max(1.0);
+        assert!(
+            (a - e).abs() <= 1e-12 * scale,
+            "component {index}: {a} != {e} (all: {actual:?} vs {expected:?})"
+        );
+    }
+}

@@ -1,0 +1,72 @@
+//! Source-transformation reverse-mode automatic differentiation for plain Rust
+//! functions over `f32` and `f64`.
+//!
+//! Put `#[differentiate]` on a numeric function and you get, next to the untouched
+//! function, a generated `<name>_vjp` function: ordinary Rust that runs the primal
+//! computation, keeping the intermediate values the adjoint needs, then runs the
+//! adjoint (reverse) pass, which was reversed at compile time. Straight-line code records
+//! nothing at run time: no tape, no boxing, no dynamic dispatch, no heap. The generated
+//! code works on stable Rust and is readable in `cargo expand`.
+//!
+//! ```
+//! use ad_runtime::differentiate;
+//!
+//! #[differentiate]
+//! fn f(a: f64, b: f64) -> f64 {
+//!     a * b + a.sin()
+//! }
+//!
+//! // Generated beside `f`: returns the primal output and the adjoint of each active
+//! // float parameter, for the seed `d_out` (the cotangent of the output).
+//! // fn f_vjp(a: f64, b: f64, d_out: f64) -> (f64, f64, f64)
+//! let (out, d_a, d_b) = f_vjp(0.5, -1.5, 1.0);
+//! assert_eq!(out, f(0.5, -1.5));
+//! assert_eq!(d_b, 0.5);
+//!
+//! // Compare the gradient with finite differences of `f`.
+//! let grad = |x: &[f64]| {
+//!     let (_, d_a, d_b) = f_vjp(x[0], x[1], 1.0);
+//!     vec![d_a, d_b]
+//! };
+//! ad_runtime::check::gradient(|x| f(x[0], x[1]), grad, &[0.5, -1.5]).assert_within(1e-6);
+//! ```
+//!
+//! Float parameters taken by value are active and get an adjoint; float slices get a
+//! shadow `&mut [T]` inserted right after them, into which their adjoint is added;
+//! integers and other types are constants. The seed comes last. Branch conditions and
+//! loop bounds are constants: the executed trace is differentiated. Use [`detach`] to
+//! stop the gradient through a value.
+//!
+//! Besides the macro, this crate holds what the generated code and your tests need:
+//!
+//! - [`Float`], the trait to write code generic over `f32` and `f64`;
+//! - [`rules`], the pullback of each primitive float operation, with the conventions
+//!   used where a primitive is not differentiable (the derivative of `abs` at 0, ties in
+//!   `max` and `min`, ...);
+//! - [`check`], helpers that compare derivatives with finite differences and run the
+//!   dot-product test, to use in your own tests.
+
+pub use ad_macros::differentiate;
+
+pub mod check;
+pub mod float;
+pub mod rules;
+
+pub use float::Float;
+
+/// Stops the gradient: returns `x` unchanged, but `#[differentiate]` treats the result as a constant.
+///
+/// ```
+/// // Outside differentiated code, `detach` is the identity.
+/// assert_eq!(ad_runtime::detach(2.5), 2.5);
+/// ```
+#[inline(always)]
+pub fn detach<T>(x: T) -> T {
+    x
+}
+
+/// Items called by the code `#[differentiate]` generates; not a public API.
+#[doc(hidden)]
+pub mod __private {
+    pub use crate::rules::*;
+}
