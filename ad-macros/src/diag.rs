@@ -137,6 +137,12 @@ pub(crate) mod msg {
         )
     }
 
+    pub(crate) fn unknown_function(path: &str, supported: &str) -> String {
+        format!(
+            "`{path}` has no derivative rule; the supported float functions are {supported} (as methods or as `f64::name(x)`), and `f64::from`"
+        )
+    }
+
     pub(crate) fn method_arity(method: &str, n_args: usize) -> String {
         let plural = if n_args == 1 { "" } else { "s" };
         format!("`{method}` takes {n_args} argument{plural} here")

@@ -322,10 +322,15 @@ impl<'a> Emitter<'a> {
             }
             Inst::Binary(op, lhs, rhs) => self.binary(*op, *lhs, *rhs, span),
             Inst::Cast(arg, to) => {
+                let to_ident = Ident::new(to.name(), span);
+                // `bool as f64` is not Rust; `f64::from(b)` is.
+                if *func.ty(*arg) == Ty::Bool && to.ty().is_float() {
+                    let arg = self.expr(*arg).at(Prec::Or);
+                    return postfix(quote_spanned!(span=> #to_ident::from(#arg)));
+                }
                 let arg = self.expr(*arg).at(Prec::Cast);
-                let to = Ident::new(to.name(), span);
                 Expr {
-                    tokens: quote_spanned!(span=> #arg as #to),
+                    tokens: quote_spanned!(span=> #arg as #to_ident),
                     prec: Prec::Cast,
                 }
             }

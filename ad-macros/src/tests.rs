@@ -118,6 +118,11 @@ check!(
     "",
     "fn f(x: f32, y: f64) -> f64 { (x as f64) * y + (y as f32 * x) as f64 }"
 );
+check!(
+    from_conversions,
+    "",
+    "fn f(x: f32, b: bool, k: i32) -> f64 { f64::from(x) * f64::from(b) + f64::from(k) }"
+);
 check!(f32_function, "", "fn f(x: f32) -> f32 { x.ln() * 3.0 }");
 check!(
     tuple_output,

@@ -19,6 +19,17 @@ pub fn check_scalar(
     vjp: impl Fn(&[f64], f64) -> (f64, Vec<f64>),
     x: &[f64],
 ) -> Vec<f64> {
+    check_scalar_within(TOL, f, vjp, x)
+}
+
+/// [`check_scalar`] with a given tolerance: `f32` functions evaluated through
+/// `f64` closures carry `f32` rounding into the finite differences.
+pub fn check_scalar_within(
+    tol: f64,
+    f: impl Fn(&[f64]) -> f64,
+    vjp: impl Fn(&[f64], f64) -> (f64, Vec<f64>),
+    x: &[f64],
+) -> Vec<f64> {
     let (out, grad) = vjp(x, 1.0);
     assert_eq!(
         out.to_bits(),
@@ -27,8 +38,8 @@ pub fn check_scalar(
         f(x)
     );
     assert_eq!(grad.len(), x.len(), "one adjoint per input");
-    check::gradient(&f, |p| vjp(p, 1.0).1, x).assert_within(TOL);
-    check::dot_product(|p| vec![f(p)], |p, v| vjp(p, v[0]).1, x).assert_within(TOL);
+    check::gradient(&f, |p| vjp(p, 1.0).1, x).assert_within(tol);
+    check::dot_product(|p| vec![f(p)], |p, v| vjp(p, v[0]).1, x).assert_within(tol);
     grad
 }
 

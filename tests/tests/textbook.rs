@@ -78,6 +78,8 @@ fn product_plus_sine_matches_closed_form() {
     }
 }
 
+// Written as the textbook writes it, not as `x += 1.0`.
+#[allow(clippy::assign_op_pattern)]
 #[differentiate]
 fn reassigned(x: f64) -> f64 {
     let mut x = x;

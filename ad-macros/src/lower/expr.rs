@@ -182,11 +182,17 @@ impl Lower<'_> {
             [ty, _] if ty == "f32" => Ty::F32,
             _ => return self.unsupported(func, msg::call(&shown)),
         };
+        if segments[1] == "from" {
+            // `f64::from(x)` is the lossless form of `x as f64`.
+            if call.args.len() != 1 {
+                return self.unsupported(func, msg::method_arity(&shown, 1));
+            }
+            let arg = self.expr(&call.args[0])?;
+            let to = float_ty.scalar().expect("a float type");
+            return Ok(self.push(Inst::Cast(arg, to), float_ty, call.span()));
+        }
         let Some(prim) = Prim::from_method(&segments[1]) else {
-            return self.unsupported(
-                func,
-                msg::unknown_method(&segments[1], &Prim::method_list()),
-            );
+            return self.unsupported(func, msg::unknown_function(&shown, &Prim::method_list()));
         };
         if call.args.len() != prim.arity() {
             return self.unsupported(func, msg::method_arity(&shown, prim.arity()));
