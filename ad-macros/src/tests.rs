@@ -40,6 +40,12 @@ macro_rules! check {
     };
 }
 
+// The example on the first screen of the README.
+check!(
+    readme_example,
+    "",
+    "fn f(x: f64, y: f64) -> f64 { let s = x * y; s.sin() + s * x }"
+);
 check!(
     square_of_sum,
     "",
@@ -167,4 +173,19 @@ fn fallback_keeps_function_and_stub() {
         "",
         "pub fn f(x: f64, n: i32) -> f64 { if n > 0 { x } else { -x } }"
     ));
+}
+
+/// The README shows the expansion of its example: it must be the real one.
+#[test]
+fn readme_shows_the_real_expansion() {
+    let readme = include_str!("../../README.md");
+    let item = "fn f(x: f64, y: f64) -> f64 { let s = x * y; s.sin() + s * x }";
+    let expansion = expanded("", item);
+    let generated = &expansion[expansion.find("fn f_vjp").expect("a _vjp function")..];
+    let shown = readme
+        .split("```rust\n")
+        .nth(2)
+        .and_then(|block| block.split("```").next())
+        .expect("the README's second rust block is the generated code");
+    assert_eq!(shown, generated, "update the README's generated code");
 }
