@@ -4,6 +4,8 @@
 //! This file is the entry point only: everything below works on `proc_macro2`
 //! so that the pipeline (see `expand.rs`) is testable as a plain library.
 
+#![forbid(unsafe_code)]
+
 mod analysis;
 mod args;
 mod diag;

@@ -189,3 +189,82 @@ fn readme_shows_the_real_expansion() {
         .expect("the README's second rust block is the generated code");
     assert_eq!(shown, generated, "update the README's generated code");
 }
+
+mod verifier {
+    use proc_macro2::Span;
+
+    use crate::ir::{BinOp, Builder, Const, Function, Inst, Prim, Role, Ty, Value, verify};
+
+    /// `fn f(x) { x * 2.0 }`, valid.
+    fn valid() -> Function {
+        let mut builder = Builder::new("f".to_owned());
+        let x = builder.param("x".to_owned(), Role::Active, Ty::F64, Span::call_site());
+        let two = builder.push(Inst::Const(Const::Zero), Ty::F64, Span::call_site());
+        let out = builder.push(Inst::Binary(BinOp::Mul, x, two), Ty::F64, Span::call_site());
+        builder.finish(out)
+    }
+
+    fn check(broken: impl FnOnce(&mut Function), expected: &str) {
+        let mut func = valid();
+        assert_eq!(verify(&func), Ok(()));
+        broken(&mut func);
+        let problem = verify(&func).expect_err("the verifier accepted broken IR");
+        assert!(
+            problem.contains(expected),
+            "{problem:?} does not mention {expected:?}"
+        );
+    }
+
+    #[test]
+    fn use_before_definition() {
+        check(|func| func.body.insts.swap(1, 2), "before its definition");
+    }
+
+    #[test]
+    fn value_defined_twice_or_missing() {
+        check(|func| func.body.insts[1] = Value(0), "defined twice");
+        check(|func| drop(func.body.insts.pop()), "is not in the body");
+    }
+
+    #[test]
+    fn parameter_mismatch() {
+        check(|func| func.insts[0].inst = Inst::Param(3), "parameter 3");
+    }
+
+    #[test]
+    fn operand_counts() {
+        check(
+            |func| func.insts[2].inst = Inst::Prim(Prim::Atan2, vec![Value(0)]),
+            "atan2 takes 2 operands",
+        );
+        check(
+            |func| func.insts[2].inst = Inst::Pullback(Prim::Sin, vec![Value(0)]),
+            "pullback of sin takes 3 operands",
+        );
+    }
+
+    #[test]
+    fn extract_needs_a_tuple() {
+        check(
+            |func| func.insts[2].inst = Inst::Extract(Value(0), 0),
+            "extracts field 0",
+        );
+    }
+
+    #[test]
+    fn side_tables_and_return() {
+        check(|func| drop(func.names.pop()), "side tables");
+        check(|func| func.ret = Value(9), "returned value");
+    }
+}
+
+#[test]
+fn unchecked_ctxt_panics_when_dropped() {
+    let dropped = std::panic::catch_unwind(|| {
+        let cx = crate::diag::Ctxt::new();
+        cx.error_at(proc_macro2::Span::call_site(), "an error nobody reports");
+    });
+    assert!(dropped.is_err(), "dropping an unchecked Ctxt must panic");
+    let checked = crate::diag::Ctxt::new();
+    assert!(checked.check().is_ok());
+}

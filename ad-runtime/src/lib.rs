@@ -46,6 +46,8 @@
 //! - [`check`], helpers that compare derivatives with finite differences and run the
 //!   dot-product test, to use in your own tests.
 
+#![forbid(unsafe_code)]
+
 pub use ad_macros::differentiate;
 
 pub mod check;

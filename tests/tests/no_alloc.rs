@@ -1,0 +1,124 @@
+//! Straight-line `_vjp` code allocates nothing: every allocation on the test's
+//! thread is counted by a global allocator while the generated code runs.
+
+// The counting allocator needs `unsafe impl GlobalAlloc`; see its SAFETY comment.
+#![allow(unsafe_code)]
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+
+use ad_runtime::differentiate;
+
+thread_local! {
+    // `const`-initialised and without a destructor: reading it never allocates.
+    static ALLOCATIONS: Cell<usize> = const { Cell::new(0) };
+}
+
+fn count_one() {
+    let _ = ALLOCATIONS.try_with(|count| count.set(count.get() + 1));
+}
+
+/// Counts the allocations made on the current thread, then defers to `System`.
+struct Counting;
+
+// SAFETY: every method forwards its arguments unchanged to `System`, whose
+// implementation upholds the `GlobalAlloc` contract; the only addition is
+// incrementing a thread-local counter, which neither allocates nor touches the
+// memory being managed. So `Counting` upholds exactly the contract `System` does.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        count_one();
+        // SAFETY: forwarded unchanged; the caller upholds `alloc`'s contract.
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        count_one();
+        // SAFETY: forwarded unchanged; the caller upholds `alloc_zeroed`'s contract.
+        unsafe { System.alloc_zeroed(layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        count_one();
+        // SAFETY: forwarded unchanged; `ptr` was allocated by `System` through
+        // this allocator with `layout`, as the caller guarantees.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: forwarded unchanged; `ptr` was allocated by `System` through
+        // this allocator with `layout`, as the caller guarantees.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+/// The number of allocations `f` makes on this thread.
+fn allocations(f: impl FnOnce()) -> usize {
+    let before = ALLOCATIONS.with(Cell::get);
+    f();
+    ALLOCATIONS.with(Cell::get) - before
+}
+
+#[differentiate]
+fn rosenbrock(x: f64, y: f64) -> f64 {
+    let a = 1.0 - x;
+    let b = y - x * x;
+    a * a + 100.0 * b * b
+}
+
+#[differentiate]
+fn many_primitives(x: f64, y: f64) -> (f64, f64) {
+    let r = x.hypot(y);
+    let t = y.atan2(x).sin() * x.exp().ln_1p() + x.powi(3) + y.powf(x.abs() + 0.5);
+    let m = x.max(y).min(r) + x.mul_add(y, 1.0);
+    (r * t, m.tanh() / (1.0 + y * y).sqrt())
+}
+
+#[test]
+fn straight_line_vjp_allocates_nothing() {
+    // The counter sees an allocation when there is one.
+    assert_eq!(
+        allocations(|| drop(std::hint::black_box(vec![1.0_f64; 4]))),
+        1
+    );
+
+    let mut sink = 0.0;
+    let n = allocations(|| {
+        for i in 0..100 {
+            let x = f64::from(i) * 0.01;
+            let (out, d_x, d_y) = rosenbrock_vjp(x, 0.5, 1.0);
+            let ((a, b), e_x, e_y) = many_primitives_vjp(x + 0.1, 0.7, (1.0, -0.5));
+            sink += out + d_x + d_y + a + b + e_x + e_y;
+        }
+    });
+    assert!(sink.is_finite());
+    assert_eq!(n, 0, "straight-line `_vjp` code allocated {n} times");
+}
+
+#[test]
+fn the_functions_measured_have_correct_gradients() {
+    let grad = ad_tests::check_scalar(
+        |p| rosenbrock(p[0], p[1]),
+        |p, s| {
+            let (out, d_x, d_y) = rosenbrock_vjp(p[0], p[1], s);
+            (out, vec![d_x, d_y])
+        },
+        &[-1.2, 1.0],
+    );
+    ad_tests::assert_close(&grad, &[-215.6, -88.0]);
+    ad_tests::check_vector(
+        |p| {
+            let (a, b) = many_primitives(p[0], p[1]);
+            vec![a, b]
+        },
+        |p, s| {
+            let ((a, b), d_x, d_y) = many_primitives_vjp(p[0], p[1], (s[0], s[1]));
+            (vec![a, b], vec![d_x, d_y])
+        },
+        &[0.3, 0.7],
+        &[1.0, -0.5],
+    );
+}
