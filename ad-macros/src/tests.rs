@@ -223,7 +223,12 @@ mod verifier {
     #[test]
     fn value_defined_twice_or_missing() {
         check(|func| func.body.insts[1] = Value(0), "defined twice");
-        check(|func| drop(func.body.insts.pop()), "is not in the body");
+        check(
+            |func| {
+                func.body.insts.pop();
+            },
+            "is not in the body",
+        );
     }
 
     #[test]
