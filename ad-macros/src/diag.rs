@@ -105,6 +105,8 @@ pub(crate) mod msg {
     pub(crate) const CAST_TARGET: &str =
         "`as` casts are supported to `f32`, `f64`, integer types and `bool`";
     pub(crate) const TUPLE_VALUE: &str = "tuples are supported only as the function's returned value; bind each element with its own `let`";
+    pub(crate) const IF_WITHOUT_VALUE: &str =
+        "this `if` has no value: add an `else` branch, and end both branches with the value";
     pub(crate) const LABELED_BLOCK: &str = "labeled blocks are not supported; remove the label";
 
     pub(crate) fn unsupported_expr(what: &str, instead: &str) -> String {

@@ -18,7 +18,7 @@ use proc_macro2::{Literal, Span, TokenStream};
 use quote::{ToTokens, quote, quote_spanned};
 use syn::{Ident, ItemFn};
 
-use crate::ir::{BinOp, Const, Function, Inst, Ty, UnOp, Value};
+use crate::ir::{BinOp, Const, Function, Inst, Region, Ty, UnOp, Value};
 use crate::lower::Signature;
 
 /// The generated `_vjp` function.
@@ -147,8 +147,9 @@ enum Form {
     Inline,
     /// Bound by `let` (or a parameter) to this name.
     Bound(String),
-    /// A component of a destructured pullback result.
-    Component(String),
+    /// A component of a destructured result (of a pullback or an `if`); `None`
+    /// when it is unused (`_`).
+    Component(Option<String>),
 }
 
 struct Emitter<'a> {
@@ -170,23 +171,40 @@ impl<'a> Emitter<'a> {
 
     fn assign_forms(&mut self) {
         let func = self.func;
-        let uses = func.use_counts();
+        let uses = func.uses();
+        let places = func.places();
         for param in &func.params {
             let name = self.fresh(&param.name);
             self.forms[param.value.index()] = Form::Bound(name);
         }
-        for &value in &func.body.insts {
+        let mut values = Vec::new();
+        func.walk(&mut |_, value| values.push(value));
+        for value in values {
             let inst = func.inst(value);
             let named = func.name(value).is_some();
+            let n_uses = uses[value.index()].len();
+            // An unused value the user did not name is dead: never written.
+            if n_uses == 0 && !named && !matches!(inst, Inst::Extract(..)) {
+                continue;
+            }
+            // Used exactly once, in its own region: it can be written there.
+            let single_use = n_uses == 1 && uses[value.index()][0] == places[value.index()];
             let form = match inst {
                 Inst::Param(_) => continue,
-                Inst::Extract(tuple, _) if matches!(func.inst(*tuple), Inst::Pullback(..)) => {
-                    let name = self.name_for(value, uses[value.index()]);
-                    Form::Component(name.unwrap_or_else(|| self.fresh_temp()))
+                Inst::Extract(tuple, _) if is_destructured(func, *tuple) => {
+                    if uses[value.index()].is_empty() {
+                        Form::Component(None)
+                    } else {
+                        let name = self.name_for(value, false);
+                        Form::Component(Some(name.unwrap_or_else(|| self.fresh_temp())))
+                    }
                 }
-                Inst::Pullback(..) if matches!(func.ty(value), Ty::Tuple(_)) => Form::Inline,
-                Inst::Const(_) | Inst::Detach(_) | Inst::Tuple(_) if !named => Form::Inline,
-                _ => match self.name_for(value, uses[value.index()]) {
+                _ if is_destructured(func, value) => Form::Inline,
+                Inst::Const(_) | Inst::Detach(_) | Inst::Tuple(_) if !named && single_use => {
+                    Form::Inline
+                }
+                Inst::Const(_) if !named => Form::Inline,
+                _ => match self.name_for(value, !single_use) {
                     Some(name) => Form::Bound(name),
                     None => Form::Inline,
                 },
@@ -196,17 +214,18 @@ impl<'a> Emitter<'a> {
     }
 
     /// The name of a value that should be bound, or `None` to inline it.
-    fn name_for(&mut self, value: Value, uses: u32) -> Option<String> {
+    fn name_for(&mut self, value: Value, needs_binding: bool) -> Option<String> {
         if let Some(name) = self.func.name(value) {
             return Some(self.fresh(name));
         }
         if let Some(primal) = self.func.adjoint_of[value.index()]
-            && let Form::Bound(primal_name) = &self.forms[primal.index()]
+            && let Form::Bound(primal_name) | Form::Component(Some(primal_name)) =
+                &self.forms[primal.index()]
         {
             let name = format!("d_{primal_name}");
             return Some(self.fresh(&name));
         }
-        (uses > 1).then(|| self.fresh_temp())
+        needs_binding.then(|| self.fresh_temp())
     }
 
     fn fresh(&mut self, base: &str) -> String {
@@ -240,52 +259,88 @@ impl<'a> Emitter<'a> {
                 use ::ad_runtime::__private as __ad;
             ));
         }
-        for &value in &func.body.insts {
+        stmts.extend(self.stmts(&func.body));
+        stmts.extend(self.expr(func.ret).tokens);
+        stmts
+    }
+
+    /// The `let` statements of a region.
+    fn stmts(&self, region: &Region) -> TokenStream {
+        let func = self.func;
+        let mut stmts = TokenStream::new();
+        for &value in &region.insts {
             let span = func.span(value);
-            match (&self.forms[value.index()], func.inst(value)) {
-                (_, Inst::Param(_)) | (Form::Component(_), _) => {}
-                (Form::Inline, Inst::Pullback(..)) if matches!(func.ty(value), Ty::Tuple(_)) => {
-                    let pattern = self.components(value);
+            match &self.forms[value.index()] {
+                _ if matches!(func.inst(value), Inst::Param(_)) => {}
+                Form::Inline if is_destructured(func, value) => {
+                    let Some(pattern) = self.components(value) else {
+                        continue;
+                    };
                     let expr = self.inst_expr(value).tokens;
                     stmts.extend(quote_spanned!(span=> let #pattern = #expr;));
                 }
-                (Form::Inline, _) => {}
-                (Form::Bound(name), _) => {
+                Form::Inline | Form::Component(_) => {}
+                Form::Bound(name) => {
                     let name = ident(name, span);
                     let expr = self.inst_expr(value).tokens;
                     stmts.extend(quote_spanned!(span=> let #name = #expr;));
                 }
             }
         }
-        stmts.extend(self.expr(func.ret).tokens);
         stmts
     }
 
-    /// `(d_a, _)`: the pattern binding the components of a pullback's result.
-    fn components(&self, tuple: Value) -> TokenStream {
-        let Ty::Tuple(elems) = self.func.ty(tuple) else {
-            unreachable!("pullback results are tuples here")
+    /// A region as a block: its statements, then what it yields.
+    fn block(&self, region: &Region, span: Span) -> TokenStream {
+        let stmts = self.stmts(region);
+        let yields: Vec<TokenStream> = region
+            .yields
+            .iter()
+            .map(|&value| self.expr(value).at(Prec::Or))
+            .collect();
+        let tail = match yields.as_slice() {
+            [single] => single.clone(),
+            _ => quote_spanned!(span=> (#(#yields),*)),
         };
-        let span = self.func.span(tuple);
-        let names = (0..elems.len()).map(|index| {
-            let component = self.func.body.insts.iter().find(|&&value| {
-                matches!(self.func.inst(value), Inst::Extract(t, i) if *t == tuple && *i as usize == index)
-            });
-            match component.map(|value| &self.forms[value.index()]) {
-                Some(Form::Component(name)) => ident(name, span).into_token_stream(),
-                _ => quote!(_),
+        quote_spanned!(span=> { #stmts #tail })
+    }
+
+    /// The pattern binding the components of a destructured result — `(d_a, _)`,
+    /// or `a` for a single one — or `None` if no component is used.
+    fn components(&self, tuple: Value) -> Option<TokenStream> {
+        let func = self.func;
+        let Ty::Tuple(elems) = func.ty(tuple) else {
+            unreachable!("destructured values are tuples")
+        };
+        let span = func.span(tuple);
+        let mut names = vec![quote!(_); elems.len()];
+        let mut any_used = false;
+        func.walk(&mut |_, value| {
+            if let Inst::Extract(t, index) = func.inst(value)
+                && *t == tuple
+                && let Form::Component(Some(name)) = &self.forms[value.index()]
+            {
+                names[*index as usize] = ident(name, span).into_token_stream();
+                any_used = true;
             }
         });
-        quote!((#(#names),*))
+        if !any_used {
+            return None;
+        }
+        Some(match names.as_slice() {
+            [single] => single.clone(),
+            _ => quote!((#(#names),*)),
+        })
     }
 
     fn expr(&self, value: Value) -> Expr {
         match &self.forms[value.index()] {
-            Form::Bound(name) | Form::Component(name) => Expr {
+            Form::Bound(name) | Form::Component(Some(name)) => Expr {
                 tokens: ident(name, self.func.span(value)).into_token_stream(),
                 prec: Prec::Postfix,
             },
             Form::Inline => self.inst_expr(value),
+            Form::Component(None) => unreachable!("an unused component is used"),
         }
     }
 
@@ -301,7 +356,11 @@ impl<'a> Emitter<'a> {
             Inst::Const(Const::Lit(lit)) => postfix(lit.to_token_stream()),
             Inst::Const(Const::Bool(b)) => postfix(quote_spanned!(span=> #b)),
             Inst::Const(Const::Path(path)) => postfix(path.clone()),
-            Inst::Const(Const::Zero) => postfix(quote_spanned!(span=> 0.0)),
+            Inst::Const(Const::Zero) => postfix(match func.ty(value) {
+                Ty::Int => quote_spanned!(span=> 0),
+                Ty::Bool => quote_spanned!(span=> false),
+                _ => quote_spanned!(span=> 0.0),
+            }),
             Inst::Unary(op, arg) => {
                 let arg_expr = self.expr(*arg);
                 // `-(-x)`, never `--x`.
@@ -360,6 +419,12 @@ impl<'a> Emitter<'a> {
             Inst::Tuple(elems) => {
                 let elems = elems.iter().map(|&elem| self.expr(elem).at(Prec::Or));
                 postfix(quote_spanned!(span=> (#(#elems),*)))
+            }
+            Inst::If { cond, then, els } => {
+                let cond = self.expr(*cond).at(Prec::Or);
+                let then = self.block(then, span);
+                let els = self.block(els, span);
+                postfix(quote_spanned!(span=> if #cond #then else #els))
             }
             Inst::Extract(tuple, index) => {
                 let tuple = self.expr(*tuple).at(Prec::Postfix);
@@ -422,6 +487,16 @@ impl<'a> Emitter<'a> {
                 Inst::Unary(UnOp::Neg, arg) | Inst::Detach(arg) => self.is_literal(*arg),
                 _ => false,
             }
+    }
+}
+
+/// Whether the components of `value` are bound by a pattern: the results of an
+/// `if`, or of a pullback with several.
+fn is_destructured(func: &Function, value: Value) -> bool {
+    match func.inst(value) {
+        Inst::If { .. } => true,
+        Inst::Pullback(..) => matches!(func.ty(value), Ty::Tuple(_)),
+        _ => false,
     }
 }
 

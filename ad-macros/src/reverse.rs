@@ -17,7 +17,11 @@
 //! ```
 
 use crate::analysis::Activity;
-use crate::ir::{BinOp, Builder, Const, Function, Inst, Role, Scalar, Ty, UnOp, Value};
+use std::collections::HashMap;
+
+use crate::ir::{
+    BinOp, Builder, Const, Function, Inst, Place, Region, Role, Scalar, Ty, UnOp, Value,
+};
 use crate::rules;
 
 /// The state of the backward walk, handed to the rules.
@@ -27,6 +31,11 @@ pub(crate) struct Reverse<'a> {
     builder: Builder,
     /// The adjoint of each primal value so far; `None` is zero.
     grads: Vec<Option<Value>>,
+    /// Where each value of the function being built is defined.
+    places: Vec<Place>,
+    /// Primal values defined inside a branch, and their copies yielded out to
+    /// the body, where the adjoint can read them.
+    exported: HashMap<Value, Value>,
 }
 
 pub(crate) fn vjp(primal: &Function, activity: &Activity, seed_name: &str) -> Function {
@@ -35,6 +44,8 @@ pub(crate) fn vjp(primal: &Function, activity: &Activity, seed_name: &str) -> Fu
         activity,
         builder: Builder::extend(primal.clone()),
         grads: vec![None; primal.insts.len()],
+        places: primal.places(),
+        exported: HashMap::new(),
     };
     let out = primal.ret;
     rx.builder.name(out, "out");
@@ -47,12 +58,7 @@ pub(crate) fn vjp(primal: &Function, activity: &Activity, seed_name: &str) -> Fu
     if activity.is_active(out) {
         rx.grads[out.index()] = Some(seed);
     }
-    for &value in primal.body.insts.iter().rev() {
-        if let Some(adjoint) = rx.grads[value.index()] {
-            rx.builder.set_adjoint_of(adjoint, value);
-            rules::pullback(&mut rx, value, adjoint);
-        }
-    }
+    rx.reverse_region(&primal.body);
 
     let mut outputs = vec![out];
     for param in primal
@@ -90,9 +96,224 @@ impl Reverse<'_> {
     }
 
     /// Appends an adjoint instruction; `origin` is the primal value whose
-    /// pullback it belongs to (for its span).
-    pub(crate) fn push(&mut self, inst: Inst, ty: Ty, origin: Value) -> Value {
+    /// pullback it belongs to (for its span). Primal operands are replaced by
+    /// copies the adjoint can see (see [`Reverse::available`]).
+    pub(crate) fn push(&mut self, mut inst: Inst, ty: Ty, origin: Value) -> Value {
+        inst.map_operands(|operand| self.available(operand));
         self.builder.push(inst, ty, self.primal.span(origin))
+    }
+
+    /// Where `value` is defined; values the adjoint creates are never asked about
+    /// except the copies made by [`Reverse::export`], recorded there.
+    fn place(&self, value: Value) -> Place {
+        self.places
+            .get(value.index())
+            .copied()
+            .unwrap_or(Place::Body)
+    }
+
+    fn set_place(&mut self, value: Value, place: Place) {
+        if self.places.len() <= value.index() {
+            self.places.resize(value.index() + 1, Place::Body);
+        }
+        self.places[value.index()] = place;
+    }
+
+    /// Walks `region` backwards, applying each active value's pullback.
+    fn reverse_region(&mut self, region: &Region) {
+        for &value in region.insts.iter().rev() {
+            if let Inst::If { .. } = self.primal.inst(value) {
+                // An `if` has no adjoint of its own: its results do.
+                self.reverse_if(value);
+            } else if let Some(adjoint) = self.grads[value.index()] {
+                self.builder.set_adjoint_of(adjoint, value);
+                rules::pullback(self, value, adjoint);
+            }
+        }
+    }
+
+    /// Reverses `if c { A } else { B }` into `if c { A' } else { B' }`.
+    ///
+    /// Each branch is reversed from the adjoints of the `if`'s results, on its own
+    /// copy of the gradient map; the adjoint `if` yields the new adjoint of every
+    /// value outside the `if` that either branch changed.
+    ///
+    /// ```text
+    /// let (y,) = if c { (x * x,) } else { (x,) };
+    /// ⇒ let (d_x,) = if c { (d_y * x + d_y * x,) } else { (d_y,) };
+    /// ```
+    fn reverse_if(&mut self, if_value: Value) {
+        let primal = self.primal;
+        let Inst::If { cond, then, els } = primal.inst(if_value) else {
+            unreachable!("reverse_if on a non-`if`")
+        };
+        let mut seeds = vec![None; then.yields.len()];
+        primal.walk(&mut |_, value| {
+            if let Inst::Extract(tuple, index) = primal.inst(value)
+                && *tuple == if_value
+            {
+                seeds[*index as usize] = self.grads[value.index()];
+            }
+        });
+        if seeds.iter().all(Option::is_none) {
+            return;
+        }
+        let before = self.grads.clone();
+        let mut branches = Vec::new();
+        for region in [then, els] {
+            self.grads = before.clone();
+            self.builder.begin_region();
+            for (&yielded, seed) in region.yields.iter().zip(&seeds) {
+                if let Some(seed) = seed {
+                    self.add(yielded, *seed);
+                }
+            }
+            self.reverse_region(region);
+            let insts = self.builder.end_region(Vec::new());
+            branches.push((insts, std::mem::replace(&mut self.grads, before.clone())));
+        }
+        let changed: Vec<Value> = (0..primal.insts.len())
+            .map(|index| Value(u32::try_from(index).expect("small")))
+            .filter(|&value| {
+                !self.is_inside(value, if_value)
+                    && branches
+                        .iter()
+                        .any(|(_, grads)| grads[value.index()] != before[value.index()])
+            })
+            .collect();
+        if changed.is_empty() {
+            return;
+        }
+        let mut regions = Vec::new();
+        for (mut region, grads) in branches {
+            region.yields = changed
+                .iter()
+                .map(|&value| match grads[value.index()] {
+                    Some(adjoint) => adjoint,
+                    None => self.push(Inst::Const(Const::Zero), primal.ty(value).clone(), value),
+                })
+                .collect();
+            regions.push(region);
+        }
+        let els = regions.pop().expect("two branches");
+        let then = regions.pop().expect("two branches");
+        let tys = changed
+            .iter()
+            .map(|&value| primal.ty(value).clone())
+            .collect();
+        let adjoint_if = self.push(
+            Inst::If {
+                cond: *cond,
+                then,
+                els,
+            },
+            Ty::Tuple(tys),
+            if_value,
+        );
+        for (index, &value) in changed.iter().enumerate() {
+            let adjoint = self.extract(adjoint_if, index, value);
+            self.grads[value.index()] = Some(adjoint);
+        }
+    }
+
+    /// Whether `value` is defined inside one of the branches of `if_value`.
+    fn is_inside(&self, value: Value, if_value: Value) -> bool {
+        let mut place = self.place(value);
+        while let Place::Branch(owner, _) = place {
+            if owner == if_value {
+                return true;
+            }
+            place = self.place(owner);
+        }
+        false
+    }
+
+    /// A value the adjoint code can read in place of `value`.
+    ///
+    /// Adjoint code sits in the body or in the branches of adjoint `if`s, so it
+    /// cannot see primal values defined inside a primal branch: those are yielded
+    /// out of each enclosing `if` (the other branch yields a placeholder zero),
+    /// once, and the copy is used. Constants are simply repeated.
+    fn available(&mut self, value: Value) -> Value {
+        if value.index() >= self.primal.insts.len() {
+            return value;
+        }
+        if let Place::Body = self.place(value) {
+            return value;
+        }
+        if let Some(&copy) = self.exported.get(&value) {
+            return copy;
+        }
+        if let Inst::Const(constant) = self.primal.inst(value) {
+            let copy = Inst::Const(constant.clone());
+            return self
+                .builder
+                .push(copy, self.primal.ty(value).clone(), self.primal.span(value));
+        }
+        let mut copy = value;
+        while let Place::Branch(owner, branch) = self.place(copy) {
+            copy = self.export(copy, owner, branch);
+        }
+        self.exported.insert(value, copy);
+        copy
+    }
+
+    /// Adds `value` (defined in branch `branch` of `owner`) to the values `owner`
+    /// yields, and returns the `extract` that reads it after `owner`.
+    fn export(&mut self, value: Value, owner: Value, branch: u8) -> Value {
+        let ty = self.builder.func().ty(value).clone();
+        let span = self.builder.func().span(value);
+        let placeholder = self
+            .builder
+            .push_detached(Inst::Const(Const::Zero), ty.clone(), span);
+        self.set_place(placeholder, Place::Branch(owner, 1 - branch));
+        let func = self.builder.func_mut();
+        let Inst::If { then, els, .. } = &mut func.insts[owner.index()].inst else {
+            unreachable!("values are exported from `if`s")
+        };
+        let (inside, other) = if branch == 0 {
+            (then, els)
+        } else {
+            (els, then)
+        };
+        inside.yields.push(value);
+        other.insts.push(placeholder);
+        other.yields.push(placeholder);
+        let Ty::Tuple(tys) = &mut func.insts[owner.index()].ty else {
+            unreachable!("an `if` has a tuple type")
+        };
+        tys.push(ty.clone());
+        let index = u32::try_from(tys.len() - 1).expect("small");
+        let extract = self
+            .builder
+            .push_detached(Inst::Extract(owner, index), ty, span);
+        if let Some(name) = self.builder.func().name(value) {
+            let name = name.to_owned();
+            self.builder.name(extract, &name);
+        }
+        let owner_place = self.place(owner);
+        self.set_place(extract, owner_place);
+        let func = self.builder.func_mut();
+        let container = match owner_place {
+            Place::Body => &mut func.body,
+            Place::Branch(outer, outer_branch) => match &mut func.insts[outer.index()].inst {
+                Inst::If { then, els, .. } => {
+                    if outer_branch == 0 {
+                        then
+                    } else {
+                        els
+                    }
+                }
+                _ => unreachable!("branches belong to `if`s"),
+            },
+        };
+        let position = container
+            .insts
+            .iter()
+            .position(|&v| v == owner)
+            .expect("owner in its region");
+        container.insts.insert(position + 1, extract);
+        extract
     }
 
     pub(crate) fn binary(&mut self, op: BinOp, lhs: Value, rhs: Value, origin: Value) -> Value {

@@ -170,9 +170,10 @@ pub(crate) fn pullback(rx: &mut Reverse<'_>, y: Value, dy: Value) {
                 }
             }
         }
-        Inst::Pullback(..) | Inst::Extract(..) => {
-            unreachable!("adjoint-only instruction %{} in the primal", y.0)
-        }
+        // The `if` reads the adjoints of its results itself.
+        Inst::Extract(..) => {}
+        Inst::If { .. } => unreachable!("control flow is reversed by the reverse pass itself"),
+        Inst::Pullback(..) => unreachable!("adjoint-only instruction %{} in the primal", y.0),
     }
 }
 

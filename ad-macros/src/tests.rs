@@ -166,12 +166,33 @@ check!(
     "#[cfg(all())] pub fn f(x: f64) -> f64 { x * x }"
 );
 
+check!(
+    if_expression,
+    "",
+    "fn f(x: f64, y: f64) -> f64 { if x > y { x * y } else { x.sin() } }"
+);
+check!(
+    if_statement_assigns,
+    "",
+    "fn f(x: f64) -> f64 { let mut s = x; let mut k = 1; if x < 0.0 { s = -x * s; k = 2; } s * k as f64 }"
+);
+check!(
+    else_if_chain,
+    "",
+    "fn f(x: f64, n: i32) -> f64 { if n == 0 { x } else if n == 1 { x * x } else { x.exp() } }"
+);
+check!(
+    nested_if_exports,
+    "",
+    "fn f(x: f64, y: f64) -> f64 { let z = if x > 0.0 { let t = x.sqrt(); if y > 0.0 { t * y.ln() } else { t } } else { y }; z * 2.0 }"
+);
+
 /// Expansions with errors: the original function, the errors, a stub `_vjp`.
 #[test]
 fn fallback_keeps_function_and_stub() {
     insta::assert_snapshot!(expanded(
         "",
-        "pub fn f(x: f64, n: i32) -> f64 { if n > 0 { x } else { -x } }"
+        "pub fn f(x: f64, n: i32) -> f64 { let v = &x; println!(); *v }"
     ));
 }
 

@@ -2,12 +2,15 @@
 
 use proc_macro2::Span;
 
-use super::{Block, Function, Inst, InstData, Param, Role, Ty, Value};
+use super::{Function, Inst, InstData, Param, Region, Role, Ty, Value};
 
-/// Builds a [`Function`]: every `push` adds an instruction at the end of the body
-/// and one entry to each side table.
+/// Builds a [`Function`]: every `push` adds an instruction at the end of the
+/// innermost open region (the body when none is open) and one entry to each side
+/// table.
 pub(crate) struct Builder {
     func: Function,
+    /// Regions being built, innermost last.
+    open: Vec<Vec<Value>>,
 }
 
 impl Builder {
@@ -16,19 +19,37 @@ impl Builder {
             func: Function {
                 name,
                 insts: Vec::new(),
-                body: Block::default(),
+                body: Region::default(),
                 params: Vec::new(),
                 ret: Value(0),
                 names: Vec::new(),
                 spans: Vec::new(),
                 adjoint_of: Vec::new(),
             },
+            open: Vec::new(),
         }
     }
 
     /// Continues building after the last instruction of `func`.
     pub(crate) fn extend(func: Function) -> Self {
-        Builder { func }
+        Builder {
+            func,
+            open: Vec::new(),
+        }
+    }
+
+    pub(crate) fn func_mut(&mut self) -> &mut Function {
+        &mut self.func
+    }
+
+    /// Later instructions go into a new region, until [`Builder::end_region`].
+    pub(crate) fn begin_region(&mut self) {
+        self.open.push(Vec::new());
+    }
+
+    pub(crate) fn end_region(&mut self, yields: Vec<Value>) -> Region {
+        let insts = self.open.pop().expect("a region is open");
+        Region { insts, yields }
     }
 
     pub(crate) fn func(&self) -> &Function {
@@ -36,12 +57,22 @@ impl Builder {
     }
 
     pub(crate) fn push(&mut self, inst: Inst, ty: Ty, span: Span) -> Value {
+        let value = self.push_detached(inst, ty, span);
+        match self.open.last_mut() {
+            Some(region) => region.push(value),
+            None => self.func.body.insts.push(value),
+        }
+        value
+    }
+
+    /// Adds an instruction to the arena without placing it in any region; the
+    /// caller places it.
+    pub(crate) fn push_detached(&mut self, inst: Inst, ty: Ty, span: Span) -> Value {
         let value = Value(u32::try_from(self.func.insts.len()).expect("fewer than 2^32 values"));
         self.func.insts.push(InstData { inst, ty });
         self.func.names.push(None);
         self.func.spans.push(span);
         self.func.adjoint_of.push(None);
-        self.func.body.insts.push(value);
         value
     }
 

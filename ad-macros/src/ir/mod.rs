@@ -1,7 +1,7 @@
 //! The intermediate representation: a structured SSA IR.
 //!
 //! A [`Function`] is an arena of instructions ([`InstData`]) addressed by
-//! [`Value`] ids, a [`Block`] giving their order, the parameter list, and the
+//! [`Value`] ids, a [`Region`] giving their order, the parameter list, and the
 //! returned value. Everything that is not needed to *execute* the IR (user names,
 //! spans, which primal value an adjoint belongs to) lives in side tables
 //! ([`Function::names`], [`Function::spans`], [`Function::adjoint_of`]) keyed by
@@ -11,8 +11,10 @@
 //!
 //! 1. Every instruction defines exactly one value, and a value's id is the index of
 //!    its instruction in [`Function::insts`].
-//! 2. Every value appears exactly once in [`Function::body`]; an operand is defined
-//!    earlier in the body than any instruction that uses it (def before use).
+//! 2. Every value appears exactly once in [`Function::body`] or in exactly one
+//!    nested [`Region`]; an operand is defined earlier than its use, in the same
+//!    region or an enclosing one (def before use, and regions scope like Rust
+//!    blocks: a value defined inside a region is invisible outside it).
 //! 3. Each [`Inst::Param`] `i` appears once and matches `params[i].value`.
 //! 4. Operand counts match the operation: unary ops one, binary ops two, a
 //!    primitive its arity ([`Prim::arity`]), a pullback its arity plus the primal
@@ -20,9 +22,8 @@
 //! 5. An [`Inst::Extract`] reads a tuple-typed value and an index inside it.
 //! 6. The side tables have one entry per instruction.
 //! 7. [`Function::ret`] is a value of the body.
-//!
-//! Regions for branches and loops join this module with the control-flow issue; the
-//! current IR is one straight-line block.
+//! 8. An [`Inst::If`]'s two regions yield the same number of values, and its type
+//!    is the tuple of their types; its results are read with [`Inst::Extract`].
 
 mod builder;
 mod print;
@@ -173,7 +174,8 @@ pub(crate) enum Const {
     Bool(bool),
     /// A path to a constant (`PI`, `std::f64::consts::E`, `f64::EPSILON`).
     Path(TokenStream),
-    /// A zero of the value's float type, created by the reverse pass.
+    /// A zero of the value's type (`0.0`, `0`, `false`), created by the reverse
+    /// pass.
     Zero,
 }
 
@@ -263,12 +265,42 @@ pub(crate) enum Inst {
     Tuple(Vec<Value>),
     /// Field `.1` of a tuple value.
     Extract(Value, u32),
+    /// `if cond { then } else { els }`: runs one region; its value is the tuple
+    /// of what that region yields.
+    If {
+        cond: Value,
+        then: Region,
+        els: Region,
+    },
 }
 
 impl Inst {
-    /// The operands, in order.
+    /// Replaces each operand by `map(operand)` (for an `if`, its condition).
+    pub(crate) fn map_operands(&mut self, mut map: impl FnMut(Value) -> Value) {
+        match self {
+            Inst::Param(_) | Inst::Const(_) => {}
+            Inst::Unary(_, arg)
+            | Inst::Cast(arg, _)
+            | Inst::Detach(arg)
+            | Inst::Extract(arg, _)
+            | Inst::If { cond: arg, .. } => *arg = map(*arg),
+            Inst::Binary(_, lhs, rhs) => {
+                *lhs = map(*lhs);
+                *rhs = map(*rhs);
+            }
+            Inst::Prim(_, args) | Inst::Pullback(_, args) | Inst::Tuple(args) => {
+                for arg in args {
+                    *arg = map(*arg);
+                }
+            }
+        }
+    }
+
+    /// The operands, in order. The values used inside an `if`'s regions are not
+    /// operands of the `if`: see [`Function::uses`].
     pub(crate) fn operands(&self) -> Vec<Value> {
         match self {
+            Inst::If { cond, .. } => vec![*cond],
             Inst::Param(_) | Inst::Const(_) => Vec::new(),
             Inst::Unary(_, arg)
             | Inst::Cast(arg, _)
@@ -304,17 +336,27 @@ pub(crate) struct Param {
     pub(crate) role: Role,
 }
 
-/// An ordered list of instructions.
+/// An ordered list of instructions, and the values it yields to the
+/// instruction that owns it (none for the function body).
 #[derive(Clone, Debug, Default)]
-pub(crate) struct Block {
+pub(crate) struct Region {
     pub(crate) insts: Vec<Value>,
+    pub(crate) yields: Vec<Value>,
+}
+
+/// Where a value is defined: the function body, or a branch of an `if`.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Place {
+    Body,
+    /// `(if_value, 0)` is the `then` region, `(if_value, 1)` the `else` region.
+    Branch(Value, u8),
 }
 
 #[derive(Clone, Debug)]
 pub(crate) struct Function {
     pub(crate) name: String,
     pub(crate) insts: Vec<InstData>,
-    pub(crate) body: Block,
+    pub(crate) body: Region,
     pub(crate) params: Vec<Param>,
     pub(crate) ret: Value,
     /// Side table: the user's name for a value, if it has one.
@@ -347,15 +389,53 @@ impl Function {
         print::function(self)
     }
 
-    /// How many times each value is used as an operand or returned.
-    pub(crate) fn use_counts(&self) -> Vec<u32> {
-        let mut counts = vec![0; self.insts.len()];
-        for &value in &self.body.insts {
-            for operand in self.inst(value).operands() {
-                counts[operand.index()] += 1;
+    /// The regions nested directly in `value`'s instruction.
+    pub(crate) fn regions(&self, value: Value) -> Vec<&Region> {
+        match self.inst(value) {
+            Inst::If { then, els, .. } => vec![then, els],
+            _ => Vec::new(),
+        }
+    }
+
+    /// Calls `visit(place, value)` for every instruction, in program order,
+    /// nested regions right after the instruction that owns them.
+    pub(crate) fn walk(&self, visit: &mut impl FnMut(Place, Value)) {
+        self.walk_region(&self.body, Place::Body, visit);
+    }
+
+    fn walk_region(&self, region: &Region, place: Place, visit: &mut impl FnMut(Place, Value)) {
+        for &value in &region.insts {
+            visit(place, value);
+            for (index, inner) in self.regions(value).into_iter().enumerate() {
+                let branch = u8::try_from(index).expect("two branches");
+                self.walk_region(inner, Place::Branch(value, branch), visit);
             }
         }
-        counts[self.ret.index()] += 1;
-        counts
+    }
+
+    /// Where each value is defined.
+    pub(crate) fn places(&self) -> Vec<Place> {
+        let mut places = vec![Place::Body; self.insts.len()];
+        self.walk(&mut |place, value| places[value.index()] = place);
+        places
+    }
+
+    /// Every use of a value: as an operand, as a region's yield, or returned,
+    /// with the place of the use.
+    pub(crate) fn uses(&self) -> Vec<Vec<Place>> {
+        let mut uses = vec![Vec::new(); self.insts.len()];
+        self.walk(&mut |place, value| {
+            for operand in self.inst(value).operands() {
+                uses[operand.index()].push(place);
+            }
+            for (index, region) in self.regions(value).into_iter().enumerate() {
+                let branch = Place::Branch(value, u8::try_from(index).expect("two branches"));
+                for yielded in &region.yields {
+                    uses[yielded.index()].push(branch);
+                }
+            }
+        });
+        uses[self.ret.index()].push(Place::Body);
+        uses
     }
 }

@@ -11,7 +11,7 @@
 
 use std::fmt::Write;
 
-use super::{Const, Function, Inst, Role, Ty, UnOp, Value};
+use super::{Const, Function, Inst, Region, Role, Ty, UnOp, Value};
 
 pub(super) fn function(func: &Function) -> String {
     let mut out = String::new();
@@ -27,9 +27,16 @@ pub(super) fn function(func: &Function) -> String {
         params.join(", "),
         value(func.ret)
     );
-    for &id in &func.body.insts {
+    region(func, &func.body, 1, &mut out);
+    out.push_str("}\n");
+    out
+}
+
+fn region(func: &Function, region_: &Region, depth: usize, out: &mut String) {
+    let indent = "    ".repeat(depth);
+    for &id in &region_.insts {
         let text = format!(
-            "    {}: {} = {}",
+            "{indent}{}: {} = {}",
             value(id),
             ty(func.ty(id)),
             inst(func, id)
@@ -46,9 +53,16 @@ pub(super) fn function(func: &Function) -> String {
         } else {
             let _ = writeln!(out, "{text:<44} ; {}", notes.join(", "));
         }
+        if let Inst::If { then, els, .. } = func.inst(id) {
+            self::region(func, then, depth + 1, out);
+            let _ = writeln!(out, "{indent}}} else {{");
+            self::region(func, els, depth + 1, out);
+            let _ = writeln!(out, "{indent}}}");
+        }
     }
-    out.push_str("}\n");
-    out
+    if !region_.yields.is_empty() || depth > 1 {
+        let _ = writeln!(out, "{indent}yield {}", values(&region_.yields));
+    }
 }
 
 fn value(id: Value) -> String {
@@ -97,5 +111,6 @@ fn inst(func: &Function, id: Value) -> String {
         Inst::Detach(arg) => format!("detach {}", value(*arg)),
         Inst::Tuple(elems) => format!("tuple {}", values(elems)),
         Inst::Extract(tuple, index) => format!("extract {}.{index}", value(*tuple)),
+        Inst::If { cond, .. } => format!("if {} {{", value(*cond)),
     }
 }

@@ -1,12 +1,13 @@
 //! The verifier: checks the invariants listed in the [`ir`](super) module doc.
 //!
-//! It checks that every value is defined once and before its uses, that each
+//! It checks that every value is defined once and before its uses, in its own
+//! region or an enclosing one, that regions yield visible values, that each
 //! parameter instruction matches the parameter list, operand counts, that
 //! `extract` reads a tuple within bounds, that the side tables cover every value,
 //! and that the returned value exists. It runs after every pass; a failure is a
 //! bug in the macro, never in the user's code.
 
-use super::{Function, Inst, Ty, Value};
+use super::{Function, Inst, Region, Ty, Value};
 
 /// Returns a description of the first broken invariant.
 pub(crate) fn verify(func: &Function) -> Result<(), String> {
@@ -17,28 +18,12 @@ pub(crate) fn verify(func: &Function) -> Result<(), String> {
     {
         return Err("side tables do not have one entry per value".to_owned());
     }
-    let mut defined = vec![false; n_values];
-    for &id in &func.body.insts {
-        let index = id.index();
-        if index >= n_values {
-            return Err(format!("%{} is not an instruction", id.0));
-        }
-        if defined[index] {
-            return Err(format!("%{} is defined twice", id.0));
-        }
-        let inst = func.inst(id);
-        for operand in inst.operands() {
-            if !defined.get(operand.index()).copied().unwrap_or(false) {
-                return Err(format!(
-                    "%{} uses %{} before its definition",
-                    id.0, operand.0
-                ));
-            }
-        }
-        check_inst(func, id, inst)?;
-        defined[index] = true;
-    }
-    if let Some(missing) = defined.iter().position(|&d| !d) {
+    let mut scope = Scope {
+        defined: vec![false; n_values],
+        visible: vec![false; n_values],
+    };
+    scope.region(func, &func.body, false)?;
+    if let Some(missing) = scope.defined.iter().position(|&d| !d) {
         return Err(format!("%{missing} is not in the body"));
     }
     for (index, param) in func.params.iter().enumerate() {
@@ -47,10 +32,61 @@ pub(crate) fn verify(func: &Function) -> Result<(), String> {
             _ => return Err(format!("parameter {index} is not %{}", param.value.0)),
         }
     }
-    if func.ret.index() >= n_values {
-        return Err("the returned value does not exist".to_owned());
+    if func.ret.index() >= n_values || !scope.visible[func.ret.index()] {
+        return Err("the returned value does not exist in the body".to_owned());
     }
     Ok(())
+}
+
+struct Scope {
+    /// Defined somewhere so far.
+    defined: Vec<bool>,
+    /// Defined in the current region or an enclosing one.
+    visible: Vec<bool>,
+}
+
+impl Scope {
+    /// Checks a region; its values go out of scope at its end if `closes`.
+    fn region(&mut self, func: &Function, region: &Region, closes: bool) -> Result<(), String> {
+        for &id in &region.insts {
+            let index = id.index();
+            if index >= func.insts.len() {
+                return Err(format!("%{} is not an instruction", id.0));
+            }
+            if self.defined[index] {
+                return Err(format!("%{} is defined twice", id.0));
+            }
+            let inst = func.inst(id);
+            for operand in inst.operands() {
+                if !self.visible.get(operand.index()).copied().unwrap_or(false) {
+                    return Err(format!(
+                        "%{} uses %{} before its definition or outside its region",
+                        id.0, operand.0
+                    ));
+                }
+            }
+            check_inst(func, id, inst)?;
+            for inner in func.regions(id) {
+                self.region(func, inner, true)?;
+            }
+            self.defined[index] = true;
+            self.visible[index] = true;
+        }
+        for yielded in &region.yields {
+            if !self.visible.get(yielded.index()).copied().unwrap_or(false) {
+                return Err(format!(
+                    "a region yields %{}, which is not visible there",
+                    yielded.0
+                ));
+            }
+        }
+        if closes {
+            for &id in &region.insts {
+                self.visible[id.index()] = false;
+            }
+        }
+        Ok(())
+    }
 }
 
 fn check_inst(func: &Function, id: Value, inst: &Inst) -> Result<(), String> {
@@ -76,6 +112,21 @@ fn check_inst(func: &Function, id: Value, inst: &Inst) -> Result<(), String> {
                 prim.name(),
                 prim.arity() + 2
             ));
+        }
+        Inst::If { then, els, .. } => {
+            let n_yields = then.yields.len();
+            if els.yields.len() != n_yields {
+                return Err(format!(
+                    "%{}: the branches yield different numbers of values",
+                    id.0
+                ));
+            }
+            if !matches!(func.ty(id), Ty::Tuple(elems) if elems.len() == n_yields) {
+                return Err(format!(
+                    "%{}: the type of an `if` is not the tuple of its yields",
+                    id.0
+                ));
+            }
         }
         Inst::Extract(tuple, index) => match func.ty(*tuple) {
             Ty::Tuple(elems) if (*index as usize) < elems.len() => {}

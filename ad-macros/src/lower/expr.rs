@@ -4,7 +4,7 @@ use proc_macro2::Span;
 use quote::ToTokens;
 use syn::ext::IdentExt;
 use syn::spanned::Spanned;
-use syn::{Expr, ExprCall, ExprCast, ExprLit, ExprMethodCall, ExprPath, Lit};
+use syn::{Expr, ExprCall, ExprCast, ExprIf, ExprLit, ExprMethodCall, ExprPath, Lit};
 
 use super::{Lower, Lowered, Poison, sig};
 use crate::diag::msg;
@@ -41,7 +41,11 @@ impl Lower<'_> {
             Expr::Cast(cast) => self.cast(cast),
             Expr::MethodCall(call) => self.method(call),
             Expr::Call(call) => self.call(call),
-            Expr::Block(block) if block.label.is_none() => match self.block(&block.block)? {
+            Expr::If(if_expr) => match self.if_(if_expr, true)? {
+                Some(value) => Ok(value),
+                None => self.unsupported(if_expr.if_token, msg::IF_WITHOUT_VALUE),
+            },
+            Expr::Block(block) if block.label.is_none() => match self.block(&block.block, true)? {
                 Some(value) => Ok(value),
                 None => self.unsupported(expr, msg::UNIT_BLOCK),
             },
@@ -58,6 +62,96 @@ impl Lower<'_> {
                 Err(Poison)
             }
         }
+    }
+
+    /// `if c { A } else { B }`: both branches become regions of one `if`
+    /// instruction that yields the expression's value (when `want_value`) and
+    /// the new value of every outer variable either branch assigns.
+    pub(super) fn if_(&mut self, expr: &ExprIf, want_value: bool) -> Result<Option<Value>, Poison> {
+        let cond = self.expr(&expr.cond);
+        let before = self.scopes.clone();
+
+        self.builder.begin_region();
+        let then_tail = self.block(&expr.then_branch, want_value);
+        let mut then = self.builder.end_region(Vec::new());
+        let then_scopes = std::mem::replace(&mut self.scopes, before.clone());
+
+        self.builder.begin_region();
+        let else_tail = match expr.else_branch.as_ref().map(|(_, els)| &**els) {
+            None => Ok(None),
+            Some(Expr::Block(block)) if block.label.is_none() => {
+                self.block(&block.block, want_value)
+            }
+            Some(Expr::If(inner)) => self.if_(inner, want_value),
+            Some(other) => self.expr(other).map(Some),
+        };
+        let mut els = self.builder.end_region(Vec::new());
+        let else_scopes = std::mem::replace(&mut self.scopes, before.clone());
+
+        // Outer variables assigned in either branch, by position in the scopes.
+        let mut assigned = Vec::new();
+        for (scope_index, scope) in before.iter().enumerate() {
+            for (entry_index, (_, value)) in scope.iter().enumerate() {
+                let in_then = then_scopes[scope_index][entry_index].1;
+                let in_else = else_scopes[scope_index][entry_index].1;
+                if in_then != *value || in_else != *value {
+                    assigned.push((scope_index, entry_index, in_then, in_else));
+                }
+            }
+        }
+        let value = match (want_value, then_tail, else_tail) {
+            (false, ..) => Ok(None),
+            (true, Ok(Some(a)), Ok(Some(b))) => Ok(Some((a, b))),
+            (true, Ok(None), _) | (true, _, Ok(None)) => Ok(None),
+            _ => Err(Poison),
+        };
+        let poisoned = cond.is_err()
+            || value.is_err()
+            || assigned.iter().any(|(_, _, a, b)| a.is_err() || b.is_err());
+        if poisoned {
+            for (scope_index, entry_index, _, _) in assigned {
+                self.scopes[scope_index][entry_index].1 = Err(Poison);
+            }
+            return Err(Poison);
+        }
+        let value = value.expect("checked");
+        let mut pairs: Vec<(Value, Value)> = value.into_iter().collect();
+        pairs.extend(
+            assigned
+                .iter()
+                .map(|(_, _, a, b)| (a.expect("checked"), b.expect("checked"))),
+        );
+        let mut tys = Vec::new();
+        for &(a, b) in &pairs {
+            let ty = self.ty(a).join(&self.ty(b));
+            self.builder.refine_ty(a, &ty);
+            self.builder.refine_ty(b, &ty);
+            tys.push(ty);
+            then.yields.push(a);
+            els.yields.push(b);
+        }
+        let if_value = self.push(
+            Inst::If {
+                cond: cond?,
+                then,
+                els,
+            },
+            Ty::Tuple(tys.clone()),
+            expr.span(),
+        );
+        let mut results = Vec::new();
+        for (index, ty) in tys.into_iter().enumerate() {
+            let index = u32::try_from(index).expect("small");
+            results.push(self.push(Inst::Extract(if_value, index), ty, expr.span()));
+        }
+        let offset = usize::from(value.is_some());
+        for (position, (scope_index, entry_index, _, _)) in assigned.into_iter().enumerate() {
+            let result = results[offset + position];
+            let name = self.scopes[scope_index][entry_index].0.clone();
+            self.builder.name(result, &name);
+            self.scopes[scope_index][entry_index].1 = Ok(result);
+        }
+        Ok(value.map(|_| results[0]))
     }
 
     pub(super) fn binary(&mut self, op: BinOp, lhs: Value, rhs: Value, span: Span) -> Value {
@@ -298,7 +392,6 @@ pub(super) fn compound_op(op: &syn::BinOp) -> Option<BinOp> {
 /// `if`, `for`, `|x|`, not at the whole expression.
 fn leading_token(expr: &Expr) -> proc_macro2::TokenStream {
     match expr {
-        Expr::If(e) => e.if_token.to_token_stream(),
         Expr::Match(e) => e.match_token.to_token_stream(),
         Expr::ForLoop(e) => e.for_token.to_token_stream(),
         Expr::While(e) => e.while_token.to_token_stream(),
@@ -327,14 +420,7 @@ fn leading_token(expr: &Expr) -> proc_macro2::TokenStream {
 /// What an unsupported expression is, and what to write instead.
 fn describe(expr: &Expr) -> (&'static str, &'static str) {
     match expr {
-        Expr::If(_) => (
-            "`if` is",
-            "compute the value without branching (for example with `f64::max`/`f64::min`), or move the branch out of the function",
-        ),
-        Expr::Match(_) => (
-            "`match` is",
-            "compute the value without branching, or move the `match` out of the function",
-        ),
+        Expr::Match(_) => ("`match` is", "write the cases as an `if`/`else if` chain"),
         Expr::ForLoop(_) => (
             "`for` loops are",
             "write the iterations out, or move the loop out of the function",

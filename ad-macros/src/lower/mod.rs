@@ -20,7 +20,7 @@ use crate::diag::{Ctxt, msg};
 use crate::ir::{Builder, Function, Inst, Ty, Value};
 
 /// The result of lowering something that failed: the error is already reported.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) struct Poison;
 
 type Lowered = Result<Value, Poison>;
@@ -113,13 +113,14 @@ impl Lower<'_> {
         }
     }
 
-    /// Lowers a block in a new scope; its value is its tail expression.
-    fn block(&mut self, block: &Block) -> Result<Option<Value>, Poison> {
+    /// Lowers a block in a new scope; its value is its tail expression, when
+    /// `want_value` (otherwise the tail is lowered as a statement).
+    fn block(&mut self, block: &Block, want_value: bool) -> Result<Option<Value>, Poison> {
         self.scopes.push(Vec::new());
         let mut tail = Ok(None);
         for (index, stmt) in block.stmts.iter().enumerate() {
             match stmt {
-                Stmt::Expr(expr, None) if index + 1 == block.stmts.len() => {
+                Stmt::Expr(expr, None) if index + 1 == block.stmts.len() && want_value => {
                     tail = self.expr(expr).map(Some);
                 }
                 stmt => self.stmt(stmt),
@@ -147,7 +148,10 @@ impl Lower<'_> {
                 self.assign(&binary.left, value);
             }
             Stmt::Expr(Expr::Block(block), _) if block.label.is_none() => {
-                let _ = self.block(&block.block);
+                let _ = self.block(&block.block, false);
+            }
+            Stmt::Expr(Expr::If(if_expr), _) => {
+                let _ = self.if_(if_expr, false);
             }
             Stmt::Expr(Expr::Return(ret), _) => self
                 .cx
