@@ -107,6 +107,10 @@ pub(crate) mod msg {
     pub(crate) const TUPLE_VALUE: &str = "tuples are supported only as the function's returned value; bind each element with its own `let`";
     pub(crate) const IF_WITHOUT_VALUE: &str =
         "this `if` has no value: add an `else` branch, and end both branches with the value";
+    pub(crate) const MATCH_WITHOUT_VALUE: &str =
+        "this `match` has no value; end every arm with the value";
+    pub(crate) const EMPTY_MATCH: &str = "an empty `match` has no value to differentiate";
+    pub(crate) const MATCH_PATTERN: &str = "only integer and `bool` literals, ranges of them, constants, `_`, bindings, `|` and guards are supported as `match` patterns; write the test as an `if`";
     pub(crate) const LABELED_BLOCK: &str = "labeled blocks are not supported; remove the label";
 
     pub(crate) fn unsupported_expr(what: &str, instead: &str) -> String {

@@ -88,6 +88,8 @@ pub(crate) fn header(item: &ItemFn, sig: &Signature) -> TokenStream {
             // Bindings mirror the user's own `let`s and casts; lints on them fire on the original.
             clippy::let_and_return,
             clippy::unnecessary_cast,
+            // `match` range patterns become explicit tests (`n >= 3 && n <= 5`).
+            clippy::manual_range_contains,
             // SSA versions of one variable are deliberately named alike (`x`, `x_1`, `d_x_1`).
             clippy::similar_names,
             clippy::many_single_char_names
@@ -155,6 +157,8 @@ enum Form {
 struct Emitter<'a> {
     func: &'a Function,
     forms: Vec<Form>,
+    /// How many times each value is used.
+    uses: Vec<usize>,
     used: HashSet<String>,
 }
 
@@ -163,6 +167,7 @@ impl<'a> Emitter<'a> {
         let mut emitter = Emitter {
             func,
             forms: vec![Form::Inline; func.insts.len()],
+            uses: func.uses().iter().map(Vec::len).collect(),
             used: HashSet::new(),
         };
         emitter.assign_forms();
@@ -292,6 +297,17 @@ impl<'a> Emitter<'a> {
 
     /// A region as a block: its statements, then what it yields.
     fn block(&self, region: &Region, span: Span) -> TokenStream {
+        if let Some(position) = self.tail_if(region) {
+            // `{ let (a, b) = if … ; (a, b) }` is `{ if … }`; in an `else`,
+            // prettyplease then prints `else if`.
+            let init = Region {
+                insts: region.insts[..position].to_vec(),
+                yields: Vec::new(),
+            };
+            let stmts = self.stmts(&init);
+            let tail = self.inst_expr(region.insts[position]).tokens;
+            return quote_spanned!(span=> { #stmts #tail });
+        }
         let stmts = self.stmts(region);
         let yields: Vec<TokenStream> = region
             .yields
@@ -303,6 +319,32 @@ impl<'a> Emitter<'a> {
             _ => quote_spanned!(span=> (#(#yields),*)),
         };
         quote_spanned!(span=> { #stmts #tail })
+    }
+
+    /// The position of the `if` that ends `region` (followed only by its own
+    /// `extract`s), if the region yields exactly its results, each used only
+    /// there.
+    fn tail_if(&self, region: &Region) -> Option<usize> {
+        let func = self.func;
+        let position = region
+            .insts
+            .iter()
+            .rposition(|&value| !matches!(func.inst(value), Inst::Extract(..)))?;
+        let last = region.insts[position];
+        let Ty::Tuple(elems) = func.ty(last) else {
+            return None;
+        };
+        let is_tail = matches!(func.inst(last), Inst::If { .. })
+            && !region.yields.is_empty()
+            && elems.len() == region.yields.len()
+            && region.insts[position + 1..]
+                .iter()
+                .all(|&value| matches!(func.inst(value), Inst::Extract(t, _) if *t == last))
+            && region.yields.iter().enumerate().all(|(index, &yielded)| {
+                matches!(func.inst(yielded), Inst::Extract(t, i) if *t == last && *i as usize == index)
+                    && self.uses[yielded.index()] == 1
+            });
+        is_tail.then_some(position)
     }
 
     /// The pattern binding the components of a destructured result — `(d_a, _)`,
@@ -423,7 +465,20 @@ impl<'a> Emitter<'a> {
             Inst::If { cond, then, els } => {
                 let cond = self.expr(*cond).at(Prec::Or);
                 let then = self.block(then, span);
-                let els = self.block(els, span);
+                let els = match self.tail_if(els) {
+                    // `else { if … }` is `else if …`.
+                    Some(position)
+                        if self
+                            .stmts(&Region {
+                                insts: els.insts[..position].to_vec(),
+                                yields: Vec::new(),
+                            })
+                            .is_empty() =>
+                    {
+                        self.inst_expr(els.insts[position]).tokens
+                    }
+                    _ => self.block(els, span),
+                };
                 postfix(quote_spanned!(span=> if #cond #then else #els))
             }
             Inst::Extract(tuple, index) => {

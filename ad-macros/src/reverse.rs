@@ -250,12 +250,45 @@ impl Reverse<'_> {
                 .builder
                 .push(copy, self.primal.ty(value).clone(), self.primal.span(value));
         }
+        if let Some(copy) = self.recompute(value) {
+            return copy;
+        }
         let mut copy = value;
         while let Place::Branch(owner, branch) = self.place(copy) {
             copy = self.export(copy, owner, branch);
         }
         self.exported.insert(value, copy);
         copy
+    }
+
+    /// Recomputes an integer or `bool` value (a decision, an index) from
+    /// operands the adjoint can see, rather than exporting it: it is cheap, and
+    /// the adjoint then reads like the primal (`if n == 1` twice).
+    fn recompute(&mut self, value: Value) -> Option<Value> {
+        if !matches!(self.primal.ty(value), Ty::Int | Ty::Bool) {
+            return None;
+        }
+        let mut inst = match self.primal.inst(value) {
+            inst @ (Inst::Unary(..) | Inst::Binary(..) | Inst::Cast(..) | Inst::Const(_)) => {
+                inst.clone()
+            }
+            _ => return None,
+        };
+        let mut operands = Vec::new();
+        for operand in inst.operands() {
+            let visible = matches!(self.place(operand), Place::Body)
+                || matches!(self.primal.inst(operand), Inst::Const(_))
+                || self.exported.contains_key(&operand);
+            operands.push(if visible {
+                self.available(operand)
+            } else {
+                self.recompute(operand)?
+            });
+        }
+        let mut operands = operands.into_iter();
+        inst.map_operands(|_| operands.next().expect("one per operand"));
+        let ty = self.primal.ty(value).clone();
+        Some(self.builder.push(inst, ty, self.primal.span(value)))
     }
 
     /// Adds `value` (defined in branch `branch` of `owner`) to the values `owner`

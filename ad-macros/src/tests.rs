@@ -187,6 +187,12 @@ check!(
     "fn f(x: f64, y: f64) -> f64 { let z = if x > 0.0 { let t = x.sqrt(); if y > 0.0 { t * y.ln() } else { t } } else { y }; z * 2.0 }"
 );
 
+check!(
+    match_on_integers,
+    "",
+    "fn f(x: f64, n: i32) -> f64 { match n { 0 => x, 1 | 2 => x * x, 3..=5 => x.sin(), k if k < 0 => -x, _ => x.exp() } }"
+);
+
 /// Expansions with errors: the original function, the errors, a stub `_vjp`.
 #[test]
 fn fallback_keeps_function_and_stub() {

@@ -201,3 +201,59 @@ fn a_branch_that_does_not_touch_an_input() {
         assert_close(&grad, &expected);
     }
 }
+
+#[differentiate]
+fn by_match(x: f64, n: i32) -> f64 {
+    match n {
+        0 => x,
+        1 | 2 => x * x,
+        3..=5 => x.sin(),
+        k if k < 0 => -x * f64::from(k),
+        _ => x.exp(),
+    }
+}
+
+#[test]
+fn match_every_arm() {
+    let x = 0.8;
+    for n in [-2, 0, 1, 2, 3, 5, 9] {
+        let grad = check_scalar(|p| by_match(p[0], n), vjp1!(by_match_vjp, n), &[x]);
+        let expected = match n {
+            0 => 1.0,
+            1 | 2 => 2.0 * x,
+            3..=5 => x.cos(),
+            k if k < 0 => -f64::from(k),
+            _ => x.exp(),
+        };
+        assert_close(&grad, &[expected]);
+    }
+}
+
+#[differentiate]
+fn match_bool_statement(x: f64, y: f64, flag: bool) -> f64 {
+    let mut acc = x;
+    match flag {
+        true => acc *= y,
+        false => {
+            acc += y.cosh();
+        }
+    }
+    acc
+}
+
+#[test]
+fn match_on_bool_as_a_statement() {
+    let (x, y) = (1.5, 0.5);
+    for flag in [true, false] {
+        let grad = check_scalar(
+            |p| match_bool_statement(p[0], p[1], flag),
+            |p, s| {
+                let (out, dx, dy) = match_bool_statement_vjp(p[0], p[1], flag, s);
+                (out, vec![dx, dy])
+            },
+            &[x, y],
+        );
+        let expected = if flag { [y, x] } else { [1.0, y.sinh()] };
+        assert_close(&grad, &expected);
+    }
+}

@@ -4,7 +4,10 @@ use proc_macro2::Span;
 use quote::ToTokens;
 use syn::ext::IdentExt;
 use syn::spanned::Spanned;
-use syn::{Expr, ExprCall, ExprCast, ExprIf, ExprLit, ExprMethodCall, ExprPath, Lit};
+use syn::{
+    Arm, Expr, ExprCall, ExprCast, ExprIf, ExprLit, ExprMatch, ExprMethodCall, ExprPath, Lit, Pat,
+    RangeLimits,
+};
 
 use super::{Lower, Lowered, Poison, sig};
 use crate::diag::msg;
@@ -41,6 +44,10 @@ impl Lower<'_> {
             Expr::Cast(cast) => self.cast(cast),
             Expr::MethodCall(call) => self.method(call),
             Expr::Call(call) => self.call(call),
+            Expr::Match(match_expr) => match self.match_(match_expr, true)? {
+                Some(value) => Ok(value),
+                None => self.unsupported(match_expr.match_token, msg::MATCH_WITHOUT_VALUE),
+            },
             Expr::If(if_expr) => match self.if_(if_expr, true)? {
                 Some(value) => Ok(value),
                 None => self.unsupported(if_expr.if_token, msg::IF_WITHOUT_VALUE),
@@ -64,27 +71,174 @@ impl Lower<'_> {
         }
     }
 
-    /// `if c { A } else { B }`: both branches become regions of one `if`
-    /// instruction that yields the expression's value (when `want_value`) and
-    /// the new value of every outer variable either branch assigns.
+    /// `if c { A } else { B }`, an `else if` chain being an `if` in the `else`.
     pub(super) fn if_(&mut self, expr: &ExprIf, want_value: bool) -> Result<Option<Value>, Poison> {
         let cond = self.expr(&expr.cond);
+        self.branch(
+            cond,
+            want_value,
+            expr.span(),
+            |this| this.block(&expr.then_branch, want_value),
+            |this| match expr.else_branch.as_ref().map(|(_, els)| &**els) {
+                None => Ok(None),
+                Some(Expr::Block(block)) if block.label.is_none() => {
+                    this.block(&block.block, want_value)
+                }
+                Some(Expr::If(inner)) => this.if_(inner, want_value),
+                Some(other) => this.expr(other).map(Some),
+            },
+        )
+    }
+
+    /// `match s { p1 => e1, p2 if g => e2, _ => e3 }` on an integer or `bool`:
+    /// an `if` chain testing each pattern in turn; the last arm needs no test.
+    pub(super) fn match_(
+        &mut self,
+        expr: &ExprMatch,
+        want_value: bool,
+    ) -> Result<Option<Value>, Poison> {
+        let scrutinee = self.expr(&expr.expr)?;
+        if expr.arms.is_empty() {
+            return self
+                .unsupported(expr.match_token, msg::EMPTY_MATCH)
+                .map(Some);
+        }
+        self.arms(&expr.arms, scrutinee, want_value)
+    }
+
+    fn arms(
+        &mut self,
+        arms: &[Arm],
+        scrutinee: Value,
+        want_value: bool,
+    ) -> Result<Option<Value>, Poison> {
+        let (arm, rest) = arms.split_first().expect("at least one arm");
+        let mut bindings = Vec::new();
+        self.scopes.push(Vec::new());
+        let test = self.pattern(&arm.pat, scrutinee, &mut bindings);
+        self.scopes.pop();
+        let body = |this: &mut Self| {
+            this.scopes.push(
+                bindings
+                    .iter()
+                    .map(|name| (name.clone(), Ok(scrutinee)))
+                    .collect(),
+            );
+            let value = if want_value {
+                this.expr(&arm.body).map(Some)
+            } else {
+                this.expr_stmt(&arm.body);
+                Ok(None)
+            };
+            this.scopes.pop();
+            value
+        };
+        match test {
+            Ok(Some(cond)) if !rest.is_empty() => {
+                self.branch(Ok(cond), want_value, arm.pat.span(), body, |this| {
+                    this.arms(rest, scrutinee, want_value)
+                })
+            }
+            Ok(_) => body(self),
+            Err(Poison) => Err(Poison),
+        }
+    }
+
+    /// The test that `pattern` matches `scrutinee` (`None`: it always does),
+    /// collecting the names it binds.
+    fn pattern(
+        &mut self,
+        pattern: &Pat,
+        scrutinee: Value,
+        bindings: &mut Vec<String>,
+    ) -> Result<Option<Value>, Poison> {
+        let span = pattern.span();
+        match pattern {
+            Pat::Wild(_) => Ok(None),
+            Pat::Ident(ident) if ident.by_ref.is_none() && ident.mutability.is_none() => {
+                let name = ident.ident.unraw().to_string();
+                bindings.push(name.clone());
+                self.bind(&name, Ok(scrutinee));
+                match &ident.subpat {
+                    Some((_, subpattern)) => self.pattern(subpattern, scrutinee, bindings),
+                    None => Ok(None),
+                }
+            }
+            Pat::Lit(lit) => {
+                let value = self.literal(lit)?;
+                Ok(Some(self.binary(BinOp::Eq, scrutinee, value, span)))
+            }
+            Pat::Path(path) => {
+                let value = self.path(path)?;
+                Ok(Some(self.binary(BinOp::Eq, scrutinee, value, span)))
+            }
+            Pat::Range(range) => {
+                let mut test = None;
+                if let Some(start) = &range.start {
+                    let start = self.expr(start)?;
+                    test = Some(self.binary(BinOp::Ge, scrutinee, start, span));
+                }
+                if let Some(end) = &range.end {
+                    let end = self.expr(end)?;
+                    let op = match range.limits {
+                        RangeLimits::HalfOpen(_) => BinOp::Lt,
+                        RangeLimits::Closed(_) => BinOp::Le,
+                    };
+                    let below = self.binary(op, scrutinee, end, span);
+                    test = Some(match test {
+                        Some(above) => self.binary(BinOp::And, above, below, span),
+                        None => below,
+                    });
+                }
+                Ok(test)
+            }
+            Pat::Or(or) => {
+                let mut test = None;
+                for case in &or.cases {
+                    // A case that always matches makes the whole pattern match.
+                    let Some(case_test) = self.pattern(case, scrutinee, bindings)? else {
+                        return Ok(None);
+                    };
+                    test = Some(match test {
+                        Some(acc) => self.binary(BinOp::Or, acc, case_test, span),
+                        None => case_test,
+                    });
+                }
+                Ok(test)
+            }
+            Pat::Paren(paren) => self.pattern(&paren.pat, scrutinee, bindings),
+            Pat::Guard(guarded) => {
+                let test = self.pattern(&guarded.pat, scrutinee, bindings)?;
+                let guard = self.expr(&guarded.guard)?;
+                Ok(Some(match test {
+                    Some(test) => self.binary(BinOp::And, test, guard, span),
+                    None => guard,
+                }))
+            }
+            other => self.unsupported(other, msg::MATCH_PATTERN).map(Some),
+        }
+    }
+
+    /// Two regions of one `if` instruction on `cond`, yielding the expression's
+    /// value (when `want_value`) and the new value of every outer variable
+    /// either branch assigns.
+    fn branch(
+        &mut self,
+        cond: Lowered,
+        want_value: bool,
+        span: Span,
+        then: impl FnOnce(&mut Self) -> Result<Option<Value>, Poison>,
+        els: impl FnOnce(&mut Self) -> Result<Option<Value>, Poison>,
+    ) -> Result<Option<Value>, Poison> {
         let before = self.scopes.clone();
 
         self.builder.begin_region();
-        let then_tail = self.block(&expr.then_branch, want_value);
+        let then_tail = then(self);
         let mut then = self.builder.end_region(Vec::new());
         let then_scopes = std::mem::replace(&mut self.scopes, before.clone());
 
         self.builder.begin_region();
-        let else_tail = match expr.else_branch.as_ref().map(|(_, els)| &**els) {
-            None => Ok(None),
-            Some(Expr::Block(block)) if block.label.is_none() => {
-                self.block(&block.block, want_value)
-            }
-            Some(Expr::If(inner)) => self.if_(inner, want_value),
-            Some(other) => self.expr(other).map(Some),
-        };
+        let else_tail = els(self);
         let mut els = self.builder.end_region(Vec::new());
         let else_scopes = std::mem::replace(&mut self.scopes, before.clone());
 
@@ -137,12 +291,12 @@ impl Lower<'_> {
                 els,
             },
             Ty::Tuple(tys.clone()),
-            expr.span(),
+            span,
         );
         let mut results = Vec::new();
         for (index, ty) in tys.into_iter().enumerate() {
             let index = u32::try_from(index).expect("small");
-            results.push(self.push(Inst::Extract(if_value, index), ty, expr.span()));
+            results.push(self.push(Inst::Extract(if_value, index), ty, span));
         }
         let offset = usize::from(value.is_some());
         for (position, (scope_index, entry_index, _, _)) in assigned.into_iter().enumerate() {
@@ -392,7 +546,6 @@ pub(super) fn compound_op(op: &syn::BinOp) -> Option<BinOp> {
 /// `if`, `for`, `|x|`, not at the whole expression.
 fn leading_token(expr: &Expr) -> proc_macro2::TokenStream {
     match expr {
-        Expr::Match(e) => e.match_token.to_token_stream(),
         Expr::ForLoop(e) => e.for_token.to_token_stream(),
         Expr::While(e) => e.while_token.to_token_stream(),
         Expr::Loop(e) => e.loop_token.to_token_stream(),

@@ -135,11 +135,19 @@ impl Lower<'_> {
             Stmt::Local(local) => self.local(local),
             Stmt::Item(item) => self.cx.error_spanned_by(item, msg::ITEM),
             Stmt::Macro(mac) => self.cx.error_spanned_by(&mac.mac, msg::MACRO),
-            Stmt::Expr(Expr::Assign(assign), _) => {
+            Stmt::Expr(expr, _) => self.expr_stmt(expr),
+        }
+    }
+
+    /// An expression whose value is not used: assignments, and branches and
+    /// blocks for what they assign.
+    fn expr_stmt(&mut self, expr: &Expr) {
+        match expr {
+            Expr::Assign(assign) => {
                 let value = self.expr(&assign.right);
                 self.assign(&assign.left, value);
             }
-            Stmt::Expr(Expr::Binary(binary), _) if expr::compound_op(&binary.op).is_some() => {
+            Expr::Binary(binary) if expr::compound_op(&binary.op).is_some() => {
                 let op = expr::compound_op(&binary.op).expect("checked");
                 let value = match (self.expr(&binary.left), self.expr(&binary.right)) {
                     (Ok(lhs), Ok(rhs)) => Ok(self.binary(op, lhs, rhs, binary.span())),
@@ -147,16 +155,17 @@ impl Lower<'_> {
                 };
                 self.assign(&binary.left, value);
             }
-            Stmt::Expr(Expr::Block(block), _) if block.label.is_none() => {
+            Expr::Block(block) if block.label.is_none() => {
                 let _ = self.block(&block.block, false);
             }
-            Stmt::Expr(Expr::If(if_expr), _) => {
+            Expr::If(if_expr) => {
                 let _ = self.if_(if_expr, false);
             }
-            Stmt::Expr(Expr::Return(ret), _) => self
-                .cx
-                .error_spanned_by(ret.return_token, msg::EARLY_RETURN),
-            Stmt::Expr(expr, _) => {
+            Expr::Match(match_expr) => {
+                let _ = self.match_(match_expr, false);
+            }
+            Expr::Return(ret) => self.cx.error_spanned_by(ret.return_token, msg::EARLY_RETURN),
+            expr => {
                 let _ = self.expr(expr);
             }
         }
