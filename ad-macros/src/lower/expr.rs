@@ -407,6 +407,13 @@ impl Lower<'_> {
             .map(|seg| seg.ident.unraw().to_string())
             .collect();
         let shown = segments.join("::");
+        if let [name] = segments.as_slice()
+            && let Some(local) = self.lookup(name)
+        {
+            // A local is not a function; a poisoned one (a rejected closure) was
+            // reported where it was defined.
+            local?;
+        }
         let has_generics = func
             .path
             .segments

@@ -67,15 +67,16 @@ impl Lower<'_> {
             Some(Stmt::Expr(Expr::Return(ret), Some(_))) if ret.expr.is_some() => {
                 ret.expr.as_deref().expect("checked")
             }
-            Some(stmt) => {
-                self.stmt(stmt);
-                self.cx
-                    .error_at(block.brace_token.span.close(), msg::NO_VALUE);
-                return Err(Poison);
-            }
-            None => {
-                self.cx
-                    .error_at(block.brace_token.span.close(), msg::NO_VALUE);
+            last => {
+                if let Some(stmt) = last {
+                    self.stmt(stmt);
+                }
+                // Without a float return type, the missing value is part of the
+                // error already reported on the signature.
+                if *output_ty != Ty::Unknown {
+                    self.cx
+                        .error_at(block.brace_token.span.close(), msg::NO_VALUE);
+                }
                 return Err(Poison);
             }
         };
@@ -164,7 +165,9 @@ impl Lower<'_> {
             Expr::Match(match_expr) => {
                 let _ = self.match_(match_expr, false);
             }
-            Expr::Return(ret) => self.cx.error_spanned_by(ret.return_token, msg::EARLY_RETURN),
+            Expr::Return(ret) => self
+                .cx
+                .error_spanned_by(ret.return_token, msg::EARLY_RETURN),
             expr => {
                 let _ = self.expr(expr);
             }
@@ -184,8 +187,9 @@ impl Lower<'_> {
             Pat::Ident(ident) if ident.subpat.is_none() => Some(ident.ident.unraw().to_string()),
             Pat::Wild(_) => None,
             pat => {
+                // The value is not lowered: what it would be bound to is unknown.
                 self.cx.error_spanned_by(pat, msg::LET_PATTERN);
-                None
+                return;
             }
         };
         let Some(init) = &local.init else {

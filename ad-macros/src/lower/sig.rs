@@ -60,25 +60,37 @@ pub(crate) fn signature(cx: &Ctxt, func: &ItemFn, args: &Args) -> Signature {
         cx.error_spanned_by(variadic, msg::VARIADIC);
     }
 
+    let generic_types: Vec<&Ident> = sig
+        .generics
+        .type_params()
+        .map(|param| &param.ident)
+        .collect();
     let mut params = Vec::new();
     for (index, arg) in sig.inputs.iter().enumerate() {
         match arg {
             FnArg::Receiver(receiver) => cx.error_spanned_by(receiver, msg::RECEIVER),
             FnArg::Typed(typed) => {
-                let (name, span) = match &*typed.pat {
+                // One error per parameter: a rejected pattern hides its type.
+                let (name, span, pattern_ok) = match &*typed.pat {
                     Pat::Ident(pat) if pat.by_ref.is_none() && pat.subpat.is_none() => {
-                        (pat.ident.unraw().to_string(), pat.ident.span())
+                        (pat.ident.unraw().to_string(), pat.ident.span(), true)
                     }
                     pat => {
                         cx.error_spanned_by(pat, msg::PARAM_PATTERN);
-                        (format!("arg{index}"), Span::call_site())
+                        (format!("arg{index}"), Span::call_site(), false)
                     }
                 };
                 let ir_ty = match scalar_type(&typed.ty) {
                     Some(scalar) => scalar.ty(),
                     None => {
-                        let shown = typed.ty.to_token_stream().to_string().replace(' ', "");
-                        cx.error_spanned_by(&typed.ty, msg::param_type(&shown));
+                        // A generic parameter's type is covered by the error on the generics.
+                        let is_generic = matches!(&*typed.ty, Type::Path(path) if path.path.get_ident().is_some_and(|ident| generic_types.contains(&ident)));
+                        if pattern_ok && !is_generic {
+                            cx.error_spanned_by(
+                                &typed.ty,
+                                msg::param_type(&type_string(&typed.ty)),
+                            );
+                        }
                         Ty::Unknown
                     }
                 };
@@ -141,8 +153,7 @@ fn select_wrt(cx: &Ctxt, func: &Ident, params: &mut [SigParam], wrt: &[Ident]) {
         match params.iter().find(|param| param.name == name) {
             None => cx.error_spanned_by(ident, msg::wrt_unknown(&name, &func.to_string())),
             Some(param) if !param.ir_ty.is_float() && param.ir_ty != Ty::Unknown => {
-                let shown = param.ty.to_token_stream().to_string();
-                cx.error_spanned_by(ident, msg::wrt_not_float(&name, &shown));
+                cx.error_spanned_by(ident, msg::wrt_not_float(&name, &type_string(&param.ty)));
             }
             Some(_) => {}
         }
@@ -152,6 +163,25 @@ fn select_wrt(cx: &Ctxt, func: &Ident, params: &mut [SigParam], wrt: &[Ident]) {
             param.role = Role::Constant;
         }
     }
+}
+
+/// A type as users write it in messages: `&mut f64`, `(f64, f64)`, `&[f64]`.
+pub(crate) fn type_string(ty: &Type) -> String {
+    let spaced = ty.to_token_stream().to_string();
+    let chars: Vec<char> = spaced.chars().collect();
+    let mut shown = String::new();
+    for (index, &c) in chars.iter().enumerate() {
+        let word = |c: Option<&char>| c.is_some_and(|c| c.is_alphanumeric() || *c == '_');
+        // Keep a space only between two words (`mut f64`, `dyn Fn`).
+        if c == ' ' && !(word(chars.get(index.wrapping_sub(1))) && word(chars.get(index + 1))) {
+            continue;
+        }
+        shown.push(c);
+        if c == ',' {
+            shown.push(' ');
+        }
+    }
+    shown
 }
 
 /// `f32`, `f64`, an integer type or `bool`, written as a plain path.
