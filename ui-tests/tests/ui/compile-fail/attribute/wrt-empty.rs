@@ -1,0 +1,8 @@
+use ad_runtime::differentiate;
+
+#[differentiate(wrt())]
+fn f(x: f64, y: f64) -> f64 {
+    x * y
+}
+
+fn main() {}

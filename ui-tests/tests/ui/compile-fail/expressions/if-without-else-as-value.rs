@@ -1,0 +1,11 @@
+use ad_runtime::differentiate;
+
+#[differentiate]
+fn f(x: f64) -> f64 {
+    let y = if x > 0.0 {
+        x
+    };
+    y
+}
+
+fn main() {}

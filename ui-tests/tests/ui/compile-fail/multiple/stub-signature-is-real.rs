@@ -1,0 +1,13 @@
+use ad_runtime::differentiate;
+
+#[differentiate]
+fn f(x: f64) -> f64 {
+    x.floor() * x
+}
+
+fn gradient(x: f64) -> f64 {
+    let (_, d_x) = f_vjp(x);
+    d_x
+}
+
+fn main() {}

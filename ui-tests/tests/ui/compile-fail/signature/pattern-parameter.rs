@@ -1,0 +1,8 @@
+use ad_runtime::differentiate;
+
+#[differentiate]
+fn f((a, b): (f64, f64)) -> f64 {
+    a * b
+}
+
+fn main() {}

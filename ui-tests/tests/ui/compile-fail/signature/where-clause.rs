@@ -1,0 +1,11 @@
+use ad_runtime::differentiate;
+
+#[differentiate]
+fn f(x: f64) -> f64
+where
+    f64: Copy,
+{
+    x * x
+}
+
+fn main() {}

@@ -1,0 +1,10 @@
+use ad_runtime::differentiate;
+
+#[differentiate]
+fn f(x: f64) -> f64 {
+    let y;
+    y = x * x;
+    y
+}
+
+fn main() {}

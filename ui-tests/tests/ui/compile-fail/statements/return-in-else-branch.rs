@@ -1,0 +1,13 @@
+use ad_runtime::differentiate;
+
+#[differentiate]
+fn f(x: f64) -> f64 {
+    let y = if x > 0.0 {
+        x.sqrt()
+    } else {
+        return 0.0;
+    };
+    y * y
+}
+
+fn main() {}
