@@ -21,8 +21,14 @@ fn parse_args(input: ParseStream<'_>) -> syn::Result<Args> {
     let mut args = Args::default();
     while !input.is_empty() {
         let key: Ident = input.parse()?;
-        if key != "wrt" || args.wrt.is_some() {
+        if key != "wrt" {
             return Err(syn::Error::new(key.span(), msg::ATTR_ARGS));
+        }
+        if args.wrt.is_some() {
+            return Err(syn::Error::new(key.span(), msg::WRT_TWICE));
+        }
+        if !input.peek(syn::token::Paren) {
+            return Err(syn::Error::new(key.span(), msg::WRT_SYNTAX));
         }
         let content;
         let parens = parenthesized!(content in input);

@@ -69,6 +69,14 @@ impl Drop for Ctxt {
 pub(crate) mod msg {
     pub(crate) const ATTR_ARGS: &str =
         "unknown argument to `#[differentiate]`; the only argument is `wrt(a, b, …)`";
+    pub(crate) const WRT_TWICE: &str =
+        "`wrt` is given twice; list all the parameters in one `wrt(a, b, …)`";
+    pub(crate) const WRT_SYNTAX: &str =
+        "write the parameters to differentiate in parentheses: `wrt(a, b)`";
+    pub(crate) const NOT_A_FUNCTION: &str =
+        "`#[differentiate]` applies to functions with a body; put it on a `fn`";
+    pub(crate) const NO_BODY: &str = "a `#[differentiate]` function needs a body to differentiate; for a trait method, put the attribute on the method in the `impl` block";
+    pub(crate) const APPLIED_TWICE: &str = "`#[differentiate]` is applied twice; remove one (use `wrt(…)` on the other to choose parameters)";
     pub(crate) const WRT_EMPTY: &str =
         "`wrt()` names no parameter; list the parameters to differentiate, or remove `wrt`";
     pub(crate) const GENERICS: &str = "generic functions are not supported by `#[differentiate]` yet; write the function for `f64` or `f32`";
@@ -97,18 +105,19 @@ pub(crate) mod msg {
         "an assignment used as a value is not supported; write the assignment as its own statement";
     pub(crate) const UNIT_BLOCK: &str =
         "this block has no value; end it with the expression it should produce";
-    pub(crate) const LITERAL: &str = "only float, integer and `bool` literals are supported";
+    pub(crate) const LITERAL: &str = "only float, integer and `bool` literals are supported; compute strings and other data outside the function and pass what it needs as parameters";
     pub(crate) const DEREF: &str =
         "dereferencing is not supported; take the parameter by value, e.g. `x: f64`";
     pub(crate) const TURBOFISH: &str =
         "type arguments on a method call are not supported; remove the turbofish";
-    pub(crate) const CAST_TARGET: &str =
-        "`as` casts are supported to `f32`, `f64`, integer types and `bool`";
+    pub(crate) const CAST_TARGET: &str = "`as` casts are supported to `f32`, `f64`, integer types and `bool`, written by name (`#[differentiate]` cannot see through type aliases); write e.g. `x as f64`";
     pub(crate) const TUPLE_VALUE: &str = "tuples are supported only as the function's returned value; bind each element with its own `let`";
     pub(crate) const IF_WITHOUT_VALUE: &str =
         "this `if` has no value: add an `else` branch, and end both branches with the value";
     pub(crate) const MATCH_WITHOUT_VALUE: &str =
         "this `match` has no value; end every arm with the value";
+    pub(crate) const MATCH_TUPLE: &str =
+        "`match` on a tuple is not supported; nest a `match` per value, or test them with `if`";
     pub(crate) const EMPTY_MATCH: &str = "an empty `match` has no value to differentiate";
     pub(crate) const MATCH_PATTERN: &str = "only integer and `bool` literals, ranges of them, constants, `_`, bindings, `|` and guards are supported as `match` patterns; write the test as an `if`";
     pub(crate) const LABELED_BLOCK: &str = "labeled blocks are not supported; remove the label";
@@ -118,8 +127,13 @@ pub(crate) mod msg {
     }
 
     pub(crate) fn param_type(ty: &str) -> String {
+        let alias = if ty.chars().all(|c| c.is_alphanumeric() || c == '_') {
+            " (`#[differentiate]` cannot see through a type alias: write the type itself)"
+        } else {
+            ""
+        };
         format!(
-            "parameter type `{ty}` is not supported by `#[differentiate]` yet; take `f64` or `f32` by value (active), or an integer or `bool` (constant)"
+            "parameter type `{ty}` is not supported by `#[differentiate]` yet; take `f64` or `f32` by value (active), or an integer or `bool` (constant){alias}"
         )
     }
 
@@ -149,9 +163,15 @@ pub(crate) mod msg {
         )
     }
 
-    pub(crate) fn method_arity(method: &str, n_args: usize) -> String {
+    pub(crate) fn method_arity(method: &str, n_args: usize, given: usize) -> String {
         let plural = if n_args == 1 { "" } else { "s" };
-        format!("`{method}` takes {n_args} argument{plural} here")
+        format!("`{method}` takes {n_args} argument{plural}, not {given}")
+    }
+
+    pub(crate) fn integer_method(method: &str) -> String {
+        format!(
+            "integer methods such as `.{method}()` are not supported yet; write the integer arithmetic with operators, or compute the value outside the function and pass it as a parameter"
+        )
     }
 
     pub(crate) fn call(func: &str) -> String {

@@ -36,6 +36,10 @@ pub(crate) fn vjp(item: &ItemFn, sig: &Signature, func: &Function) -> TokenStrea
 /// callers type-check even when the body could not be differentiated.
 pub(crate) fn header(item: &ItemFn, sig: &Signature) -> TokenStream {
     let vis = &item.vis;
+    // Generics are rejected, but the stub keeps them so that its signature
+    // names only what is declared.
+    let generics = &item.sig.generics;
+    let where_clause = &generics.where_clause;
     let cfgs = item.attrs.iter().filter(|attr| attr.path().is_ident("cfg"));
     let vjp_ident = sig.vjp_ident();
     let params = sig.params.iter().map(|param| {
@@ -94,7 +98,7 @@ pub(crate) fn header(item: &ItemFn, sig: &Signature) -> TokenStream {
             clippy::similar_names,
             clippy::many_single_char_names
         )]
-        #vis fn #vjp_ident(#(#params,)* #seed: #output) -> #ret
+        #vis fn #vjp_ident #generics (#(#params,)* #seed: #output) -> #ret #where_clause
     }
 }
 

@@ -4,29 +4,52 @@ use proc_macro2::TokenStream;
 use quote::quote;
 use syn::ItemFn;
 
-use crate::diag::Ctxt;
+use crate::diag::{Ctxt, msg};
 use crate::ir::{self, Function};
 use crate::lower::Signature;
 use crate::{analysis, args, emit, lower, reverse};
 
 pub(crate) fn differentiate(args: TokenStream, input: TokenStream) -> TokenStream {
-    let item: ItemFn = match syn::parse2(input.clone()) {
+    let mut item: ItemFn = match syn::parse2(input.clone()) {
         Ok(item) => item,
-        Err(error) => {
-            let mut tokens = error.to_compile_error();
-            tokens.extend(input);
-            return tokens;
-        }
+        Err(error) => return not_a_function(input, error),
     };
-    let stages = stages(args, &item);
+    // A second `#[differentiate]` would expand again and define `_vjp` twice.
+    let mut applied_twice = None;
+    item.attrs.retain(|attr| {
+        let is_ours = attr
+            .path()
+            .segments
+            .last()
+            .is_some_and(|segment| segment.ident == "differentiate");
+        if is_ours && applied_twice.is_none() {
+            applied_twice = Some(syn::Error::new_spanned(attr, msg::APPLIED_TWICE));
+        }
+        !is_ours
+    });
     let original = &item;
-    match stages {
+    match stages(args, &item, applied_twice) {
         Ok(stages) => {
             let vjp = emit::vjp(&item, &stages.sig, &stages.vjp);
             quote!(#original #vjp)
         }
         Err(failed) => fallback(&item, &failed.0, &failed.1),
     }
+}
+
+/// The attribute is on something that is not a function with a body: say so,
+/// rather than syn's "expected `fn`".
+fn not_a_function(input: TokenStream, error: syn::Error) -> TokenStream {
+    let error = if let Ok(method) = syn::parse2::<syn::TraitItemFn>(input.clone()) {
+        syn::Error::new_spanned(&method.sig, msg::NO_BODY)
+    } else if let Ok(item) = syn::parse2::<syn::Item>(input.clone()) {
+        syn::Error::new_spanned(item, msg::NOT_A_FUNCTION)
+    } else {
+        error
+    };
+    let mut tokens = error.to_compile_error();
+    tokens.extend(input);
+    tokens
 }
 
 /// What each stage produced, for the driver and for snapshot tests.
@@ -41,8 +64,12 @@ pub(crate) struct Stages {
 pub(crate) fn stages(
     args: TokenStream,
     item: &ItemFn,
+    applied_twice: Option<syn::Error>,
 ) -> Result<Stages, Box<(Signature, syn::Error)>> {
     let cx = Ctxt::new();
+    if let Some(error) = applied_twice {
+        cx.push(error);
+    }
     let args = args::parse(args).unwrap_or_else(|error| {
         cx.push(error);
         args::Args::default()

@@ -19,7 +19,7 @@ fn expanded(args: &str, item: &str) -> String {
 fn ir(args: &str, item: &str) -> String {
     let args: TokenStream = args.parse().expect("args tokens");
     let item: syn::ItemFn = syn::parse_str(item).expect("a fn item");
-    let Ok(stages) = expand::stages(args, &item) else {
+    let Ok(stages) = expand::stages(args, &item, None) else {
         panic!("fixture has errors")
     };
     format!("{}\n{}", stages.primal.to_text(), stages.vjp.to_text())

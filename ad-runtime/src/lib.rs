@@ -31,11 +31,10 @@
 //! ad_runtime::check::gradient(|x| f(x[0], x[1]), grad, &[0.5, -1.5]).assert_within(1e-6);
 //! ```
 //!
-//! Float parameters taken by value are active and get an adjoint; float slices get a
-//! shadow `&mut [T]` inserted right after them, into which their adjoint is added;
-//! integers and other types are constants. The seed comes last. Branch conditions and
-//! loop bounds are constants: the executed trace is differentiated. Use [`detach`] to
-//! stop the gradient through a value.
+//! Float parameters taken by value are active and get an adjoint; integers and `bool`
+//! are constants. The seed comes last. Branch conditions are constants: the executed
+//! trace is differentiated. Use [`detach`] to stop the gradient through a value. (Float
+//! buffers, with a shadow `&mut [T]` after them, and loops are planned.)
 //!
 //! Besides the macro, this crate holds what the generated code and your tests need:
 //!

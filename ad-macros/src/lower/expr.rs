@@ -97,6 +97,9 @@ impl Lower<'_> {
         expr: &ExprMatch,
         want_value: bool,
     ) -> Result<Option<Value>, Poison> {
+        if let Expr::Tuple(tuple) = &*expr.expr {
+            return self.unsupported(tuple, msg::MATCH_TUPLE).map(Some);
+        }
         let scrutinee = self.expr(&expr.expr)?;
         if expr.arms.is_empty() {
             return self
@@ -155,7 +158,7 @@ impl Lower<'_> {
         let span = pattern.span();
         match pattern {
             Pat::Wild(_) => Ok(None),
-            Pat::Ident(ident) if ident.by_ref.is_none() && ident.mutability.is_none() => {
+            Pat::Ident(ident) if ident.by_ref.is_none() => {
                 let name = ident.ident.unraw().to_string();
                 bindings.push(name.clone());
                 self.bind(&name, Ok(scrutinee));
@@ -372,16 +375,21 @@ impl Lower<'_> {
     fn method(&mut self, call: &ExprMethodCall) -> Lowered {
         let name = call.method.unraw().to_string();
         let Some(prim) = Prim::from_method(&name) else {
-            return self.unsupported(
-                &call.method,
-                msg::unknown_method(&name, &Prim::method_list()),
-            );
+            let receiver = self.expr(&call.receiver)?;
+            let message = match self.ty(receiver) {
+                Ty::Int | Ty::Bool => msg::integer_method(&name),
+                _ => msg::unknown_method(&name, &Prim::method_list()),
+            };
+            return self.unsupported(&call.method, message);
         };
         if let Some(turbofish) = &call.turbofish {
             return self.unsupported(turbofish, msg::TURBOFISH);
         }
         if call.args.len() + 1 != prim.arity() {
-            return self.unsupported(&call.method, msg::method_arity(&name, prim.arity() - 1));
+            return self.unsupported(
+                &call.method,
+                msg::method_arity(&name, prim.arity() - 1, call.args.len()),
+            );
         }
         let receiver = self.expr(&call.receiver);
         let args: Vec<Lowered> = call.args.iter().map(|arg| self.expr(arg)).collect();
@@ -395,10 +403,9 @@ impl Lower<'_> {
     /// `f64::sin(x)` and friends, and `ad_runtime::detach(x)`.
     fn call(&mut self, call: &ExprCall) -> Lowered {
         let Expr::Path(func) = &*call.func else {
-            return self.unsupported(
-                &call.func,
-                msg::call(&call.func.to_token_stream().to_string()),
-            );
+            // `(|v| v * v)(x)`: the closure itself is what is reported.
+            self.expr(&call.func)?;
+            return self.unsupported(&call.func, msg::call("this expression"));
         };
         let segments: Vec<String> = func
             .path
@@ -426,7 +433,7 @@ impl Lower<'_> {
             || matches!(segments.as_slice(), [krate, name] if krate == "ad_runtime" && name == "detach");
         if is_detach {
             if call.args.len() != 1 {
-                return self.unsupported(func, msg::method_arity("detach", 1));
+                return self.unsupported(func, msg::method_arity("detach", 1, call.args.len()));
             }
             let arg = self.expr(&call.args[0])?;
             let ty = self.ty(arg);
@@ -440,7 +447,7 @@ impl Lower<'_> {
         if segments[1] == "from" {
             // `f64::from(x)` is the lossless form of `x as f64`.
             if call.args.len() != 1 {
-                return self.unsupported(func, msg::method_arity(&shown, 1));
+                return self.unsupported(func, msg::method_arity(&shown, 1, call.args.len()));
             }
             let arg = self.expr(&call.args[0])?;
             let to = float_ty.scalar().expect("a float type");
@@ -450,7 +457,10 @@ impl Lower<'_> {
             return self.unsupported(func, msg::unknown_function(&shown, &Prim::method_list()));
         };
         if call.args.len() != prim.arity() {
-            return self.unsupported(func, msg::method_arity(&shown, prim.arity()));
+            return self.unsupported(
+                func,
+                msg::method_arity(&shown, prim.arity(), call.args.len()),
+            );
         }
         let args: Vec<Lowered> = call.args.iter().map(|arg| self.expr(arg)).collect();
         let operands = args.into_iter().collect::<Result<Vec<_>, _>>()?;
@@ -614,7 +624,10 @@ fn describe(expr: &Expr) -> (&'static str, &'static str) {
             "handle the error outside the differentiated function",
         ),
         Expr::Async(_) | Expr::Await(_) => ("`async` code is", "write synchronous code"),
-        Expr::Let(_) => ("`let` expressions are", "use a `let` statement"),
+        Expr::Let(_) => (
+            "`if let` and `let` expressions are",
+            "test the value with `==` or a `match` on integers, or bind it with a `let` statement",
+        ),
         Expr::Const(_) => (
             "`const` blocks are",
             "use a `const` item outside the function",

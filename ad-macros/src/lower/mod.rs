@@ -109,6 +109,14 @@ impl Lower<'_> {
                     .builder
                     .push(Inst::Tuple(elems), Ty::Tuple(tys), expr.span()))
             }
+            // The return type was rejected: lower the elements for their own
+            // errors, without a follow-on one for the tuple.
+            (Expr::Tuple(tuple), Ty::Unknown) => {
+                for elem in &tuple.elems {
+                    let _ = self.expr(elem);
+                }
+                Err(Poison)
+            }
             (Expr::Paren(paren), _) => self.output(&paren.expr, output_ty),
             _ => self.expr(expr),
         }
@@ -123,6 +131,12 @@ impl Lower<'_> {
             match stmt {
                 Stmt::Expr(expr, None) if index + 1 == block.stmts.len() && want_value => {
                     tail = self.expr(expr).map(Some);
+                }
+                // A rejected `return` leaves the block without a known value;
+                // no follow-on "no value" error.
+                Stmt::Expr(Expr::Return(_), _) if index + 1 == block.stmts.len() && want_value => {
+                    self.stmt(stmt);
+                    tail = Err(Poison);
                 }
                 stmt => self.stmt(stmt),
             }
@@ -165,6 +179,8 @@ impl Lower<'_> {
             Expr::Match(match_expr) => {
                 let _ = self.match_(match_expr, false);
             }
+            // `()`, as in a `match` arm `_ => ()`: nothing to do.
+            Expr::Tuple(tuple) if tuple.elems.is_empty() => {}
             Expr::Return(ret) => self
                 .cx
                 .error_spanned_by(ret.return_token, msg::EARLY_RETURN),

@@ -44,8 +44,10 @@ impl Signature {
 
 pub(crate) fn signature(cx: &Ctxt, func: &ItemFn, args: &Args) -> Signature {
     let sig = &func.sig;
-    if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
+    if !sig.generics.params.is_empty() {
         cx.error_spanned_by(&sig.generics, msg::GENERICS);
+    } else if let Some(where_clause) = &sig.generics.where_clause {
+        cx.error_spanned_by(where_clause, msg::GENERICS);
     }
     if let Some(asyncness) = &sig.asyncness {
         cx.error_spanned_by(asyncness, msg::ASYNC);
@@ -116,8 +118,26 @@ pub(crate) fn signature(cx: &Ctxt, func: &ItemFn, args: &Args) -> Signature {
     let (output, output_ty) = match &sig.output {
         ReturnType::Type(_, ty) => {
             let ir_ty = output_type(ty);
-            if ir_ty.is_none() {
-                cx.error_spanned_by(ty, msg::RETURN_TYPE);
+            match (&ir_ty, &**ty) {
+                (Some(_), _) => {}
+                // The error on the generics covers `-> T`.
+                (None, Type::Path(path))
+                    if path
+                        .path
+                        .get_ident()
+                        .is_some_and(|ident| generic_types.contains(&ident)) => {}
+                // Point at the element that is not a float.
+                (None, Type::Tuple(tuple)) if !tuple.elems.is_empty() => {
+                    for elem in &tuple.elems {
+                        if !scalar_type(elem)
+                            .map(Scalar::ty)
+                            .is_some_and(|ty| ty.is_float())
+                        {
+                            cx.error_spanned_by(elem, msg::RETURN_TYPE);
+                        }
+                    }
+                }
+                (None, _) => cx.error_spanned_by(ty, msg::RETURN_TYPE),
             }
             ((**ty).clone(), ir_ty.unwrap_or(Ty::Unknown))
         }
@@ -170,11 +190,20 @@ pub(crate) fn type_string(ty: &Type) -> String {
     let spaced = ty.to_token_stream().to_string();
     let chars: Vec<char> = spaced.chars().collect();
     let mut shown = String::new();
+    let mut in_lifetime = false;
     for (index, &c) in chars.iter().enumerate() {
         let word = |c: Option<&char>| c.is_some_and(|c| c.is_alphanumeric() || *c == '_');
-        // Keep a space only between two words (`mut f64`, `dyn Fn`).
-        if c == ' ' && !(word(chars.get(index.wrapping_sub(1))) && word(chars.get(index + 1))) {
+        // Keep a space only between two words (`mut f64`, `dyn Fn`) and after
+        // a lifetime (`&'a [f64]`).
+        let after_word = word(chars.get(index.wrapping_sub(1)));
+        if c == ' ' && !(after_word && (in_lifetime || word(chars.get(index + 1)))) {
+            in_lifetime = false;
             continue;
+        }
+        if c == '\'' {
+            in_lifetime = true;
+        } else if !word(Some(&c)) {
+            in_lifetime = false;
         }
         shown.push(c);
         if c == ',' {
