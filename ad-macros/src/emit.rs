@@ -18,7 +18,7 @@ use proc_macro2::{Literal, Span, TokenStream};
 use quote::{ToTokens, quote, quote_spanned};
 use syn::{Ident, ItemFn};
 
-use crate::ir::{BinOp, Const, Function, Inst, Region, Ty, UnOp, Value};
+use crate::ir::{BinOp, Const, Function, Inst, LoopRange, Region, Ty, UnOp, Value};
 use crate::lower::Signature;
 
 /// The generated `_vjp` function.
@@ -156,6 +156,9 @@ enum Form {
     /// A component of a destructured result (of a pullback or an `if`); `None`
     /// when it is unused (`_`).
     Component(Option<String>),
+    /// A mutable variable carried by a loop: the loop's argument inside its
+    /// body, and its result after it.
+    Carried(String),
 }
 
 struct Emitter<'a> {
@@ -192,8 +195,17 @@ impl<'a> Emitter<'a> {
             let inst = func.inst(value);
             let named = func.name(value).is_some();
             let n_uses = uses[value.index()].len();
+            if matches!(self.forms[value.index()], Form::Carried(_)) || matches!(inst, Inst::Arg(_))
+            {
+                // Named with its loop.
+                continue;
+            }
+            if let Inst::For { inits, .. } = inst {
+                self.name_loop(value, inits.len(), &uses);
+                continue;
+            }
             // An unused value the user did not name is dead: never written.
-            if n_uses == 0 && !named && !matches!(inst, Inst::Extract(..)) {
+            if n_uses == 0 && !named && !matches!(inst, Inst::Extract(..)) && !inst.is_effect() {
                 continue;
             }
             // Used exactly once, in its own region: it can be written there.
@@ -209,6 +221,11 @@ impl<'a> Emitter<'a> {
                     }
                 }
                 _ if is_destructured(func, value) => Form::Inline,
+                Inst::Push(..) => Form::Inline,
+                Inst::TapeNew { .. } | Inst::Pop(_) => {
+                    let name = self.name_for(value, true).expect("bound");
+                    Form::Bound(name)
+                }
                 Inst::Const(_) | Inst::Detach(_) | Inst::Tuple(_) if !named && single_use => {
                     Form::Inline
                 }
@@ -222,14 +239,66 @@ impl<'a> Emitter<'a> {
         }
     }
 
+    /// Names a loop's index, and its carried values: each is one mutable
+    /// variable, the loop's argument inside and its result after it.
+    fn name_loop(&mut self, for_value: Value, n_carried: usize, uses: &[Vec<crate::ir::Place>]) {
+        let func = self.func;
+        let Inst::For { body, .. } = func.inst(for_value) else {
+            unreachable!("a loop")
+        };
+        let index = body.insts[0];
+        self.forms[index.index()] = if uses[index.index()].is_empty() {
+            Form::Bound("_".to_owned())
+        } else {
+            let name = func.name(index).unwrap_or("i").to_owned();
+            Form::Bound(self.fresh(&name))
+        };
+        let mut results = vec![None; n_carried];
+        func.walk(&mut |_, value| {
+            if let Inst::Extract(tuple, k) = func.inst(value)
+                && *tuple == for_value
+            {
+                results[*k as usize] = Some(value);
+            }
+        });
+        let Inst::For { inits, .. } = func.inst(for_value) else {
+            unreachable!("a loop")
+        };
+        for (k, result) in results.into_iter().enumerate() {
+            let arg = body.insts[k + 1];
+            let init = inits[k];
+            // `let p = 1.0; let mut p_1 = p;` is `let mut p = 1.0;` when the loop
+            // is the initial value's only use.
+            let name = match &self.forms[init.index()] {
+                Form::Bound(name)
+                    if uses[init.index()].len() == 1
+                        && !matches!(
+                            func.inst(init),
+                            Inst::Param(_) | Inst::Pop(_) | Inst::TapeNew { .. }
+                        ) =>
+                {
+                    let name = name.clone();
+                    self.forms[init.index()] = Form::Inline;
+                    name
+                }
+                _ => self.name_for(arg, true).expect("bound"),
+            };
+            self.forms[arg.index()] = Form::Carried(name.clone());
+            if let Some(result) = result {
+                self.forms[result.index()] = Form::Carried(name);
+            }
+        }
+    }
+
     /// The name of a value that should be bound, or `None` to inline it.
     fn name_for(&mut self, value: Value, needs_binding: bool) -> Option<String> {
         if let Some(name) = self.func.name(value) {
             return Some(self.fresh(name));
         }
         if let Some(primal) = self.func.adjoint_of[value.index()]
-            && let Form::Bound(primal_name) | Form::Component(Some(primal_name)) =
-                &self.forms[primal.index()]
+            && let Form::Bound(primal_name)
+            | Form::Component(Some(primal_name))
+            | Form::Carried(primal_name) = &self.forms[primal.index()]
         {
             let name = format!("d_{primal_name}");
             return Some(self.fresh(&name));
@@ -262,7 +331,7 @@ impl<'a> Emitter<'a> {
         if func
             .insts
             .iter()
-            .any(|data| matches!(data.inst, Inst::Pullback(..)))
+            .any(|data| matches!(data.inst, Inst::Pullback(..) | Inst::TapeNew { .. }))
         {
             stmts.extend(quote!(
                 use ::ad_runtime::__private as __ad;
@@ -288,15 +357,110 @@ impl<'a> Emitter<'a> {
                     let expr = self.inst_expr(value).tokens;
                     stmts.extend(quote_spanned!(span=> let #pattern = #expr;));
                 }
-                Form::Inline | Form::Component(_) => {}
+                _ if matches!(func.inst(value), Inst::For { .. }) => {
+                    stmts.extend(self.for_loop(value))
+                }
+                _ if matches!(func.inst(value), Inst::Push(..)) => {
+                    let expr = self.inst_expr(value).tokens;
+                    stmts.extend(quote_spanned!(span=> #expr;));
+                }
+                Form::Inline | Form::Component(_) | Form::Carried(_) => {}
+                _ if matches!(func.inst(value), Inst::Arg(_)) => {}
                 Form::Bound(name) => {
+                    let mutability =
+                        matches!(func.inst(value), Inst::TapeNew { .. }).then(|| quote!(mut));
                     let name = ident(name, span);
                     let expr = self.inst_expr(value).tokens;
-                    stmts.extend(quote_spanned!(span=> let #name = #expr;));
+                    stmts.extend(quote_spanned!(span=> let #mutability #name = #expr;));
                 }
             }
         }
         stmts
+    }
+
+    /// `let mut c = init; for i in range { body; c = next; }`
+    fn for_loop(&self, for_value: Value) -> TokenStream {
+        let func = self.func;
+        let span = func.span(for_value);
+        let Inst::For { range, inits, body } = func.inst(for_value) else {
+            unreachable!("a loop")
+        };
+        let mut stmts = TokenStream::new();
+        let mut assigned = Vec::new();
+        for (k, (&init, &yielded)) in inits.iter().zip(&body.yields).enumerate() {
+            let arg = body.insts[k + 1];
+            let Form::Carried(name) = &self.forms[arg.index()] else {
+                unreachable!("carried")
+            };
+            let var = ident(name, span);
+            let init = self.expr(init).at(Prec::Or);
+            if yielded == arg {
+                // Carried through unchanged.
+                stmts.extend(quote_spanned!(span=> let #var = #init;));
+            } else {
+                stmts.extend(quote_spanned!(span=> let mut #var = #init;));
+                assigned.push((var, arg, yielded));
+            }
+        }
+        let index = match &self.forms[body.insts[0].index()] {
+            Form::Bound(name) if name == "_" => quote!(_),
+            Form::Bound(name) => ident(name, span).into_token_stream(),
+            _ => unreachable!("the index is bound"),
+        };
+        let iter = self.range(range, span);
+        let body_stmts = self.stmts(body);
+        let update = match assigned.as_slice() {
+            [] => TokenStream::new(),
+            [(var, arg, yielded)] => self.assignment(var, *arg, *yielded, span),
+            // In parallel: a swap must read the old values.
+            _ => {
+                let vars = assigned.iter().map(|(var, _, _)| var);
+                let next = assigned
+                    .iter()
+                    .map(|(_, _, yielded)| self.expr(*yielded).at(Prec::Or));
+                quote_spanned!(span=> (#(#vars),*) = (#(#next),*);)
+            }
+        };
+        stmts.extend(quote_spanned!(span=> for #index in #iter { #body_stmts #update }));
+        stmts
+    }
+
+    /// `v = next;`, or `v += rhs;` when `next` is `v + rhs` written inline.
+    fn assignment(&self, var: &Ident, arg: Value, next: Value, span: Span) -> TokenStream {
+        if self.forms[next.index()] == Form::Inline
+            && let Inst::Binary(op, lhs, rhs) = self.func.inst(next)
+            && *lhs == arg
+        {
+            let rhs = self.expr(*rhs).at(Prec::Or);
+            match op {
+                BinOp::Add => return quote_spanned!(span=> #var += #rhs;),
+                BinOp::Sub => return quote_spanned!(span=> #var -= #rhs;),
+                BinOp::Mul => return quote_spanned!(span=> #var *= #rhs;),
+                BinOp::Div => return quote_spanned!(span=> #var /= #rhs;),
+                _ => {}
+            }
+        }
+        let next = self.expr(next).at(Prec::Or);
+        quote_spanned!(span=> #var = #next;)
+    }
+
+    /// `a..b`, `(a..=b).rev()`, `(a..b).step_by(k)`.
+    fn range(&self, range: &LoopRange, span: Span) -> TokenStream {
+        let start = self.expr(range.start).at(Prec::Or);
+        let end = self.expr(range.end).at(Prec::Or);
+        let mut iter = if range.inclusive {
+            quote_spanned!(span=> #start..=#end)
+        } else {
+            quote_spanned!(span=> #start..#end)
+        };
+        if let Some(step) = range.step {
+            let step = self.expr(step).at(Prec::Or);
+            iter = quote_spanned!(span=> (#iter).step_by(#step));
+        }
+        if range.reversed {
+            iter = quote_spanned!(span=> (#iter).rev());
+        }
+        iter
     }
 
     /// A region as a block: its statements, then what it yields.
@@ -382,6 +546,10 @@ impl<'a> Emitter<'a> {
     fn expr(&self, value: Value) -> Expr {
         match &self.forms[value.index()] {
             Form::Bound(name) | Form::Component(Some(name)) => Expr {
+                tokens: ident(name, self.func.span(value)).into_token_stream(),
+                prec: Prec::Postfix,
+            },
+            Form::Carried(name) => Expr {
                 tokens: ident(name, self.func.span(value)).into_token_stream(),
                 prec: Prec::Postfix,
             },
@@ -484,6 +652,23 @@ impl<'a> Emitter<'a> {
                     _ => self.block(els, span),
                 };
                 postfix(quote_spanned!(span=> if #cond #then else #els))
+            }
+            Inst::For { .. } | Inst::Arg(_) => unreachable!("loops are statements"),
+            Inst::TapeNew { capacity: None } => postfix(quote_spanned!(span=> __ad::Tape::new())),
+            Inst::TapeNew {
+                capacity: Some(range),
+            } => {
+                let iter = self.range(range, span);
+                postfix(quote_spanned!(span=> __ad::Tape::with_capacity((#iter).size_hint().0)))
+            }
+            Inst::Push(tape, pushed) => {
+                let tape = self.expr(*tape).at(Prec::Postfix);
+                let pushed = self.expr(*pushed).at(Prec::Or);
+                postfix(quote_spanned!(span=> #tape.push(#pushed)))
+            }
+            Inst::Pop(tape) => {
+                let tape = self.expr(*tape).at(Prec::Postfix);
+                postfix(quote_spanned!(span=> #tape.pop()))
             }
             Inst::Extract(tuple, index) => {
                 let tuple = self.expr(*tuple).at(Prec::Postfix);

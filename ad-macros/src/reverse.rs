@@ -33,9 +33,23 @@ pub(crate) struct Reverse<'a> {
     grads: Vec<Option<Value>>,
     /// Where each value of the function being built is defined.
     places: Vec<Place>,
-    /// Primal values defined inside a branch, and their copies yielded out to
-    /// the body, where the adjoint can read them.
+    /// Primal values defined inside a branch or a loop, and the copies the
+    /// adjoint reads: yielded out of the `if`, or popped from a tape.
     exported: HashMap<Value, Value>,
+    /// The adjoint loops being built, innermost last.
+    loops: Vec<AdjointLoop>,
+}
+
+/// An adjoint loop under construction.
+struct AdjointLoop {
+    /// The primal loop it reverses.
+    primal: Value,
+    /// Its body's open region in the builder.
+    region: usize,
+    /// How many arguments its body starts with (pops go after them).
+    n_args: usize,
+    /// Its index: the primal loop's index, visited in reverse.
+    index: Value,
 }
 
 pub(crate) fn vjp(primal: &Function, activity: &Activity, seed_name: &str) -> Function {
@@ -46,6 +60,7 @@ pub(crate) fn vjp(primal: &Function, activity: &Activity, seed_name: &str) -> Fu
         grads: vec![None; primal.insts.len()],
         places: primal.places(),
         exported: HashMap::new(),
+        loops: Vec::new(),
     };
     let out = primal.ret;
     rx.builder.name(out, "out");
@@ -122,12 +137,16 @@ impl Reverse<'_> {
     /// Walks `region` backwards, applying each active value's pullback.
     fn reverse_region(&mut self, region: &Region) {
         for &value in region.insts.iter().rev() {
-            if let Inst::If { .. } = self.primal.inst(value) {
-                // An `if` has no adjoint of its own: its results do.
-                self.reverse_if(value);
-            } else if let Some(adjoint) = self.grads[value.index()] {
-                self.builder.set_adjoint_of(adjoint, value);
-                rules::pullback(self, value, adjoint);
+            match self.primal.inst(value) {
+                // Control flow has no adjoint of its own: its results do.
+                Inst::If { .. } => self.reverse_if(value),
+                Inst::For { .. } => self.reverse_for(value),
+                _ => {
+                    if let Some(adjoint) = self.grads[value.index()] {
+                        self.builder.set_adjoint_of(adjoint, value);
+                        rules::pullback(self, value, adjoint);
+                    }
+                }
             }
         }
     }
@@ -216,10 +235,214 @@ impl Reverse<'_> {
         }
     }
 
+    /// Reverses `for i in range { body }` into `for i in range.rev() { body' }`.
+    ///
+    /// The adjoint loop carries the adjoints of the active carried values
+    /// (flowing from one iteration to the one before) and of every active value
+    /// from outside the loop that the body reads (accumulating over all
+    /// iterations). What the body's adjoint needs from an iteration is read
+    /// again (values from outside), recomputed (the index, integers derived from
+    /// it), or popped from a tape the primal loop pushes it on.
+    ///
+    /// ```text
+    /// for i in 0..n { s = s * x; }
+    /// ⇒ for i in (0..n).rev() { let s = tape_s.pop(); (d_s, d_x) = (d_s * x, d_x + d_s * s); }
+    /// ```
+    fn reverse_for(&mut self, for_value: Value) {
+        let primal = self.primal;
+        let Inst::For { range, inits, body } = primal.inst(for_value) else {
+            unreachable!("reverse_for on a non-loop")
+        };
+        let args = &body.insts[1..=inits.len()];
+        let mut seeds = vec![None; inits.len()];
+        primal.walk(&mut |_, value| {
+            if let Inst::Extract(tuple, index) = primal.inst(value)
+                && *tuple == for_value
+            {
+                seeds[*index as usize] = self.grads[value.index()];
+            }
+        });
+        if seeds.iter().all(Option::is_none) {
+            return;
+        }
+        let carried: Vec<usize> = (0..inits.len())
+            .filter(|&k| self.is_active(args[k]))
+            .collect();
+        let outer = self.outer_values(for_value, body);
+        let span = primal.span(for_value);
+
+        // What the adjoint loop starts from: the seeds, and the outer adjoints so far.
+        let mut adjoint_inits = Vec::new();
+        let mut tys = Vec::new();
+        for &k in &carried {
+            let ty = primal.ty(args[k]).clone();
+            adjoint_inits.push(
+                seeds[k]
+                    .unwrap_or_else(|| self.push(Inst::Const(Const::Zero), ty.clone(), for_value)),
+            );
+            tys.push(ty);
+        }
+        for &value in &outer {
+            let ty = primal.ty(value).clone();
+            adjoint_inits.push(
+                self.grads[value.index()]
+                    .unwrap_or_else(|| self.push(Inst::Const(Const::Zero), ty.clone(), value)),
+            );
+            tys.push(ty);
+        }
+
+        let before = self.grads.clone();
+        self.builder.begin_region();
+        let index = self.builder.push(Inst::Arg(0), Ty::Int, span);
+        if let Some(name) = primal.name(body.insts[0]) {
+            self.builder.name(index, name);
+        }
+        let mut adjoint_args = Vec::new();
+        for (position, ty) in tys.iter().enumerate() {
+            let arg_index = u32::try_from(position + 1).expect("small");
+            adjoint_args.push(self.builder.push(Inst::Arg(arg_index), ty.clone(), span));
+        }
+        for (position, &k) in carried.iter().enumerate() {
+            self.builder.set_adjoint_of(adjoint_args[position], args[k]);
+        }
+        for (position, &value) in outer.iter().enumerate() {
+            let adjoint_arg = adjoint_args[carried.len() + position];
+            self.builder.set_adjoint_of(adjoint_arg, value);
+            self.grads[value.index()] = Some(adjoint_arg);
+        }
+        self.loops.push(AdjointLoop {
+            primal: for_value,
+            region: self.builder.depth() - 1,
+            n_args: 1 + adjoint_args.len(),
+            index,
+        });
+        for (position, &k) in carried.iter().enumerate() {
+            self.add(body.yields[k], adjoint_args[position]);
+        }
+        self.reverse_region(body);
+        let mut yields = Vec::new();
+        for (position, &k) in carried.iter().enumerate() {
+            let ty = tys[position].clone();
+            yields.push(
+                self.grads[args[k].index()]
+                    .unwrap_or_else(|| self.push(Inst::Const(Const::Zero), ty, for_value)),
+            );
+        }
+        for &value in &outer {
+            yields.push(self.grads[value.index()].expect("an outer adjoint is carried"));
+        }
+        self.loops.pop();
+        let adjoint_body = self.builder.end_region(yields);
+
+        self.grads = before;
+        let mut reversed = range.clone();
+        reversed.reversed = !reversed.reversed;
+        let adjoint_loop = self.push(
+            Inst::For {
+                range: reversed,
+                inits: adjoint_inits,
+                body: adjoint_body,
+            },
+            Ty::Tuple(tys),
+            for_value,
+        );
+        for (position, &value) in outer.iter().enumerate() {
+            let adjoint = self.extract(adjoint_loop, carried.len() + position, value);
+            self.grads[value.index()] = Some(adjoint);
+        }
+        for (position, &k) in carried.iter().enumerate() {
+            let adjoint = self.extract(adjoint_loop, position, args[k]);
+            self.add(inits[k], adjoint);
+        }
+    }
+
+    /// The active values from outside `for_value` that its body reads or yields:
+    /// the loop's adjoint accumulates theirs.
+    fn outer_values(&self, for_value: Value, body: &Region) -> Vec<Value> {
+        let primal = self.primal;
+        let mut used = Vec::new();
+        let mut stack = vec![body];
+        while let Some(region) = stack.pop() {
+            used.extend(region.yields.iter().copied());
+            for &value in &region.insts {
+                used.extend(primal.inst(value).operands());
+                stack.extend(primal.regions(value));
+            }
+        }
+        used.sort_unstable();
+        used.dedup();
+        used.retain(|&value| self.is_active(value) && !self.is_inside(value, for_value));
+        used
+    }
+
+    /// Saves `value`, defined in the body of `for_value`, on a tape: pushed by
+    /// the primal loop after its definition, popped at the start of each
+    /// iteration of the adjoint loop. Returns the popped copy.
+    fn tape(&mut self, value: Value, for_value: Value) -> Value {
+        let ty = self.builder.func().ty(value).clone();
+        let span = self.builder.func().span(value);
+        let name = self.builder.func().name(value).map(str::to_owned);
+
+        // The tape lives in the body, before the statement holding the loop;
+        // it has room for every iteration if that statement is the loop.
+        let mut top = for_value;
+        while let Place::In(owner, _) = self.place(top) {
+            top = owner;
+        }
+        let capacity = match self.primal.inst(for_value) {
+            Inst::For { range, .. } if top == for_value => Some(range.clone()),
+            _ => None,
+        };
+        let tape = self.builder.push_detached(
+            Inst::TapeNew { capacity },
+            Ty::Tape(Box::new(ty.clone())),
+            span,
+        );
+        self.builder
+            .name(tape, &format!("tape_{}", name.as_deref().unwrap_or("t")));
+        let func = self.builder.func_mut();
+        let position = func
+            .body
+            .insts
+            .iter()
+            .position(|&v| v == top)
+            .expect("top in the body");
+        func.body.insts.insert(position, tape);
+
+        let push = self
+            .builder
+            .push_detached(Inst::Push(tape, value), Ty::Unit, span);
+        self.set_place(push, Place::In(for_value, 0));
+        let func = self.builder.func_mut();
+        let Inst::For { inits, body, .. } = &mut func.insts[for_value.index()].inst else {
+            unreachable!("taped values come from loops")
+        };
+        let after = body
+            .insts
+            .iter()
+            .position(|&v| v == value)
+            .map_or(0, |position| position + 1);
+        body.insts.insert(after.max(inits.len() + 1), push);
+
+        let adjoint = self
+            .loops
+            .iter()
+            .rev()
+            .find(|adjoint| adjoint.primal == for_value)
+            .expect("inside the adjoint loop");
+        let (region, n_args) = (adjoint.region, adjoint.n_args);
+        let pop = self.builder.push_detached(Inst::Pop(tape), ty, span);
+        if let Some(name) = &name {
+            self.builder.name(pop, name);
+        }
+        self.builder.insert_in_open(region, n_args, pop);
+        pop
+    }
+
     /// Whether `value` is defined inside one of the branches of `if_value`.
     fn is_inside(&self, value: Value, if_value: Value) -> bool {
         let mut place = self.place(value);
-        while let Place::Branch(owner, _) = place {
+        while let Place::In(owner, _) = place {
             if owner == if_value {
                 return true;
             }
@@ -254,7 +477,11 @@ impl Reverse<'_> {
             return copy;
         }
         let mut copy = value;
-        while let Place::Branch(owner, branch) = self.place(copy) {
+        while let Place::In(owner, branch) = self.place(copy) {
+            if let Inst::For { .. } = self.primal.inst(owner) {
+                copy = self.tape(copy, owner);
+                break;
+            }
             copy = self.export(copy, owner, branch);
         }
         self.exported.insert(value, copy);
@@ -265,12 +492,26 @@ impl Reverse<'_> {
     /// operands the adjoint can see, rather than exporting it: it is cheap, and
     /// the adjoint then reads like the primal (`if n == 1` twice).
     fn recompute(&mut self, value: Value) -> Option<Value> {
-        if !matches!(self.primal.ty(value), Ty::Int | Ty::Bool) {
+        // Integers and booleans, and floats converted from them (`i as f64`).
+        let from_integer = matches!(self.primal.inst(value), Inst::Cast(arg, _) if matches!(self.primal.ty(*arg), Ty::Int | Ty::Bool));
+        if !matches!(self.primal.ty(value), Ty::Int | Ty::Bool) && !from_integer {
             return None;
         }
         let mut inst = match self.primal.inst(value) {
             inst @ (Inst::Unary(..) | Inst::Binary(..) | Inst::Cast(..) | Inst::Const(_)) => {
                 inst.clone()
+            }
+            // A loop's index is the index of the adjoint loop reversing it.
+            Inst::Arg(0) => {
+                let Place::In(owner, _) = self.place(value) else {
+                    return None;
+                };
+                return self
+                    .loops
+                    .iter()
+                    .rev()
+                    .find(|adjoint| adjoint.primal == owner)
+                    .map(|adjoint| adjoint.index);
             }
             _ => return None,
         };
@@ -299,7 +540,7 @@ impl Reverse<'_> {
         let placeholder = self
             .builder
             .push_detached(Inst::Const(Const::Zero), ty.clone(), span);
-        self.set_place(placeholder, Place::Branch(owner, 1 - branch));
+        self.set_place(placeholder, Place::In(owner, 1 - branch));
         let func = self.builder.func_mut();
         let Inst::If { then, els, .. } = &mut func.insts[owner.index()].inst else {
             unreachable!("values are exported from `if`s")
@@ -327,19 +568,7 @@ impl Reverse<'_> {
         let owner_place = self.place(owner);
         self.set_place(extract, owner_place);
         let func = self.builder.func_mut();
-        let container = match owner_place {
-            Place::Body => &mut func.body,
-            Place::Branch(outer, outer_branch) => match &mut func.insts[outer.index()].inst {
-                Inst::If { then, els, .. } => {
-                    if outer_branch == 0 {
-                        then
-                    } else {
-                        els
-                    }
-                }
-                _ => unreachable!("branches belong to `if`s"),
-            },
-        };
+        let container = func.region_mut(owner_place);
         let position = container
             .insts
             .iter()

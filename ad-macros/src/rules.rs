@@ -172,7 +172,15 @@ pub(crate) fn pullback(rx: &mut Reverse<'_>, y: Value, dy: Value) {
         }
         // The `if` reads the adjoints of its results itself.
         Inst::Extract(..) => {}
-        Inst::If { .. } => unreachable!("control flow is reversed by the reverse pass itself"),
+        // Control flow is reversed by the reverse pass itself; a loop's
+        // arguments receive their adjoints there.
+        Inst::If { .. } | Inst::For { .. } => {
+            unreachable!("control flow is reversed by the reverse pass")
+        }
+        Inst::Arg(_) => {}
+        Inst::TapeNew { .. } | Inst::Push(..) | Inst::Pop(_) => {
+            unreachable!("adjoint-only instruction %{} in the primal", y.0)
+        }
         Inst::Pullback(..) => unreachable!("adjoint-only instruction %{} in the primal", y.0),
     }
 }

@@ -193,6 +193,17 @@ check!(
     "fn f(x: f64, n: i32) -> f64 { match n { 0 => x, 1 | 2 => x * x, 3..=5 => x.sin(), k if k < 0 => -x, _ => x.exp() } }"
 );
 
+check!(
+    loop_carried_product,
+    "",
+    "fn f(x: f64, n: usize) -> f64 { let mut p = 1.0; for _ in 0..n { p *= x; } p }"
+);
+check!(
+    loop_needs_nothing_saved,
+    "",
+    "fn f(x: f64, c: f64, n: usize) -> f64 { let mut s = 0.0; for i in 0..n { s += c * x * i as f64; } s }"
+);
+
 /// Expansions with errors: the original function, the errors, a stub `_vjp`.
 #[test]
 fn fallback_keeps_function_and_stub() {

@@ -52,6 +52,7 @@ pub use ad_macros::differentiate;
 pub mod check;
 pub mod float;
 pub mod rules;
+pub mod tape;
 
 pub use float::Float;
 
@@ -70,4 +71,5 @@ pub fn detach<T>(x: T) -> T {
 #[doc(hidden)]
 pub mod __private {
     pub use crate::rules::*;
+    pub use crate::tape::Tape;
 }

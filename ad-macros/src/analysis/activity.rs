@@ -3,9 +3,13 @@
 //! A value is *varied* if it depends differentiably on an active parameter
 //! (forward), and *useful* if the returned value depends on it (backward). It is
 //! *active* — it gets an adjoint — only if it is both. `detach`, casts to
-//! integers, comparisons and integer arithmetic end variedness. A result of an
-//! `if` is varied if either branch yields a varied value for it, and a value a
-//! branch yields is useful if that result is.
+//! integers, comparisons and integer arithmetic end variedness.
+//!
+//! Through control flow: a result of an `if` is varied if either branch yields
+//! a varied value for it, and a value a branch yields is useful if that result
+//! is. A loop's carried value is varied if its initial value or the value the
+//! body yields for it is, and useful if the loop's result or the next
+//! iteration needs it; both are fixpoints over the body.
 
 use crate::ir::{Function, Inst, Region, Role, UnOp, Value};
 
@@ -21,7 +25,8 @@ impl Activity {
 }
 
 pub(crate) fn activity(func: &Function) -> Activity {
-    let varied = varied(func);
+    let mut varied = vec![false; func.insts.len()];
+    mark_varied(func, &func.body, &mut varied);
     let mut useful = vec![false; func.insts.len()];
     useful[func.ret.index()] = true;
     mark_useful(func, &func.body, &mut useful);
@@ -29,34 +34,57 @@ pub(crate) fn activity(func: &Function) -> Activity {
     Activity { active }
 }
 
-fn varied(func: &Function) -> Vec<bool> {
-    let mut varied = vec![false; func.insts.len()];
-    func.walk(&mut |_, value| {
+fn mark_varied(func: &Function, region: &Region, varied: &mut [bool]) {
+    for &value in &region.insts {
         let inst = func.inst(value);
         let carries_gradient = func.ty(value).is_float() || matches!(inst, Inst::Tuple(_));
-        varied[value.index()] = carries_gradient
-            && match inst {
-                Inst::Param(index) => func.params[*index as usize].role == Role::Active,
-                Inst::Const(_) | Inst::Detach(_) | Inst::Unary(UnOp::Not, _) | Inst::If { .. } => {
-                    false
+        let is_varied = match inst {
+            Inst::If { then, els, .. } => {
+                mark_varied(func, then, varied);
+                mark_varied(func, els, varied);
+                false
+            }
+            Inst::For { inits, body, .. } => {
+                loop {
+                    for (k, init) in inits.iter().enumerate() {
+                        let arg = body.insts[k + 1];
+                        let carries = func.ty(arg).is_float();
+                        varied[arg.index()] |=
+                            carries && (varied[init.index()] || varied[body.yields[k].index()]);
+                    }
+                    mark_varied(func, body, varied);
+                    let settled = (0..inits.len()).all(|k| {
+                        !varied[body.yields[k].index()] || varied[body.insts[k + 1].index()]
+                    });
+                    if settled {
+                        break;
+                    }
                 }
-                Inst::Binary(op, lhs, rhs) => {
-                    !op.is_comparison()
-                        && !op.is_logic()
-                        && (varied[lhs.index()] || varied[rhs.index()])
-                }
-                // The branches were walked before the instructions after the `if`.
-                Inst::Extract(tuple, index) if matches!(func.inst(*tuple), Inst::If { .. }) => func
-                    .regions(*tuple)
+                false
+            }
+            // Set by the loop.
+            Inst::Arg(_) => continue,
+            Inst::Param(index) => func.params[*index as usize].role == Role::Active,
+            Inst::Const(_) | Inst::Detach(_) | Inst::Unary(UnOp::Not, _) => false,
+            Inst::Binary(op, lhs, rhs) => {
+                !op.is_comparison()
+                    && !op.is_logic()
+                    && (varied[lhs.index()] || varied[rhs.index()])
+            }
+            Inst::Extract(tuple, index) => match func.inst(*tuple) {
+                Inst::If { then, els, .. } => [then, els]
                     .iter()
                     .any(|region| varied[region.yields[*index as usize].index()]),
-                inst => inst
-                    .operands()
-                    .iter()
-                    .any(|operand| varied[operand.index()]),
-            };
-    });
-    varied
+                Inst::For { body, .. } => varied[body.insts[*index as usize + 1].index()],
+                _ => varied[tuple.index()],
+            },
+            inst => inst
+                .operands()
+                .iter()
+                .any(|operand| varied[operand.index()]),
+        };
+        varied[value.index()] = carries_gradient && is_varied;
+    }
 }
 
 /// Marks, from the end of `region` backwards, the operands of useful values.
@@ -68,30 +96,56 @@ fn mark_useful(func: &Function, region: &Region, useful: &mut [bool]) {
         for operand in func.inst(value).operands() {
             useful[operand.index()] = true;
         }
-        if let Inst::If { then, els, .. } = func.inst(value) {
-            // The extracts after the `if` were visited first: a yield is useful
-            // if the result it becomes is.
-            for extract in extracts(func, region, value) {
-                if let (Inst::Extract(_, index), true) =
-                    (func.inst(extract), useful[extract.index()])
-                {
-                    for branch in [then, els] {
-                        useful[branch.yields[*index as usize].index()] = true;
+        match func.inst(value) {
+            Inst::If { then, els, .. } => {
+                // The extracts after the `if` were visited first: a yield is
+                // useful if the result it becomes is.
+                for (index, extract) in extracts(func, region, value) {
+                    if useful[extract.index()] {
+                        for branch in [then, els] {
+                            useful[branch.yields[index].index()] = true;
+                        }
+                    }
+                }
+                mark_useful(func, then, useful);
+                mark_useful(func, els, useful);
+            }
+            Inst::For { inits, body, .. } => {
+                for (index, extract) in extracts(func, region, value) {
+                    if useful[extract.index()] {
+                        useful[body.yields[index].index()] = true;
+                        useful[inits[index].index()] = true;
+                    }
+                }
+                loop {
+                    mark_useful(func, body, useful);
+                    let mut settled = true;
+                    for (k, init) in inits.iter().enumerate() {
+                        if useful[body.insts[k + 1].index()] {
+                            useful[init.index()] = true;
+                            let next = body.yields[k].index();
+                            settled &= useful[next];
+                            useful[next] = true;
+                        }
+                    }
+                    if settled {
+                        break;
                     }
                 }
             }
-            mark_useful(func, then, useful);
-            mark_useful(func, els, useful);
+            _ => {}
         }
     }
 }
 
-/// The `extract` instructions reading the results of `tuple` in `region`.
-fn extracts(func: &Function, region: &Region, tuple: Value) -> Vec<Value> {
+/// The `extract`s reading the results of `tuple` in `region`, with their index.
+fn extracts(func: &Function, region: &Region, tuple: Value) -> Vec<(usize, Value)> {
     region
         .insts
         .iter()
-        .copied()
-        .filter(|&value| matches!(func.inst(value), Inst::Extract(t, _) if *t == tuple))
+        .filter_map(|&value| match func.inst(value) {
+            Inst::Extract(t, index) if *t == tuple => Some((*index as usize, value)),
+            _ => None,
+        })
         .collect()
 }

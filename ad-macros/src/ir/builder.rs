@@ -47,6 +47,17 @@ impl Builder {
         self.open.push(Vec::new());
     }
 
+    /// How many regions are open; the innermost is number `depth() - 1`.
+    pub(crate) fn depth(&self) -> usize {
+        self.open.len()
+    }
+
+    /// Places an instruction made with [`Builder::push_detached`] at `position`
+    /// in open region number `region`.
+    pub(crate) fn insert_in_open(&mut self, region: usize, position: usize, value: Value) {
+        self.open[region].insert(position, value);
+    }
+
     pub(crate) fn end_region(&mut self, yields: Vec<Value>) -> Region {
         let insts = self.open.pop().expect("a region is open");
         Region { insts, yields }

@@ -24,6 +24,10 @@
 //! 7. [`Function::ret`] is a value of the body.
 //! 8. An [`Inst::If`]'s two regions yield the same number of values, and its type
 //!    is the tuple of their types; its results are read with [`Inst::Extract`].
+//! 9. A [`Inst::For`]'s body starts with its arguments, `arg 0` (the index) and
+//!    `arg 1..=k` (the carried values, one per initial value), and yields the k
+//!    carried values of the next iteration; the loop's type is the tuple of the
+//!    final carried values. `arg` appears nowhere else.
 
 mod builder;
 mod print;
@@ -137,6 +141,10 @@ pub(crate) enum Ty {
     /// A constant of a type the macro cannot see (a path such as `PI`).
     Unknown,
     Tuple(Vec<Ty>),
+    /// A tape (`ad_runtime::__private::Tape`) of values of this type.
+    Tape(Box<Ty>),
+    /// No value: the type of effects such as a tape push.
+    Unit,
 }
 
 impl Ty {
@@ -272,13 +280,72 @@ pub(crate) enum Inst {
         then: Region,
         els: Region,
     },
+    /// `for i in range { body }`, carrying `inits.len()` values from one
+    /// iteration to the next (see invariant 9).
+    For {
+        range: LoopRange,
+        inits: Vec<Value>,
+        body: Region,
+    },
+    /// An argument of the loop body that contains it: 0 is the index, `k` the
+    /// `k`-th carried value at the start of the iteration.
+    Arg(u32),
+    /// A new, empty tape, with room for one value per iteration of `capacity`.
+    TapeNew {
+        capacity: Option<LoopRange>,
+    },
+    /// Saves a value on a tape (an effect: it is never removed or moved).
+    Push(Value, Value),
+    /// Takes the last value saved on a tape (an effect).
+    Pop(Value),
+}
+
+/// The integers a `for` loop visits: `start..end` or `start..=end`, every
+/// `step`-th one, in reverse if `reversed`.
+#[derive(Clone, Debug)]
+pub(crate) struct LoopRange {
+    pub(crate) start: Value,
+    pub(crate) end: Value,
+    pub(crate) inclusive: bool,
+    pub(crate) step: Option<Value>,
+    pub(crate) reversed: bool,
+}
+
+impl LoopRange {
+    fn operands(&self) -> Vec<Value> {
+        let mut operands = vec![self.start, self.end];
+        operands.extend(self.step);
+        operands
+    }
+
+    fn map(&mut self, map: &mut impl FnMut(Value) -> Value) {
+        self.start = map(self.start);
+        self.end = map(self.end);
+        if let Some(step) = &mut self.step {
+            *step = map(*step);
+        }
+    }
 }
 
 impl Inst {
     /// Replaces each operand by `map(operand)` (for an `if`, its condition).
     pub(crate) fn map_operands(&mut self, mut map: impl FnMut(Value) -> Value) {
         match self {
-            Inst::Param(_) | Inst::Const(_) => {}
+            Inst::Param(_) | Inst::Const(_) | Inst::Arg(_) | Inst::TapeNew { capacity: None } => {}
+            Inst::TapeNew {
+                capacity: Some(range),
+            } => range.map(&mut map),
+            Inst::For { range, inits, .. } => {
+                range.map(&mut map);
+                for init in inits {
+                    *init = map(*init);
+                }
+            }
+            Inst::Push(tape, value) => {
+                *tape = map(*tape);
+                *value = map(*value);
+            }
+            Inst::Pop(tape) => *tape = map(*tape),
             Inst::Unary(_, arg)
             | Inst::Cast(arg, _)
             | Inst::Detach(arg)
@@ -296,12 +363,29 @@ impl Inst {
         }
     }
 
+    /// Whether the instruction has an effect (on a tape), so that it must stay
+    /// where it is even when its value is unused.
+    pub(crate) fn is_effect(&self) -> bool {
+        matches!(self, Inst::TapeNew { .. } | Inst::Push(..) | Inst::Pop(_))
+    }
+
     /// The operands, in order. The values used inside an `if`'s regions are not
     /// operands of the `if`: see [`Function::uses`].
     pub(crate) fn operands(&self) -> Vec<Value> {
         match self {
             Inst::If { cond, .. } => vec![*cond],
-            Inst::Param(_) | Inst::Const(_) => Vec::new(),
+            Inst::Param(_) | Inst::Const(_) | Inst::Arg(_) => Vec::new(),
+            Inst::TapeNew { capacity } => capacity
+                .as_ref()
+                .map(LoopRange::operands)
+                .unwrap_or_default(),
+            Inst::For { range, inits, .. } => {
+                let mut operands = range.operands();
+                operands.extend(inits);
+                operands
+            }
+            Inst::Push(tape, value) => vec![*tape, *value],
+            Inst::Pop(tape) => vec![*tape],
             Inst::Unary(_, arg)
             | Inst::Cast(arg, _)
             | Inst::Detach(arg)
@@ -348,8 +432,9 @@ pub(crate) struct Region {
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) enum Place {
     Body,
-    /// `(if_value, 0)` is the `then` region, `(if_value, 1)` the `else` region.
-    Branch(Value, u8),
+    /// Region `index` of `owner`: for an `if`, 0 is `then` and 1 is `else`; a
+    /// loop has one region, its body.
+    In(Value, u8),
 }
 
 #[derive(Clone, Debug)]
@@ -393,6 +478,7 @@ impl Function {
     pub(crate) fn regions(&self, value: Value) -> Vec<&Region> {
         match self.inst(value) {
             Inst::If { then, els, .. } => vec![then, els],
+            Inst::For { body, .. } => vec![body],
             _ => Vec::new(),
         }
     }
@@ -407,9 +493,22 @@ impl Function {
         for &value in &region.insts {
             visit(place, value);
             for (index, inner) in self.regions(value).into_iter().enumerate() {
-                let branch = u8::try_from(index).expect("two branches");
-                self.walk_region(inner, Place::Branch(value, branch), visit);
+                let branch = u8::try_from(index).expect("at most two regions");
+                self.walk_region(inner, Place::In(value, branch), visit);
             }
+        }
+    }
+
+    /// The region of a place, to change it.
+    pub(crate) fn region_mut(&mut self, place: Place) -> &mut Region {
+        match place {
+            Place::Body => &mut self.body,
+            Place::In(owner, index) => match &mut self.insts[owner.index()].inst {
+                Inst::If { then, .. } if index == 0 => then,
+                Inst::If { els, .. } => els,
+                Inst::For { body, .. } => body,
+                _ => unreachable!("only `if`s and loops have regions"),
+            },
         }
     }
 
@@ -429,7 +528,7 @@ impl Function {
                 uses[operand.index()].push(place);
             }
             for (index, region) in self.regions(value).into_iter().enumerate() {
-                let branch = Place::Branch(value, u8::try_from(index).expect("two branches"));
+                let branch = Place::In(value, u8::try_from(index).expect("at most two regions"));
                 for yielded in &region.yields {
                     uses[yielded.index()].push(branch);
                 }

@@ -11,7 +11,7 @@
 
 use std::fmt::Write;
 
-use super::{Const, Function, Inst, Region, Role, Ty, UnOp, Value};
+use super::{Const, Function, Inst, LoopRange, Region, Role, Ty, UnOp, Value};
 
 pub(super) fn function(func: &Function) -> String {
     let mut out = String::new();
@@ -53,16 +53,35 @@ fn region(func: &Function, region_: &Region, depth: usize, out: &mut String) {
         } else {
             let _ = writeln!(out, "{text:<44} ; {}", notes.join(", "));
         }
-        if let Inst::If { then, els, .. } = func.inst(id) {
-            self::region(func, then, depth + 1, out);
-            let _ = writeln!(out, "{indent}}} else {{");
-            self::region(func, els, depth + 1, out);
-            let _ = writeln!(out, "{indent}}}");
+        match func.inst(id) {
+            Inst::If { then, els, .. } => {
+                self::region(func, then, depth + 1, out);
+                let _ = writeln!(out, "{indent}}} else {{");
+                self::region(func, els, depth + 1, out);
+                let _ = writeln!(out, "{indent}}}");
+            }
+            Inst::For { body, .. } => {
+                self::region(func, body, depth + 1, out);
+                let _ = writeln!(out, "{indent}}}");
+            }
+            _ => {}
         }
     }
     if !region_.yields.is_empty() || depth > 1 {
         let _ = writeln!(out, "{indent}yield {}", values(&region_.yields));
     }
+}
+
+fn range(loop_range: &LoopRange) -> String {
+    let dots = if loop_range.inclusive { "..=" } else { ".." };
+    let mut text = format!("{}{dots}{}", value(loop_range.start), value(loop_range.end));
+    if let Some(step) = loop_range.step {
+        let _ = write!(text, " step {}", value(step));
+    }
+    if loop_range.reversed {
+        text.push_str(" rev");
+    }
+    text
 }
 
 fn value(id: Value) -> String {
@@ -85,6 +104,8 @@ fn ty(ty_: &Ty) -> String {
         Ty::Bool => "bool".to_owned(),
         Ty::Unknown => "?".to_owned(),
         Ty::Tuple(elems) => format!("({})", elems.iter().map(ty).collect::<Vec<_>>().join(", ")),
+        Ty::Tape(elem) => format!("tape<{}>", ty(elem)),
+        Ty::Unit => "()".to_owned(),
     }
 }
 
@@ -112,5 +133,23 @@ fn inst(func: &Function, id: Value) -> String {
         Inst::Tuple(elems) => format!("tuple {}", values(elems)),
         Inst::Extract(tuple, index) => format!("extract {}.{index}", value(*tuple)),
         Inst::If { cond, .. } => format!("if {} {{", value(*cond)),
+        Inst::For {
+            range: loop_range,
+            inits,
+            ..
+        } => {
+            format!(
+                "for {} carry [{}] {{",
+                self::range(loop_range),
+                values(inits)
+            )
+        }
+        Inst::Arg(index) => format!("arg {index}"),
+        Inst::TapeNew { capacity: None } => "tape.new".to_owned(),
+        Inst::TapeNew {
+            capacity: Some(loop_range),
+        } => format!("tape.new for {}", self::range(loop_range)),
+        Inst::Push(tape, pushed) => format!("push {}, {}", value(*tape), value(*pushed)),
+        Inst::Pop(tape) => format!("pop {}", value(*tape)),
     }
 }

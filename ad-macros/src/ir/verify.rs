@@ -128,6 +128,36 @@ fn check_inst(func: &Function, id: Value, inst: &Inst) -> Result<(), String> {
                 ));
             }
         }
+        Inst::For { inits, body, .. } => {
+            if body.yields.len() != inits.len() {
+                return Err(format!(
+                    "%{}: the body yields {} values for {} carried",
+                    id.0,
+                    body.yields.len(),
+                    inits.len()
+                ));
+            }
+            if !matches!(func.ty(id), Ty::Tuple(elems) if elems.len() == inits.len()) {
+                return Err(format!(
+                    "%{}: the type of a loop is not the tuple of its carried values",
+                    id.0
+                ));
+            }
+            for index in 0..=inits.len() {
+                let is_arg = body.insts.get(index).is_some_and(
+                    |&arg| matches!(func.inst(arg), Inst::Arg(i) if *i as usize == index),
+                );
+                if !is_arg {
+                    return Err(format!(
+                        "%{}: the body does not start with `arg {index}`",
+                        id.0
+                    ));
+                }
+            }
+        }
+        Inst::Arg(_) => {
+            // Checked where it is allowed: at the start of a loop body (above).
+        }
         Inst::Extract(tuple, index) => match func.ty(*tuple) {
             Ty::Tuple(elems) if (*index as usize) < elems.len() => {}
             _ => {

@@ -484,7 +484,7 @@ impl Lower<'_> {
         self.push(Inst::Prim(prim, operands), ty, span)
     }
 
-    fn ty(&self, value: Value) -> Ty {
+    pub(super) fn ty(&self, value: Value) -> Ty {
         self.builder.func().ty(value).clone()
     }
 

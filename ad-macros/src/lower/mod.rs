@@ -7,6 +7,7 @@
 //! would have defined stay silent, so each mistake is reported once.
 
 mod expr;
+mod loops;
 mod sig;
 
 pub(crate) use sig::{Signature, signature};
@@ -178,6 +179,9 @@ impl Lower<'_> {
             }
             Expr::Match(match_expr) => {
                 let _ = self.match_(match_expr, false);
+            }
+            Expr::ForLoop(for_loop) => {
+                let _ = self.for_loop(for_loop);
             }
             // `()`, as in a `match` arm `_ => ()`: nothing to do.
             Expr::Tuple(tuple) if tuple.elems.is_empty() => {}

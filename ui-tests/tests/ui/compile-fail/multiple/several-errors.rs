@@ -3,7 +3,7 @@ use ad_runtime::differentiate;
 #[differentiate]
 fn f(x: f64, n: usize) -> f64 {
     let mut y = x;
-    for _ in 0..n {
+    while y < n as f64 {
         y *= x;
     }
     println!("{y}");

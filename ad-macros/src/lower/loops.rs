@@ -1,0 +1,213 @@
+//! Lowering loops.
+//!
+//! A loop's body is a region whose arguments are the index and the *carried*
+//! values: every outer variable the body assigns. The body yields their new
+//! values; after the loop the variables name the loop's results.
+//!
+//! ```text
+//! let mut s = x;                      %3 = for %0..%1 carry [%x] {
+//! for i in 0..n {          ⇒              %4 = arg 0      ; i
+//!     s = s * x;                          %5 = arg 1      ; s
+//! }                                       %6 = mul %5, %x ; s
+//!                                         yield %6
+//!                                     }
+//!                                     %7 = extract %3.0   ; s
+//! ```
+
+use std::collections::HashSet;
+
+use syn::ext::IdentExt;
+use syn::spanned::Spanned;
+use syn::visit::Visit;
+use syn::{Expr, ExprForLoop, Pat, RangeLimits};
+
+use super::{Lower, Poison};
+use crate::diag::msg;
+use crate::ir::{Inst, LoopRange, Ty, Value};
+
+impl Lower<'_> {
+    pub(super) fn for_loop(&mut self, expr: &ExprForLoop) -> Result<(), Poison> {
+        if let Some(label) = &expr.label {
+            self.cx.error_spanned_by(label, msg::LOOP_LABEL);
+            return Err(Poison);
+        }
+        let index_name = match &*expr.pat {
+            Pat::Ident(ident) if ident.by_ref.is_none() && ident.subpat.is_none() => {
+                Some(ident.ident.unraw().to_string())
+            }
+            Pat::Wild(_) => None,
+            pat => {
+                self.cx.error_spanned_by(pat, msg::LOOP_PATTERN);
+                return Err(Poison);
+            }
+        };
+        let range = self.loop_range(&expr.expr);
+        let span = expr.span();
+
+        // The outer variables the body assigns are carried.
+        let mut assigned = Assigned::default();
+        assigned.visit_block(&expr.body);
+        let carried: Vec<(usize, usize)> = self.outer_positions(&assigned.names);
+        let inits: Vec<Result<Value, Poison>> = carried
+            .iter()
+            .map(|&(scope, entry)| self.scopes[scope][entry].1)
+            .collect();
+
+        self.builder.begin_region();
+        let index = self.push(Inst::Arg(0), Ty::Int, span);
+        if let Some(name) = &index_name {
+            self.builder.name(index, name);
+        }
+        for (k, (&(scope, entry), init)) in carried.iter().zip(&inits).enumerate() {
+            let ty = init.map_or(Ty::Unknown, |init| self.builder.func().ty(init).clone());
+            let arg = self.push(Inst::Arg(u32::try_from(k + 1).expect("small")), ty, span);
+            let name = self.scopes[scope][entry].0.clone();
+            self.builder.name(arg, &name);
+            self.scopes[scope][entry].1 = Ok(arg);
+        }
+        self.scopes.push(
+            index_name
+                .into_iter()
+                .map(|name| (name, Ok(index)))
+                .collect(),
+        );
+        let body_result = self.block(&expr.body, false);
+        self.scopes.pop();
+        let yields: Vec<Result<Value, Poison>> = carried
+            .iter()
+            .map(|&(scope, entry)| self.scopes[scope][entry].1)
+            .collect();
+        let mut body = self.builder.end_region(Vec::new());
+
+        let poisoned = range.is_err()
+            || body_result.is_err()
+            || inits.iter().chain(&yields).any(Result::is_err);
+        if poisoned {
+            for &(scope, entry) in &carried {
+                self.scopes[scope][entry].1 = Err(Poison);
+            }
+            return Err(Poison);
+        }
+        let inits: Vec<Value> = inits
+            .into_iter()
+            .map(|init| init.expect("checked"))
+            .collect();
+        let mut tys = Vec::new();
+        for (k, (&init, yielded)) in inits.iter().zip(yields).enumerate() {
+            let yielded = yielded.expect("checked");
+            let ty = self.ty(init).join(&self.ty(yielded));
+            for value in [init, yielded, body.insts[k + 1]] {
+                self.builder.refine_ty(value, &ty);
+            }
+            body.yields.push(yielded);
+            tys.push(ty);
+        }
+        let for_value = self.push(
+            Inst::For {
+                range: range?,
+                inits,
+                body,
+            },
+            Ty::Tuple(tys.clone()),
+            span,
+        );
+        for (k, (ty, &(scope, entry))) in tys.into_iter().zip(&carried).enumerate() {
+            let result = self.push(
+                Inst::Extract(for_value, u32::try_from(k).expect("small")),
+                ty,
+                span,
+            );
+            let name = self.scopes[scope][entry].0.clone();
+            self.builder.name(result, &name);
+            self.scopes[scope][entry].1 = Ok(result);
+        }
+        Ok(())
+    }
+
+    /// `a..b`, `a..=b`, then optionally `.step_by(k)`, then optionally `.rev()`.
+    fn loop_range(&mut self, expr: &Expr) -> Result<LoopRange, Poison> {
+        match expr {
+            Expr::Paren(paren) => self.loop_range(&paren.expr),
+            Expr::Group(group) => self.loop_range(&group.expr),
+            Expr::MethodCall(call) if call.method == "rev" && call.args.is_empty() => {
+                let mut range = self.loop_range(&call.receiver)?;
+                if range.reversed {
+                    self.cx.error_spanned_by(&call.method, msg::LOOP_RANGE);
+                    return Err(Poison);
+                }
+                range.reversed = true;
+                Ok(range)
+            }
+            Expr::MethodCall(call) if call.method == "step_by" && call.args.len() == 1 => {
+                let mut range = self.loop_range(&call.receiver)?;
+                if range.reversed || range.step.is_some() {
+                    // `(a..b).rev().step_by(k)` visits other indices than
+                    // `(a..b).step_by(k).rev()`; only the second is supported.
+                    self.cx
+                        .error_spanned_by(&call.method, msg::LOOP_STEP_AFTER_REV);
+                    return Err(Poison);
+                }
+                range.step = Some(self.expr(&call.args[0])?);
+                Ok(range)
+            }
+            Expr::Range(range) => {
+                let (Some(start), Some(end)) = (&range.start, &range.end) else {
+                    self.cx.error_spanned_by(range, msg::LOOP_RANGE);
+                    return Err(Poison);
+                };
+                let start = self.expr(start);
+                let end = self.expr(end);
+                Ok(LoopRange {
+                    start: start?,
+                    end: end?,
+                    inclusive: matches!(range.limits, RangeLimits::Closed(_)),
+                    step: None,
+                    reversed: false,
+                })
+            }
+            other => {
+                self.cx.error_spanned_by(other, msg::LOOP_RANGE);
+                Err(Poison)
+            }
+        }
+    }
+
+    /// Where the innermost bindings of `names` are, in order of the scopes.
+    fn outer_positions(&self, names: &HashSet<String>) -> Vec<(usize, usize)> {
+        let mut positions = Vec::new();
+        let mut seen = HashSet::new();
+        for (scope_index, scope) in self.scopes.iter().enumerate().rev() {
+            for (entry_index, (name, _)) in scope.iter().enumerate().rev() {
+                if names.contains(name) && seen.insert(name.clone()) {
+                    positions.push((scope_index, entry_index));
+                }
+            }
+        }
+        positions.sort_unstable();
+        positions
+    }
+}
+
+/// The variables a block assigns, by name (`x = …`, `x += …`), at any depth.
+#[derive(Default)]
+struct Assigned {
+    names: HashSet<String>,
+}
+
+impl Visit<'_> for Assigned {
+    fn visit_expr_assign(&mut self, assign: &syn::ExprAssign) {
+        if let Some(name) = super::expr::local_name(&assign.left) {
+            self.names.insert(name);
+        }
+        syn::visit::visit_expr_assign(self, assign);
+    }
+
+    fn visit_expr_binary(&mut self, binary: &syn::ExprBinary) {
+        if super::expr::compound_op(&binary.op).is_some()
+            && let Some(name) = super::expr::local_name(&binary.left)
+        {
+            self.names.insert(name);
+        }
+        syn::visit::visit_expr_binary(self, binary);
+    }
+}

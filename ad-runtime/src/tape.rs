@@ -1,0 +1,97 @@
+//! The tape: values a loop's primal pass saves for its adjoint.
+//!
+//! Generated code keeps one tape per saved value: every iteration of the primal
+//! loop pushes the value, and every iteration of the reversed loop pops it, so
+//! pushes and pops pair up in reverse order however loops and branches nest.
+//! A loop whose adjoint needs nothing from its iterations has no tape at all.
+
+/// A stack of values saved by the primal pass, read back by the adjoint pass.
+#[derive(Clone, Debug, Default)]
+pub struct Tape<T> {
+    values: Vec<T>,
+}
+
+impl<T> Tape<T> {
+    /// An empty tape.
+    #[inline]
+    pub fn new() -> Self {
+        Tape { values: Vec::new() }
+    }
+
+    /// An empty tape with room for `capacity` values (the trip count of a loop
+    /// known before it runs), so that pushing never reallocates.
+    #[inline]
+    pub fn with_capacity(capacity: usize) -> Self {
+        Tape {
+            values: Vec::with_capacity(capacity),
+        }
+    }
+
+    /// Saves a value.
+    #[inline]
+    pub fn push(&mut self, value: T) {
+        self.values.push(value);
+    }
+
+    /// Takes the value saved last.
+    ///
+    /// # Panics
+    ///
+    /// Panics if the tape is empty: generated code pops exactly what it pushed,
+    /// so this is a bug in `#[differentiate]`.
+    #[inline]
+    #[track_caller]
+    pub fn pop(&mut self) -> T {
+        self.values.pop().expect(
+            "ad-runtime: tape underflow; this is a bug in #[differentiate], please report it",
+        )
+    }
+
+    /// How many values are saved.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.values.len()
+    }
+
+    /// Whether no value is saved.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.values.is_empty()
+    }
+
+    /// How many values fit without reallocating.
+    #[inline]
+    pub fn capacity(&self) -> usize {
+        self.values.capacity()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Tape;
+
+    #[test]
+    fn pops_in_reverse_order_of_pushes() {
+        let mut tape = Tape::with_capacity(3);
+        for value in [1.0, 2.0, 3.0] {
+            tape.push(value);
+        }
+        assert_eq!(tape.capacity(), 3);
+        assert_eq!([tape.pop(), tape.pop(), tape.pop()], [3.0, 2.0, 1.0]);
+        assert!(tape.is_empty());
+    }
+
+    #[test]
+    fn popping_an_empty_tape_panics_with_a_bug_report() {
+        let payload =
+            std::panic::catch_unwind(|| Tape::<f64>::new().pop()).expect_err("empty tape");
+        let message = payload
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or(payload.downcast_ref::<&str>().copied());
+        assert!(
+            message.is_some_and(|text| text.contains("tape underflow")),
+            "{message:?}"
+        );
+    }
+}

@@ -1,0 +1,255 @@
+//! `for` loops over integer ranges: closed form, finite differences and the
+//! dot-product test for each, including zero-trip loops.
+
+use ad_runtime::differentiate;
+use ad_tests::{assert_close, check_scalar};
+
+macro_rules! vjp1 {
+    ($vjp:ident $(, $constant:expr)*) => {
+        |p: &[f64], s: f64| {
+            let (out, dx) = $vjp(p[0], $($constant,)* s);
+            (out, vec![dx])
+        }
+    };
+}
+
+#[differentiate]
+fn power(x: f64, n: usize) -> f64 {
+    let mut p = 1.0;
+    for _ in 0..n {
+        p *= x;
+    }
+    p
+}
+
+#[test]
+fn loop_carried_product() {
+    let x = 1.3;
+    for n in [0_usize, 1, 2, 5] {
+        let grad = check_scalar(|p| power(p[0], n), vjp1!(power_vjp, n), &[x]);
+        let expected = if n == 0 {
+            0.0
+        } else {
+            n as f64 * x.powi(n as i32 - 1)
+        };
+        assert_close(&grad, &[expected]);
+    }
+}
+
+#[differentiate]
+fn weighted_sum(x: f64, c: f64, n: usize) -> f64 {
+    let mut s = 0.0;
+    for i in 0..n {
+        s += c * x * i as f64;
+    }
+    s
+}
+
+#[test]
+fn loop_carried_sum_with_index() {
+    let (x, c) = (0.7, 2.5);
+    for n in [0_usize, 4] {
+        let grad = check_scalar(
+            |p| weighted_sum(p[0], p[1], n),
+            |p, s| {
+                let (out, dx, dc) = weighted_sum_vjp(p[0], p[1], n, s);
+                (out, vec![dx, dc])
+            },
+            &[x, c],
+        );
+        let total = (0..n).sum::<usize>() as f64;
+        assert_close(&grad, &[c * total, x * total]);
+    }
+}
+
+/// Newton's iteration for sqrt(a), a fixed number of steps.
+#[differentiate]
+fn newton_sqrt(a: f64) -> f64 {
+    let mut y = a;
+    for _ in 0..30 {
+        y = 0.5 * (y + a / y);
+    }
+    y
+}
+
+#[test]
+fn fixed_count_newton_iteration() {
+    for a in [0.5, 2.0, 9.0] {
+        let grad = check_scalar(|p| newton_sqrt(p[0]), vjp1!(newton_sqrt_vjp), &[a]);
+        // Converged: the derivative of sqrt.
+        assert!((grad[0] - 0.5 / a.sqrt()).abs() < 1e-12, "{grad:?}");
+    }
+}
+
+#[differentiate]
+fn nested(x: f64, n: usize, m: usize) -> f64 {
+    let mut s = 0.0;
+    for i in 0..n {
+        let mut row = x;
+        for j in 0..m {
+            row = row * x + (i * j) as f64;
+        }
+        s += row.sin();
+    }
+    s
+}
+
+#[test]
+fn nested_loops() {
+    let x = 0.4;
+    for (n, m) in [(3, 2), (2, 0), (0, 3)] {
+        let grad = check_scalar(
+            |p| nested(p[0], n, m),
+            |p, s| {
+                let (out, dx) = nested_vjp(p[0], n, m, s);
+                (out, vec![dx])
+            },
+            &[x],
+        );
+        let mut expected = 0.0;
+        for i in 0..n {
+            let (mut row, mut d_row) = (x, 1.0);
+            for j in 0..m {
+                d_row = d_row * x + row;
+                row = row * x + (i * j) as f64;
+            }
+            expected += row.cos() * d_row;
+        }
+        assert_close(&grad, &[expected]);
+    }
+}
+
+#[differentiate]
+fn ranges(x: f64, n: i32) -> f64 {
+    let mut a = x;
+    for i in (1..=n).rev() {
+        a = a * f64::from(i) + x;
+    }
+    let mut b = 0.0;
+    for k in (0..10).step_by(3) {
+        b += x.powi(k);
+    }
+    let mut c = 1.0;
+    for _ in (0..n).step_by(2).rev() {
+        c *= x;
+    }
+    a + b + c
+}
+
+#[test]
+fn rev_inclusive_and_step_by() {
+    let x = 0.9;
+    for n in [0, 3, 4] {
+        let grad = check_scalar(|p| ranges(p[0], n), vjp1!(ranges_vjp, n), &[x]);
+        let mut da = 1.0;
+        for i in (1..=n).rev() {
+            da = da * f64::from(i) + 1.0;
+        }
+        let db: f64 = (0..10)
+            .step_by(3)
+            .map(|k| f64::from(k) * x.powi(k - 1))
+            .sum();
+        let steps = (0..n).step_by(2).count() as i32;
+        let dc = f64::from(steps) * x.powi(steps - 1);
+        assert_close(&grad, &[da + db + if steps == 0 { 0.0 } else { dc }]);
+    }
+}
+
+#[differentiate]
+fn branch_in_loop(x: f64, n: usize) -> f64 {
+    let mut s = x;
+    for i in 0..n {
+        if i % 2 == 0 {
+            s = s.sin() + x;
+        } else {
+            s *= s;
+        }
+    }
+    s
+}
+
+#[test]
+fn branches_inside_a_loop() {
+    for x in [0.3, 1.1] {
+        for n in [0, 1, 4] {
+            let grad = check_scalar(
+                |p| branch_in_loop(p[0], n),
+                vjp1!(branch_in_loop_vjp, n),
+                &[x],
+            );
+            let (mut s, mut ds) = (x, 1.0);
+            for i in 0..n {
+                if i % 2 == 0 {
+                    ds = s.cos() * ds + 1.0;
+                    s = s.sin() + x;
+                } else {
+                    ds *= 2.0 * s;
+                    s *= s;
+                }
+            }
+            assert_close(&grad, &[ds]);
+        }
+    }
+}
+
+#[differentiate]
+fn loop_in_branch(x: f64, y: f64, n: usize) -> f64 {
+    let mut acc = y;
+    if x > 0.0 {
+        for _ in 0..n {
+            acc = acc * x + y;
+        }
+    } else {
+        acc = -acc;
+    }
+    acc
+}
+
+#[test]
+fn a_loop_inside_a_branch() {
+    for (x, y) in [(0.8, 1.5), (-0.5, 1.5)] {
+        let n = 3;
+        check_scalar(
+            |p| loop_in_branch(p[0], p[1], n),
+            |p, s| {
+                let (out, dx, dy) = loop_in_branch_vjp(p[0], p[1], n, s);
+                (out, vec![dx, dy])
+            },
+            &[x, y],
+        );
+    }
+}
+
+#[differentiate]
+fn swap_carried(x: f64, y: f64, n: usize) -> f64 {
+    let mut a = x;
+    let mut b = y;
+    for _ in 0..n {
+        let t = a;
+        a = b;
+        b = t * 2.0;
+    }
+    a * 3.0 + b
+}
+
+#[test]
+fn carried_values_that_swap() {
+    for n in [0_usize, 1, 2, 3] {
+        let grad = check_scalar(
+            |p| swap_carried(p[0], p[1], n),
+            |p, s| {
+                let (out, dx, dy) = swap_carried_vjp(p[0], p[1], n, s);
+                (out, vec![dx, dy])
+            },
+            &[1.5, -0.5],
+        );
+        // After n steps: a, b are x and y scaled by powers of 2, swapped when n is odd.
+        let half = 2.0_f64.powi((n / 2) as i32);
+        let (da_dx, db_dx, da_dy, db_dy) = if n % 2 == 0 {
+            (half, 0.0, 0.0, half)
+        } else {
+            (0.0, 2.0 * half, half, 0.0)
+        };
+        assert_close(&grad, &[3.0 * da_dx + db_dx, 3.0 * da_dy + db_dy]);
+    }
+}
