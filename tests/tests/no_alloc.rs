@@ -98,6 +98,54 @@ fn straight_line_vjp_allocates_nothing() {
     assert_eq!(n, 0, "straight-line `_vjp` code allocated {n} times");
 }
 
+#[differentiate]
+fn weighted_sum(x: f64, c: f64, n: usize) -> f64 {
+    let mut s = 0.0;
+    for i in 0..n {
+        s += c * x * i as f64;
+    }
+    s
+}
+
+#[differentiate]
+fn power(x: f64, n: usize) -> f64 {
+    let mut p = 1.0;
+    for _ in 0..n {
+        p *= x;
+    }
+    p
+}
+
+#[test]
+fn a_loop_that_needs_nothing_saved_allocates_nothing() {
+    let mut sink = 0.0;
+    let n = allocations(|| {
+        let (out, d_x, d_c) = weighted_sum_vjp(0.5, 2.0, 1000, 1.0);
+        sink += out + d_x + d_c;
+    });
+    assert!(sink.is_finite());
+    assert_eq!(n, 0, "a loop with nothing to save allocated {n} times");
+}
+
+#[test]
+fn a_taped_loop_allocates_its_tape_once() {
+    let mut sink = 0.0;
+    // The tape's capacity is the trip count, reserved before the loop: one
+    // allocation, never a reallocation, whatever the trip count.
+    for trips in [1, 10, 1000] {
+        let n = allocations(|| {
+            let (out, d_x) = power_vjp(1.0001, trips, 1.0);
+            sink += out + d_x;
+        });
+        assert_eq!(n, 1, "{trips} trips: {n} allocations");
+    }
+    assert!(sink.is_finite());
+    let (_, d_x) = power_vjp(1.5, 3, 1.0);
+    assert_eq!(d_x, 3.0 * 1.5 * 1.5);
+    let (_, d_x, d_c) = weighted_sum_vjp(0.5, 2.0, 4, 1.0);
+    assert_eq!((d_x, d_c), (2.0 * 6.0, 0.5 * 6.0));
+}
+
 #[test]
 fn the_functions_measured_have_correct_gradients() {
     let grad = ad_tests::check_scalar(
