@@ -200,7 +200,7 @@ impl<'a> Emitter<'a> {
                 // Named with its loop.
                 continue;
             }
-            if let Inst::For { inits, .. } = inst {
+            if let Inst::For { inits, .. } | Inst::While { inits, .. } = inst {
                 self.name_loop(value, inits.len(), &uses);
                 continue;
             }
@@ -243,17 +243,14 @@ impl<'a> Emitter<'a> {
     /// variable, the loop's argument inside and its result after it.
     fn name_loop(&mut self, for_value: Value, n_carried: usize, uses: &[Vec<crate::ir::Place>]) {
         let func = self.func;
-        let Inst::For { body, .. } = func.inst(for_value) else {
+        let (Inst::For { body, inits, .. } | Inst::While { body, inits }) = func.inst(for_value)
+        else {
             unreachable!("a loop")
         };
         let index = body.insts[0];
-        self.forms[index.index()] = if uses[index.index()].is_empty() {
-            Form::Bound("_".to_owned())
-        } else {
-            let name = func.name(index).unwrap_or("i").to_owned();
-            Form::Bound(self.fresh(&name))
-        };
-        let mut results = vec![None; n_carried];
+        let is_while = matches!(func.inst(for_value), Inst::While { .. });
+        // A `while` counts its iterations in `trips`, which is also its index.
+        let mut results = vec![None; n_carried + usize::from(is_while)];
         func.walk(&mut |_, value| {
             if let Inst::Extract(tuple, k) = func.inst(value)
                 && *tuple == for_value
@@ -261,9 +258,27 @@ impl<'a> Emitter<'a> {
                 results[*k as usize] = Some(value);
             }
         });
-        let Inst::For { inits, .. } = func.inst(for_value) else {
-            unreachable!("a loop")
-        };
+        if is_while {
+            let trips = results.pop().flatten();
+            let counted = trips.is_some_and(|trips| !uses[trips.index()].is_empty())
+                || !uses[index.index()].is_empty();
+            let name = if counted {
+                self.fresh("trips")
+            } else {
+                "_".to_owned()
+            };
+            self.forms[index.index()] = Form::Carried(name.clone());
+            if let Some(trips) = trips {
+                self.forms[trips.index()] = Form::Carried(name);
+            }
+        } else {
+            self.forms[index.index()] = if uses[index.index()].is_empty() {
+                Form::Bound("_".to_owned())
+            } else {
+                let name = func.name(index).unwrap_or("i").to_owned();
+                Form::Bound(self.fresh(&name))
+            };
+        }
         for (k, result) in results.into_iter().enumerate() {
             let arg = body.insts[k + 1];
             let init = inits[k];
@@ -357,7 +372,7 @@ impl<'a> Emitter<'a> {
                     let expr = self.inst_expr(value).tokens;
                     stmts.extend(quote_spanned!(span=> let #pattern = #expr;));
                 }
-                _ if matches!(func.inst(value), Inst::For { .. }) => {
+                _ if matches!(func.inst(value), Inst::For { .. } | Inst::While { .. }) => {
                     stmts.extend(self.for_loop(value))
                 }
                 _ if matches!(func.inst(value), Inst::Push(..)) => {
@@ -382,12 +397,16 @@ impl<'a> Emitter<'a> {
     fn for_loop(&self, for_value: Value) -> TokenStream {
         let func = self.func;
         let span = func.span(for_value);
-        let Inst::For { range, inits, body } = func.inst(for_value) else {
-            unreachable!("a loop")
+        let (range, inits, body) = match func.inst(for_value) {
+            Inst::For { range, inits, body } => (Some(range), inits, body),
+            Inst::While { inits, body } => (None, inits, body),
+            _ => unreachable!("a loop"),
         };
+        // A `while` yields whether to go on before the carried values.
+        let carried_yields = &body.yields[body.yields.len() - inits.len()..];
         let mut stmts = TokenStream::new();
         let mut assigned = Vec::new();
-        for (k, (&init, &yielded)) in inits.iter().zip(&body.yields).enumerate() {
+        for (k, (&init, &yielded)) in inits.iter().zip(carried_yields).enumerate() {
             let arg = body.insts[k + 1];
             let Form::Carried(name) = &self.forms[arg.index()] else {
                 unreachable!("carried")
@@ -402,12 +421,6 @@ impl<'a> Emitter<'a> {
                 assigned.push((var, arg, yielded));
             }
         }
-        let index = match &self.forms[body.insts[0].index()] {
-            Form::Bound(name) if name == "_" => quote!(_),
-            Form::Bound(name) => ident(name, span).into_token_stream(),
-            _ => unreachable!("the index is bound"),
-        };
-        let iter = self.range(range, span);
         let body_stmts = self.stmts(body);
         let update = match assigned.as_slice() {
             [] => TokenStream::new(),
@@ -421,6 +434,28 @@ impl<'a> Emitter<'a> {
                 quote_spanned!(span=> (#(#vars),*) = (#(#next),*);)
             }
         };
+        let Some(range) = range else {
+            // `loop { body; trips += 1; carried = next; if !go_on { break; } }`
+            let go_on = self.expr(body.yields[0]).at(Prec::Prefix);
+            let count = match &self.forms[body.insts[0].index()] {
+                Form::Carried(name) if name != "_" => {
+                    let trips = ident(name, span);
+                    stmts.extend(quote_spanned!(span=> let mut #trips = 0_usize;));
+                    quote_spanned!(span=> #trips += 1;)
+                }
+                _ => TokenStream::new(),
+            };
+            stmts.extend(
+                quote_spanned!(span=> loop { #body_stmts #count #update if !#go_on { break; } }),
+            );
+            return stmts;
+        };
+        let index = match &self.forms[body.insts[0].index()] {
+            Form::Bound(name) if name == "_" => quote!(_),
+            Form::Bound(name) => ident(name, span).into_token_stream(),
+            _ => unreachable!("the index is bound"),
+        };
+        let iter = self.range(range, span);
         stmts.extend(quote_spanned!(span=> for #index in #iter { #body_stmts #update }));
         stmts
     }
@@ -653,7 +688,9 @@ impl<'a> Emitter<'a> {
                 };
                 postfix(quote_spanned!(span=> if #cond #then else #els))
             }
-            Inst::For { .. } | Inst::Arg(_) => unreachable!("loops are statements"),
+            Inst::For { .. } | Inst::While { .. } | Inst::Arg(_) => {
+                unreachable!("loops are statements")
+            }
             Inst::TapeNew { capacity: None } => postfix(quote_spanned!(span=> __ad::Tape::new())),
             Inst::TapeNew {
                 capacity: Some(range),

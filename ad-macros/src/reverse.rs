@@ -20,7 +20,7 @@ use crate::analysis::Activity;
 use std::collections::HashMap;
 
 use crate::ir::{
-    BinOp, Builder, Const, Function, Inst, Place, Region, Role, Scalar, Ty, UnOp, Value,
+    BinOp, Builder, Const, Function, Inst, LoopRange, Place, Region, Role, Scalar, Ty, UnOp, Value,
 };
 use crate::rules;
 
@@ -140,7 +140,7 @@ impl Reverse<'_> {
             match self.primal.inst(value) {
                 // Control flow has no adjoint of its own: its results do.
                 Inst::If { .. } => self.reverse_if(value),
-                Inst::For { .. } => self.reverse_for(value),
+                Inst::For { .. } | Inst::While { .. } => self.reverse_for(value),
                 _ => {
                     if let Some(adjoint) = self.grads[value.index()] {
                         self.builder.set_adjoint_of(adjoint, value);
@@ -250,16 +250,24 @@ impl Reverse<'_> {
     /// ```
     fn reverse_for(&mut self, for_value: Value) {
         let primal = self.primal;
-        let Inst::For { range, inits, body } = primal.inst(for_value) else {
-            unreachable!("reverse_for on a non-loop")
+        let (range, inits, body) = match primal.inst(for_value) {
+            Inst::For { range, inits, body } => (Some(range), inits, body),
+            Inst::While { inits, body } => (None, inits, body),
+            _ => unreachable!("reverse_for on a non-loop"),
         };
         let args = &body.insts[1..=inits.len()];
+        // A `while` yields whether to go on before its carried values.
+        let next = &body.yields[body.yields.len() - inits.len()..];
         let mut seeds = vec![None; inits.len()];
+        let mut trips = None;
         primal.walk(&mut |_, value| {
             if let Inst::Extract(tuple, index) = primal.inst(value)
                 && *tuple == for_value
             {
-                seeds[*index as usize] = self.grads[value.index()];
+                match seeds.get_mut(*index as usize) {
+                    Some(seed) => *seed = self.grads[value.index()],
+                    None => trips = Some(value),
+                }
             }
         });
         if seeds.iter().all(Option::is_none) {
@@ -317,7 +325,7 @@ impl Reverse<'_> {
             index,
         });
         for (position, &k) in carried.iter().enumerate() {
-            self.add(body.yields[k], adjoint_args[position]);
+            self.add(next[k], adjoint_args[position]);
         }
         self.reverse_region(body);
         let mut yields = Vec::new();
@@ -335,8 +343,24 @@ impl Reverse<'_> {
         let adjoint_body = self.builder.end_region(yields);
 
         self.grads = before;
-        let mut reversed = range.clone();
-        reversed.reversed = !reversed.reversed;
+        let reversed = match range {
+            Some(range) => LoopRange {
+                reversed: !range.reversed,
+                ..range.clone()
+            },
+            // A `while` is reversed by running its trips again, backwards.
+            None => {
+                let zero = self.push(Inst::Const(Const::Zero), Ty::Int, for_value);
+                let trips = trips.expect("a `while` has a trip count");
+                LoopRange {
+                    start: zero,
+                    end: trips,
+                    inclusive: false,
+                    step: None,
+                    reversed: true,
+                }
+            }
+        };
         let adjoint_loop = self.push(
             Inst::For {
                 range: reversed,
@@ -414,7 +438,9 @@ impl Reverse<'_> {
             .push_detached(Inst::Push(tape, value), Ty::Unit, span);
         self.set_place(push, Place::In(for_value, 0));
         let func = self.builder.func_mut();
-        let Inst::For { inits, body, .. } = &mut func.insts[for_value.index()].inst else {
+        let (Inst::For { inits, body, .. } | Inst::While { inits, body }) =
+            &mut func.insts[for_value.index()].inst
+        else {
             unreachable!("taped values come from loops")
         };
         let after = body
@@ -478,7 +504,7 @@ impl Reverse<'_> {
         }
         let mut copy = value;
         while let Place::In(owner, branch) = self.place(copy) {
-            if let Inst::For { .. } = self.primal.inst(owner) {
+            if let Inst::For { .. } | Inst::While { .. } = self.primal.inst(owner) {
                 copy = self.tape(copy, owner);
                 break;
             }

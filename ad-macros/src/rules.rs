@@ -174,7 +174,7 @@ pub(crate) fn pullback(rx: &mut Reverse<'_>, y: Value, dy: Value) {
         Inst::Extract(..) => {}
         // Control flow is reversed by the reverse pass itself; a loop's
         // arguments receive their adjoints there.
-        Inst::If { .. } | Inst::For { .. } => {
+        Inst::If { .. } | Inst::For { .. } | Inst::While { .. } => {
             unreachable!("control flow is reversed by the reverse pass")
         }
         Inst::Arg(_) => {}

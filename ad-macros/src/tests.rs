@@ -204,6 +204,12 @@ check!(
     "fn f(x: f64, c: f64, n: usize) -> f64 { let mut s = 0.0; for i in 0..n { s += c * x * i as f64; } s }"
 );
 
+check!(
+    while_to_tolerance,
+    "",
+    "fn f(a: f64) -> f64 { let mut y = a; while (y * y - a).abs() > 1e-12 * a { y = 0.5 * (y + a / y); } y }"
+);
+
 /// Expansions with errors: the original function, the errors, a stub `_vjp`.
 #[test]
 fn fallback_keeps_function_and_stub() {

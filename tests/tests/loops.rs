@@ -253,3 +253,57 @@ fn carried_values_that_swap() {
         assert_close(&grad, &[3.0 * da_dx + db_dx, 3.0 * da_dy + db_dy]);
     }
 }
+
+/// The Babylonian square root, iterated until a tolerance is met.
+#[differentiate]
+fn babylonian_sqrt(a: f64) -> f64 {
+    let mut y = a;
+    while (y * y - a).abs() > 1e-12 * a {
+        y = 0.5 * (y + a / y);
+    }
+    y
+}
+
+#[test]
+fn while_to_a_tolerance() {
+    for a in [0.25, 2.0, 9.0, 1e4] {
+        let grad = check_scalar(|p| babylonian_sqrt(p[0]), vjp1!(babylonian_sqrt_vjp), &[a]);
+        assert!(
+            (grad[0] - 0.5 / a.sqrt()).abs() < 1e-9 * (0.5 / a.sqrt()),
+            "a = {a}: {grad:?}"
+        );
+    }
+    // a = 1: the loop never runs, y = a.
+    assert_eq!(babylonian_sqrt_vjp(1.0, 1.0), (1.0, 1.0));
+}
+
+#[differentiate]
+fn halve_until_small(x: f64, y: f64) -> f64 {
+    let mut a = x;
+    let mut b = y;
+    let mut steps = 0;
+    while a > 1.0 {
+        a *= 0.5;
+        b = b * a + 1.0;
+        steps += 1;
+    }
+    a * b + f64::from(steps)
+}
+
+#[test]
+fn while_with_several_carried_values_and_zero_trips() {
+    for (x, y) in [(10.0, 0.5), (0.5, 2.0)] {
+        let grad = check_scalar(
+            |p| halve_until_small(p[0], p[1]),
+            |p, s| {
+                let (out, dx, dy) = halve_until_small_vjp(p[0], p[1], s);
+                (out, vec![dx, dy])
+            },
+            &[x, y],
+        );
+        if x <= 1.0 {
+            // No iteration: a * b.
+            assert_close(&grad, &[y, x]);
+        }
+    }
+}

@@ -44,18 +44,19 @@ fn mark_varied(func: &Function, region: &Region, varied: &mut [bool]) {
                 mark_varied(func, els, varied);
                 false
             }
-            Inst::For { inits, body, .. } => {
+            Inst::For { inits, body, .. } | Inst::While { inits, body } => {
+                // A `while` yields whether to go on before its carried values.
+                let next = &body.yields[body.yields.len() - inits.len()..];
                 loop {
                     for (k, init) in inits.iter().enumerate() {
                         let arg = body.insts[k + 1];
                         let carries = func.ty(arg).is_float();
                         varied[arg.index()] |=
-                            carries && (varied[init.index()] || varied[body.yields[k].index()]);
+                            carries && (varied[init.index()] || varied[next[k].index()]);
                     }
                     mark_varied(func, body, varied);
-                    let settled = (0..inits.len()).all(|k| {
-                        !varied[body.yields[k].index()] || varied[body.insts[k + 1].index()]
-                    });
+                    let settled = (0..inits.len())
+                        .all(|k| !varied[next[k].index()] || varied[body.insts[k + 1].index()]);
                     if settled {
                         break;
                     }
@@ -75,7 +76,10 @@ fn mark_varied(func: &Function, region: &Region, varied: &mut [bool]) {
                 Inst::If { then, els, .. } => [then, els]
                     .iter()
                     .any(|region| varied[region.yields[*index as usize].index()]),
-                Inst::For { body, .. } => varied[body.insts[*index as usize + 1].index()],
+                Inst::For { body, .. } | Inst::While { body, .. } => body
+                    .insts
+                    .get(*index as usize + 1)
+                    .is_some_and(|arg| varied[arg.index()]),
                 _ => varied[tuple.index()],
             },
             inst => inst
@@ -110,10 +114,15 @@ fn mark_useful(func: &Function, region: &Region, useful: &mut [bool]) {
                 mark_useful(func, then, useful);
                 mark_useful(func, els, useful);
             }
-            Inst::For { inits, body, .. } => {
+            Inst::For { inits, body, .. } | Inst::While { inits, body } => {
+                let next = &body.yields[body.yields.len() - inits.len()..];
+                // Whether a `while` goes on decides its results.
+                for &decision in &body.yields[..body.yields.len() - inits.len()] {
+                    useful[decision.index()] = true;
+                }
                 for (index, extract) in extracts(func, region, value) {
-                    if useful[extract.index()] {
-                        useful[body.yields[index].index()] = true;
+                    if useful[extract.index()] && index < inits.len() {
+                        useful[next[index].index()] = true;
                         useful[inits[index].index()] = true;
                     }
                 }
@@ -123,7 +132,7 @@ fn mark_useful(func: &Function, region: &Region, useful: &mut [bool]) {
                     for (k, init) in inits.iter().enumerate() {
                         if useful[body.insts[k + 1].index()] {
                             useful[init.index()] = true;
-                            let next = body.yields[k].index();
+                            let next = next[k].index();
                             settled &= useful[next];
                             useful[next] = true;
                         }

@@ -28,6 +28,9 @@
 //!    `arg 1..=k` (the carried values, one per initial value), and yields the k
 //!    carried values of the next iteration; the loop's type is the tuple of the
 //!    final carried values. `arg` appears nowhere else.
+//! 10. A [`Inst::While`]'s body starts with its arguments like a `for`'s, and
+//!     yields a `bool` (whether to run again) and then the k carried values; its
+//!     type is the tuple of the k carried types and `int` (the trip count).
 
 mod builder;
 mod print;
@@ -287,8 +290,18 @@ pub(crate) enum Inst {
         inits: Vec<Value>,
         body: Region,
     },
-    /// An argument of the loop body that contains it: 0 is the index, `k` the
-    /// `k`-th carried value at the start of the iteration.
+    /// `while` and `loop`: runs `body` again and again, carrying `inits.len()`
+    /// values, until the body yields `false` as its first value; it yields the
+    /// carried values next (see invariant 10). Its results are the carried values
+    /// the last iteration yields, then the number of iterations (`trips`, an
+    /// integer, counting that last one), which the adjoint loop runs again.
+    While {
+        inits: Vec<Value>,
+        body: Region,
+    },
+    /// An argument of the loop body that contains it: 0 is the index (the
+    /// iteration number of a `while`), `k` the `k`-th carried value at the start
+    /// of the iteration.
     Arg(u32),
     /// A new, empty tape, with room for one value per iteration of `capacity`.
     TapeNew {
@@ -341,6 +354,11 @@ impl Inst {
                     *init = map(*init);
                 }
             }
+            Inst::While { inits, .. } => {
+                for init in inits {
+                    *init = map(*init);
+                }
+            }
             Inst::Push(tape, value) => {
                 *tape = map(*tape);
                 *value = map(*value);
@@ -384,6 +402,7 @@ impl Inst {
                 operands.extend(inits);
                 operands
             }
+            Inst::While { inits, .. } => inits.clone(),
             Inst::Push(tape, value) => vec![*tape, *value],
             Inst::Pop(tape) => vec![*tape],
             Inst::Unary(_, arg)
@@ -478,7 +497,7 @@ impl Function {
     pub(crate) fn regions(&self, value: Value) -> Vec<&Region> {
         match self.inst(value) {
             Inst::If { then, els, .. } => vec![then, els],
-            Inst::For { body, .. } => vec![body],
+            Inst::For { body, .. } | Inst::While { body, .. } => vec![body],
             _ => Vec::new(),
         }
     }
@@ -506,7 +525,7 @@ impl Function {
             Place::In(owner, index) => match &mut self.insts[owner.index()].inst {
                 Inst::If { then, .. } if index == 0 => then,
                 Inst::If { els, .. } => els,
-                Inst::For { body, .. } => body,
+                Inst::For { body, .. } | Inst::While { body, .. } => body,
                 _ => unreachable!("only `if`s and loops have regions"),
             },
         }

@@ -60,7 +60,7 @@ fn region(func: &Function, region_: &Region, depth: usize, out: &mut String) {
                 self::region(func, els, depth + 1, out);
                 let _ = writeln!(out, "{indent}}}");
             }
-            Inst::For { body, .. } => {
+            Inst::For { body, .. } | Inst::While { body, .. } => {
                 self::region(func, body, depth + 1, out);
                 let _ = writeln!(out, "{indent}}}");
             }
@@ -144,6 +144,7 @@ fn inst(func: &Function, id: Value) -> String {
                 values(inits)
             )
         }
+        Inst::While { inits, .. } => format!("while carry [{}] {{", values(inits)),
         Inst::Arg(index) => format!("arg {index}"),
         Inst::TapeNew { capacity: None } => "tape.new".to_owned(),
         Inst::TapeNew {

@@ -155,6 +155,32 @@ fn check_inst(func: &Function, id: Value, inst: &Inst) -> Result<(), String> {
                 }
             }
         }
+        Inst::While { inits, body } => {
+            if body.yields.len() != inits.len() + 1 {
+                return Err(format!(
+                    "%{}: a `while` body yields whether to go on and {} values",
+                    id.0,
+                    inits.len()
+                ));
+            }
+            if !matches!(func.ty(id), Ty::Tuple(elems) if elems.len() == inits.len() + 1) {
+                return Err(format!(
+                    "%{}: the type of a `while` is its carried values and the trip count",
+                    id.0
+                ));
+            }
+            for index in 0..=inits.len() {
+                let is_arg = body.insts.get(index).is_some_and(
+                    |&arg| matches!(func.inst(arg), Inst::Arg(i) if *i as usize == index),
+                );
+                if !is_arg {
+                    return Err(format!(
+                        "%{}: the body does not start with `arg {index}`",
+                        id.0
+                    ));
+                }
+            }
+        }
         Inst::Arg(_) => {
             // Checked where it is allowed: at the start of a loop body (above).
         }

@@ -225,7 +225,7 @@ impl Lower<'_> {
     /// Two regions of one `if` instruction on `cond`, yielding the expression's
     /// value (when `want_value`) and the new value of every outer variable
     /// either branch assigns.
-    fn branch(
+    pub(super) fn branch(
         &mut self,
         cond: Lowered,
         want_value: bool,

@@ -19,11 +19,11 @@ use std::collections::HashSet;
 use syn::ext::IdentExt;
 use syn::spanned::Spanned;
 use syn::visit::Visit;
-use syn::{Expr, ExprForLoop, Pat, RangeLimits};
+use syn::{Expr, ExprForLoop, ExprWhile, Pat, RangeLimits};
 
 use super::{Lower, Poison};
 use crate::diag::msg;
-use crate::ir::{Inst, LoopRange, Ty, Value};
+use crate::ir::{Inst, LoopRange, Region, Ty, Value};
 
 impl Lower<'_> {
     pub(super) fn for_loop(&mut self, expr: &ExprForLoop) -> Result<(), Poison> {
@@ -42,11 +42,72 @@ impl Lower<'_> {
             }
         };
         let range = self.loop_range(&expr.expr);
-        let span = expr.span();
+        let carried = self.carried_body(&expr.body, index_name, |this| {
+            this.block(&expr.body, false)?;
+            Ok(None)
+        });
+        let (inits, body, positions, tys) = carried?;
+        let for_value = self.push(
+            Inst::For {
+                range: range?,
+                inits,
+                body,
+            },
+            Ty::Tuple(tys.clone()),
+            expr.span(),
+        );
+        self.bind_results(for_value, &positions, tys, expr.span());
+        Ok(())
+    }
 
-        // The outer variables the body assigns are carried.
+    /// `while c { body }`: a loop whose body is `if c { body }`, going on while
+    /// `c` holds; its last iteration runs the empty `else`.
+    pub(super) fn while_loop(&mut self, expr: &ExprWhile) -> Result<(), Poison> {
+        if let Some(label) = &expr.label {
+            self.cx.error_spanned_by(label, msg::LOOP_LABEL);
+            return Err(Poison);
+        }
+        let span = expr.span();
+        let carried = self.carried_body(&expr.body, None, |this| {
+            let cond = this.expr(&expr.cond);
+            this.branch(
+                cond,
+                false,
+                span,
+                |this| this.block(&expr.body, false),
+                |_| Ok(None),
+            )?;
+            cond.map(Some)
+        });
+        let (inits, body, positions, mut tys) = carried?;
+        tys.push(Ty::Int);
+        let while_value = self.push(Inst::While { inits, body }, Ty::Tuple(tys.clone()), span);
+        let trips = tys.len() - 1;
+        let trips = self.push(
+            Inst::Extract(while_value, u32::try_from(trips).expect("small")),
+            Ty::Int,
+            span,
+        );
+        self.builder.name(trips, "trips");
+        tys.pop();
+        self.bind_results(while_value, &positions, tys, span);
+        Ok(())
+    }
+
+    /// Lowers a loop body as a region whose arguments are the index (named
+    /// `index_name`) and one carried value per outer variable `block` assigns.
+    /// `lower` lowers the body and returns the condition to go on, if any, which
+    /// the region yields before the carried values.
+    #[allow(clippy::type_complexity)]
+    fn carried_body(
+        &mut self,
+        block: &syn::Block,
+        index_name: Option<String>,
+        lower: impl FnOnce(&mut Self) -> Result<Option<Value>, Poison>,
+    ) -> Result<(Vec<Value>, Region, Vec<(usize, usize)>, Vec<Ty>), Poison> {
+        let span = block.span();
         let mut assigned = Assigned::default();
-        assigned.visit_block(&expr.body);
+        assigned.visit_block(block);
         let carried: Vec<(usize, usize)> = self.outer_positions(&assigned.names);
         let inits: Vec<Result<Value, Poison>> = carried
             .iter()
@@ -71,7 +132,7 @@ impl Lower<'_> {
                 .map(|name| (name, Ok(index)))
                 .collect(),
         );
-        let body_result = self.block(&expr.body, false);
+        let keep = lower(self);
         self.scopes.pop();
         let yields: Vec<Result<Value, Poison>> = carried
             .iter()
@@ -79,15 +140,13 @@ impl Lower<'_> {
             .collect();
         let mut body = self.builder.end_region(Vec::new());
 
-        let poisoned = range.is_err()
-            || body_result.is_err()
-            || inits.iter().chain(&yields).any(Result::is_err);
-        if poisoned {
+        if keep.is_err() || inits.iter().chain(&yields).any(Result::is_err) {
             for &(scope, entry) in &carried {
                 self.scopes[scope][entry].1 = Err(Poison);
             }
             return Err(Poison);
         }
+        body.yields.extend(keep.expect("checked"));
         let inits: Vec<Value> = inits
             .into_iter()
             .map(|init| init.expect("checked"))
@@ -102,18 +161,20 @@ impl Lower<'_> {
             body.yields.push(yielded);
             tys.push(ty);
         }
-        let for_value = self.push(
-            Inst::For {
-                range: range?,
-                inits,
-                body,
-            },
-            Ty::Tuple(tys.clone()),
-            span,
-        );
-        for (k, (ty, &(scope, entry))) in tys.into_iter().zip(&carried).enumerate() {
+        Ok((inits, body, carried, tys))
+    }
+
+    /// After a loop, the carried variables name its results.
+    fn bind_results(
+        &mut self,
+        loop_value: Value,
+        positions: &[(usize, usize)],
+        tys: Vec<Ty>,
+        span: proc_macro2::Span,
+    ) {
+        for (k, (ty, &(scope, entry))) in tys.into_iter().zip(positions).enumerate() {
             let result = self.push(
-                Inst::Extract(for_value, u32::try_from(k).expect("small")),
+                Inst::Extract(loop_value, u32::try_from(k).expect("small")),
                 ty,
                 span,
             );
@@ -121,7 +182,6 @@ impl Lower<'_> {
             self.builder.name(result, &name);
             self.scopes[scope][entry].1 = Ok(result);
         }
-        Ok(())
     }
 
     /// `a..b`, `a..=b`, then optionally `.step_by(k)`, then optionally `.rev()`.

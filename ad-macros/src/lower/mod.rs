@@ -183,6 +183,9 @@ impl Lower<'_> {
             Expr::ForLoop(for_loop) => {
                 let _ = self.for_loop(for_loop);
             }
+            Expr::While(while_loop) => {
+                let _ = self.while_loop(while_loop);
+            }
             // `()`, as in a `match` arm `_ => ()`: nothing to do.
             Expr::Tuple(tuple) if tuple.elems.is_empty() => {}
             Expr::Return(ret) => self

@@ -1,10 +1,11 @@
 use ad_runtime::differentiate;
 
 #[differentiate]
-fn f(x: f64, n: usize) -> f64 {
+fn f(x: f64) -> f64 {
     let mut y = x;
-    while y < n as f64 {
+    loop {
         y *= x;
+        break;
     }
     println!("{y}");
     let z = x.floor();

@@ -1,10 +1,12 @@
 use ad_runtime::differentiate;
 
 #[differentiate]
-fn f(x: f64) -> f64 {
+fn f(x: f64, n: i32) -> f64 {
     let mut y = x;
-    while y < 10.0 {
+    let mut k = n;
+    while let 1.. = k {
         y *= 2.0;
+        k -= 1;
     }
     y
 }
