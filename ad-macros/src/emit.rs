@@ -243,12 +243,10 @@ impl<'a> Emitter<'a> {
     /// variable, the loop's argument inside and its result after it.
     fn name_loop(&mut self, for_value: Value, n_carried: usize, uses: &[Vec<crate::ir::Place>]) {
         let func = self.func;
-        let (Inst::For { body, inits, .. } | Inst::While { body, inits }) = func.inst(for_value)
-        else {
-            unreachable!("a loop")
-        };
+        let view = func.inst(for_value).as_loop().expect("a loop");
+        let (body, inits) = (view.body, view.inits);
         let index = body.insts[0];
-        let is_while = matches!(func.inst(for_value), Inst::While { .. });
+        let is_while = view.range.is_none();
         // A `while` counts its iterations in `trips`, which is also its index.
         let mut results = vec![None; n_carried + usize::from(is_while)];
         func.walk(&mut |_, value| {
@@ -397,13 +395,8 @@ impl<'a> Emitter<'a> {
     fn for_loop(&self, for_value: Value) -> TokenStream {
         let func = self.func;
         let span = func.span(for_value);
-        let (range, inits, body) = match func.inst(for_value) {
-            Inst::For { range, inits, body } => (Some(range), inits, body),
-            Inst::While { inits, body } => (None, inits, body),
-            _ => unreachable!("a loop"),
-        };
-        // A `while` yields whether to go on before the carried values.
-        let carried_yields = &body.yields[body.yields.len() - inits.len()..];
+        let view = func.inst(for_value).as_loop().expect("a loop");
+        let (range, inits, body, carried_yields) = (view.range, view.inits, view.body, view.next());
         let mut stmts = TokenStream::new();
         let mut assigned = Vec::new();
         for (k, (&init, &yielded)) in inits.iter().zip(carried_yields).enumerate() {
@@ -436,7 +429,7 @@ impl<'a> Emitter<'a> {
         };
         let Some(range) = range else {
             // `loop { body; trips += 1; carried = next; if !go_on { break; } }`
-            let go_on = self.expr(body.yields[0]).at(Prec::Prefix);
+            let go_on = self.expr(view.go_on().expect("a `while`")).at(Prec::Prefix);
             let count = match &self.forms[body.insts[0].index()] {
                 Form::Carried(name) if name != "_" => {
                     let trips = ident(name, span);

@@ -250,14 +250,12 @@ impl Reverse<'_> {
     /// ```
     fn reverse_for(&mut self, for_value: Value) {
         let primal = self.primal;
-        let (range, inits, body) = match primal.inst(for_value) {
-            Inst::For { range, inits, body } => (Some(range), inits, body),
-            Inst::While { inits, body } => (None, inits, body),
-            _ => unreachable!("reverse_for on a non-loop"),
-        };
-        let args = &body.insts[1..=inits.len()];
-        // A `while` yields whether to go on before its carried values.
-        let next = &body.yields[body.yields.len() - inits.len()..];
+        let view = primal
+            .inst(for_value)
+            .as_loop()
+            .expect("reverse_for on a loop");
+        let (range, inits, body) = (view.range, view.inits, view.body);
+        let (args, next) = (view.args(), view.next());
         let mut seeds = vec![None; inits.len()];
         let mut trips = None;
         primal.walk(&mut |_, value| {

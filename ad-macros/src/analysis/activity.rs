@@ -44,9 +44,9 @@ fn mark_varied(func: &Function, region: &Region, varied: &mut [bool]) {
                 mark_varied(func, els, varied);
                 false
             }
-            Inst::For { inits, body, .. } | Inst::While { inits, body } => {
-                // A `while` yields whether to go on before its carried values.
-                let next = &body.yields[body.yields.len() - inits.len()..];
+            inst @ (Inst::For { .. } | Inst::While { .. }) => {
+                let view = inst.as_loop().expect("a loop");
+                let (inits, body, next) = (view.inits, view.body, view.next());
                 loop {
                     for (k, init) in inits.iter().enumerate() {
                         let arg = body.insts[k + 1];
@@ -114,11 +114,12 @@ fn mark_useful(func: &Function, region: &Region, useful: &mut [bool]) {
                 mark_useful(func, then, useful);
                 mark_useful(func, els, useful);
             }
-            Inst::For { inits, body, .. } | Inst::While { inits, body } => {
-                let next = &body.yields[body.yields.len() - inits.len()..];
+            inst @ (Inst::For { .. } | Inst::While { .. }) => {
+                let view = inst.as_loop().expect("a loop");
+                let (inits, body, next) = (view.inits, view.body, view.next());
                 // Whether a `while` goes on decides its results.
-                for &decision in &body.yields[..body.yields.len() - inits.len()] {
-                    useful[decision.index()] = true;
+                if let Some(go_on) = view.go_on() {
+                    useful[go_on.index()] = true;
                 }
                 for (index, extract) in extracts(func, region, value) {
                     if useful[extract.index()] && index < inits.len() {

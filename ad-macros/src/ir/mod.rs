@@ -313,6 +313,31 @@ pub(crate) enum Inst {
     Pop(Value),
 }
 
+/// A `for` or a `while`, seen alike: what the passes need of any loop.
+pub(crate) struct Loop<'a> {
+    /// The indices a `for` visits; `None` for a `while`.
+    pub(crate) range: Option<&'a LoopRange>,
+    pub(crate) inits: &'a [Value],
+    pub(crate) body: &'a Region,
+}
+
+impl<'a> Loop<'a> {
+    /// The body's arguments for the carried values (`arg 1..=k`).
+    pub(crate) fn args(&self) -> &'a [Value] {
+        &self.body.insts[1..=self.inits.len()]
+    }
+
+    /// The carried values the body yields for the next iteration.
+    pub(crate) fn next(&self) -> &'a [Value] {
+        &self.body.yields[self.body.yields.len() - self.inits.len()..]
+    }
+
+    /// Whether a `while` goes on: the value its body yields first.
+    pub(crate) fn go_on(&self) -> Option<Value> {
+        self.range.is_none().then(|| self.body.yields[0])
+    }
+}
+
 /// The integers a `for` loop visits: `start..end` or `start..=end`, every
 /// `step`-th one, in reverse if `reversed`.
 #[derive(Clone, Debug)]
@@ -378,6 +403,23 @@ impl Inst {
                     *arg = map(*arg);
                 }
             }
+        }
+    }
+
+    /// The instruction as a loop, if it is one.
+    pub(crate) fn as_loop(&self) -> Option<Loop<'_>> {
+        match self {
+            Inst::For { range, inits, body } => Some(Loop {
+                range: Some(range),
+                inits,
+                body,
+            }),
+            Inst::While { inits, body } => Some(Loop {
+                range: None,
+                inits,
+                body,
+            }),
+            _ => None,
         }
     }
 

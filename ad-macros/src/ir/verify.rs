@@ -128,49 +128,26 @@ fn check_inst(func: &Function, id: Value, inst: &Inst) -> Result<(), String> {
                 ));
             }
         }
-        Inst::For { inits, body, .. } => {
-            if body.yields.len() != inits.len() {
+        inst @ (Inst::For { .. } | Inst::While { .. }) => {
+            let view = inst.as_loop().expect("a loop");
+            // A `while` yields whether to go on first, and counts its trips last.
+            let is_while = usize::from(view.range.is_none());
+            let n_carried = view.inits.len();
+            if view.body.yields.len() != n_carried + is_while {
                 return Err(format!(
-                    "%{}: the body yields {} values for {} carried",
+                    "%{}: the body yields {} values for {n_carried} carried",
                     id.0,
-                    body.yields.len(),
-                    inits.len()
+                    view.body.yields.len()
                 ));
             }
-            if !matches!(func.ty(id), Ty::Tuple(elems) if elems.len() == inits.len()) {
+            if !matches!(func.ty(id), Ty::Tuple(elems) if elems.len() == n_carried + is_while) {
                 return Err(format!(
-                    "%{}: the type of a loop is not the tuple of its carried values",
+                    "%{}: the type of a loop is not the tuple of its results",
                     id.0
                 ));
             }
-            for index in 0..=inits.len() {
-                let is_arg = body.insts.get(index).is_some_and(
-                    |&arg| matches!(func.inst(arg), Inst::Arg(i) if *i as usize == index),
-                );
-                if !is_arg {
-                    return Err(format!(
-                        "%{}: the body does not start with `arg {index}`",
-                        id.0
-                    ));
-                }
-            }
-        }
-        Inst::While { inits, body } => {
-            if body.yields.len() != inits.len() + 1 {
-                return Err(format!(
-                    "%{}: a `while` body yields whether to go on and {} values",
-                    id.0,
-                    inits.len()
-                ));
-            }
-            if !matches!(func.ty(id), Ty::Tuple(elems) if elems.len() == inits.len() + 1) {
-                return Err(format!(
-                    "%{}: the type of a `while` is its carried values and the trip count",
-                    id.0
-                ));
-            }
-            for index in 0..=inits.len() {
-                let is_arg = body.insts.get(index).is_some_and(
+            for index in 0..=n_carried {
+                let is_arg = view.body.insts.get(index).is_some_and(
                     |&arg| matches!(func.inst(arg), Inst::Arg(i) if *i as usize == index),
                 );
                 if !is_arg {
