@@ -118,13 +118,16 @@ pub(crate) mod msg {
         "this `match` has no value; end every arm with the value";
     pub(crate) const MATCH_TUPLE: &str =
         "`match` on a tuple is not supported; nest a `match` per value, or test them with `if`";
-    pub(crate) const LOOP_LABEL: &str =
-        "loop labels are not supported yet; restructure the loop without a label";
     pub(crate) const LOOP_PATTERN: &str =
         "a `for` loop binds its index to a name or `_`; destructuring is not supported";
     pub(crate) const LOOP_RANGE: &str = "`for` loops are supported over integer ranges: `a..b`, `a..=b`, `(a..b).rev()`, `(a..b).step_by(k)`, `(a..b).step_by(k).rev()`; for other iterators write an index loop over a range";
     pub(crate) const LOOP_STEP_AFTER_REV: &str =
         "write `.step_by(k)` before `.rev()`: `(a..b).step_by(k).rev()`";
+    pub(crate) const BREAK_VALUE: &str = "`break` with a value works only in `loop`";
+    pub(crate) const BREAK_OUTSIDE_LOOP: &str =
+        "`break` and `continue` need an enclosing loop (with this label)";
+    pub(crate) const LOOP_WITHOUT_VALUE: &str =
+        "this `loop` has no value; leave it with `break value`";
     pub(crate) const EMPTY_MATCH: &str = "an empty `match` has no value to differentiate";
     pub(crate) const MATCH_PATTERN: &str = "only integer and `bool` literals, ranges of them, constants, `_`, bindings, `|` and guards are supported as `match` patterns; write the test as an `if`";
     pub(crate) const LABELED_BLOCK: &str = "labeled blocks are not supported; remove the label";

@@ -85,6 +85,9 @@ pub(crate) fn header(item: &ItemFn, sig: &Signature) -> TokenStream {
         #[allow(
             // A parameter the user leaves unused is reported once, on the original function.
             unused_variables,
+            // The value of `break value` and of an early `return` starts as a
+            // placeholder that is overwritten before it is read.
+            unused_assignments,
             // Names follow the user's (`d_X` for `X`); the original already reports style.
             non_snake_case,
             // The seed (and later the shadows) add parameters the original does not have.
@@ -92,6 +95,9 @@ pub(crate) fn header(item: &ItemFn, sig: &Signature) -> TokenStream {
             // Bindings mirror the user's own `let`s and casts; lints on them fire on the original.
             clippy::let_and_return,
             clippy::unnecessary_cast,
+            // A `loop` the user leaves at once stays a loop that runs once; clippy
+            // already says so about the user's loop.
+            clippy::never_loop,
             // `match` range patterns become explicit tests (`n >= 3 && n <= 5`).
             clippy::manual_range_contains,
             // SSA versions of one variable are deliberately named alike (`x`, `x_1`, `d_x_1`).
@@ -438,9 +444,13 @@ impl<'a> Emitter<'a> {
                 }
                 _ => TokenStream::new(),
             };
-            stmts.extend(
-                quote_spanned!(span=> loop { #body_stmts #count #update if !#go_on { break; } }),
-            );
+            // A decision known at compile time: run once, or until a `return`.
+            let stop = match func.inst(view.go_on().expect("a `while`")) {
+                Inst::Const(Const::Bool(true)) => TokenStream::new(),
+                Inst::Const(Const::Bool(false)) => quote_spanned!(span=> break;),
+                _ => quote_spanned!(span=> if !#go_on { break; }),
+            };
+            stmts.extend(quote_spanned!(span=> loop { #body_stmts #count #update #stop }));
             return stmts;
         };
         let index = match &self.forms[body.insts[0].index()] {
@@ -601,7 +611,9 @@ impl<'a> Emitter<'a> {
             Inst::Const(Const::Zero) => postfix(match func.ty(value) {
                 Ty::Int => quote_spanned!(span=> 0),
                 Ty::Bool => quote_spanned!(span=> false),
-                _ => quote_spanned!(span=> 0.0),
+                Ty::F32 | Ty::F64 | Ty::Float => quote_spanned!(span=> 0.0),
+                // A placeholder never read, of a type only rustc knows.
+                _ => quote_spanned!(span=> ::core::default::Default::default()),
             }),
             Inst::Unary(op, arg) => {
                 let arg_expr = self.expr(*arg);

@@ -271,8 +271,10 @@ impl Reverse<'_> {
         if seeds.iter().all(Option::is_none) {
             return;
         }
+        // A slot needs an adjoint if its argument or its next value is active
+        // (`loop { break x * x; }` never reads its argument).
         let carried: Vec<usize> = (0..inits.len())
-            .filter(|&k| self.is_active(args[k]))
+            .filter(|&k| self.is_active(args[k]) || self.is_active(next[k]))
             .collect();
         let outer = self.outer_values(for_value, body);
         let span = primal.span(for_value);

@@ -317,3 +317,8 @@ fn unchecked_ctxt_panics_when_dropped() {
     let checked = crate::diag::Ctxt::new();
     assert!(checked.check().is_ok());
 }
+check!(
+    loop_break_value,
+    "",
+    "fn f(x: f64) -> f64 { loop { break x * x; } }"
+);

@@ -307,3 +307,131 @@ fn while_with_several_carried_values_and_zero_trips() {
         }
     }
 }
+
+#[differentiate]
+fn break_and_continue(x: f64, n: usize) -> f64 {
+    let mut s = 0.0;
+    for i in 0..n {
+        if i % 3 == 1 {
+            continue;
+        }
+        s += x * i as f64;
+        if s > 10.0 {
+            break;
+        }
+        s = s.sin() + s;
+    }
+    s
+}
+
+#[test]
+fn break_and_continue_in_a_for() {
+    for x in [0.3, 2.5] {
+        for n in [0, 2, 7] {
+            check_scalar(
+                |p| break_and_continue(p[0], n),
+                vjp1!(break_and_continue_vjp, n),
+                &[x],
+            );
+        }
+    }
+}
+
+#[differentiate]
+fn loop_with_break_value(x: f64) -> f64 {
+    let mut y = x;
+    let mut k = 0;
+    let found = loop {
+        y = y * 1.5 + 0.1;
+        k += 1;
+        if y > 4.0 {
+            break y * 2.0;
+        }
+        if k > 50 {
+            break 0.0;
+        }
+    };
+    found + y
+}
+
+#[test]
+fn loop_and_break_with_a_value() {
+    for x in [0.5, 3.0, 5.0] {
+        check_scalar(
+            |p| loop_with_break_value(p[0]),
+            vjp1!(loop_with_break_value_vjp),
+            &[x],
+        );
+    }
+}
+
+#[differentiate]
+fn labeled(x: f64, n: usize) -> f64 {
+    let mut s = x;
+    'outer: for i in 0..n {
+        let mut j = 0;
+        while j < n {
+            j += 1;
+            if j > i {
+                continue 'outer;
+            }
+            s = s * x + 0.5;
+            if s > 100.0 {
+                break 'outer;
+            }
+        }
+    }
+    s
+}
+
+#[test]
+fn labeled_break_and_continue_across_nested_loops() {
+    for x in [0.9, 1.3, 3.0] {
+        for n in [0, 1, 4] {
+            check_scalar(|p| labeled(p[0], n), vjp1!(labeled_vjp, n), &[x]);
+        }
+    }
+}
+
+#[differentiate]
+fn early_return(x: f64, n: usize) -> f64 {
+    if x < 0.0 {
+        return -x * 2.0;
+    }
+    let mut s = x;
+    for _ in 0..n {
+        s = s * s;
+        if s > 1e3 {
+            return s.ln();
+        }
+    }
+    s + 1.0
+}
+
+#[test]
+fn early_return_from_a_branch_and_from_inside_a_loop() {
+    for x in [-1.5, 0.9, 1.5, 20.0] {
+        for n in [0, 3, 6] {
+            let grad = check_scalar(|p| early_return(p[0], n), vjp1!(early_return_vjp, n), &[x]);
+            if x < 0.0 {
+                assert_close(&grad, &[-2.0]);
+            }
+        }
+    }
+}
+
+// The user's loop never loops: clippy says so about it, and must say nothing
+// more about the generated one.
+#[allow(clippy::never_loop)]
+#[differentiate]
+fn loop_once(x: f64) -> f64 {
+    loop {
+        break x * x;
+    }
+}
+
+#[test]
+fn a_loop_that_breaks_at_once() {
+    let grad = check_scalar(|p| loop_once(p[0]), vjp1!(loop_once_vjp), &[1.5]);
+    assert_close(&grad, &[3.0]);
+}

@@ -59,7 +59,18 @@ impl Lower<'_> {
             Expr::Block(block) => self.unsupported(&block.label, msg::LABELED_BLOCK),
             Expr::Assign(_) => self.unsupported(expr, msg::ASSIGN_IN_EXPR),
             Expr::Macro(mac) => self.unsupported(&mac.mac, msg::MACRO),
-            Expr::Return(ret) => self.unsupported(ret.return_token, msg::EARLY_RETURN),
+            Expr::Return(ret) if !self.returning => {
+                self.unsupported(ret.return_token, msg::EARLY_RETURN)
+            }
+            // Leaving: the value is never read.
+            Expr::Return(_) | Expr::Break(_) | Expr::Continue(_) => {
+                self.expr_stmt(expr);
+                Ok(self.push(Inst::Const(Const::Zero), Ty::Unknown, expr.span()))
+            }
+            Expr::Loop(loop_expr) => match self.loop_expr(loop_expr, true)? {
+                Some(value) => Ok(value),
+                None => self.unsupported(loop_expr.loop_token, msg::LOOP_WITHOUT_VALUE),
+            },
             Expr::Tuple(_) => self.unsupported(expr, msg::TUPLE_VALUE),
             _ => {
                 let (what, instead) = describe(expr);
@@ -272,6 +283,27 @@ impl Lower<'_> {
             return Err(Poison);
         }
         let value = value.expect("checked");
+        let cond = cond?;
+        // A flag set to `true` in one branch and `false` in the other is the
+        // condition itself (or its negation): no need to yield it.
+        let mut decided = Vec::new();
+        assigned.retain(|&(scope_index, entry_index, a, b)| {
+            let (a, b) = (a.expect("checked"), b.expect("checked"));
+            let constant = |v: Value| match self.builder.func().inst(v) {
+                Inst::Const(Const::Bool(b)) => Some(*b),
+                _ => None,
+            };
+            match (constant(a), constant(b)) {
+                (Some(true), Some(false)) => decided.push((scope_index, entry_index, false)),
+                (Some(false), Some(true)) => decided.push((scope_index, entry_index, true)),
+                _ => return true,
+            }
+            false
+        });
+        for (scope_index, entry_index, negated) in decided {
+            let flag = if negated { self.not(cond, span) } else { cond };
+            self.scopes[scope_index][entry_index].1 = Ok(flag);
+        }
         let mut pairs: Vec<(Value, Value)> = value.into_iter().collect();
         pairs.extend(
             assigned
@@ -287,15 +319,7 @@ impl Lower<'_> {
             then.yields.push(a);
             els.yields.push(b);
         }
-        let if_value = self.push(
-            Inst::If {
-                cond: cond?,
-                then,
-                els,
-            },
-            Ty::Tuple(tys.clone()),
-            span,
-        );
+        let if_value = self.push(Inst::If { cond, then, els }, Ty::Tuple(tys.clone()), span);
         let mut results = Vec::new();
         for (index, ty) in tys.into_iter().enumerate() {
             let index = u32::try_from(index).expect("small");
@@ -305,7 +329,7 @@ impl Lower<'_> {
         for (position, (scope_index, entry_index, _, _)) in assigned.into_iter().enumerate() {
             let result = results[offset + position];
             let name = self.scopes[scope_index][entry_index].0.clone();
-            self.builder.name(result, &name);
+            self.name(result, &name);
             self.scopes[scope_index][entry_index].1 = Ok(result);
         }
         Ok(value.map(|_| results[0]))

@@ -19,18 +19,15 @@ use std::collections::HashSet;
 use syn::ext::IdentExt;
 use syn::spanned::Spanned;
 use syn::visit::Visit;
-use syn::{Expr, ExprForLoop, ExprWhile, Pat, RangeLimits};
+use syn::{Expr, ExprBreak, ExprContinue, ExprForLoop, ExprLoop, ExprWhile, Pat, RangeLimits};
 
+use super::exits::Exits;
 use super::{Lower, Poison};
 use crate::diag::msg;
-use crate::ir::{Inst, LoopRange, Region, Ty, Value};
+use crate::ir::{BinOp, Const, Inst, LoopRange, Region, Ty, Value};
 
 impl Lower<'_> {
     pub(super) fn for_loop(&mut self, expr: &ExprForLoop) -> Result<(), Poison> {
-        if let Some(label) = &expr.label {
-            self.cx.error_spanned_by(label, msg::LOOP_LABEL);
-            return Err(Poison);
-        }
         let index_name = match &*expr.pat {
             Pat::Ident(ident) if ident.by_ref.is_none() && ident.subpat.is_none() => {
                 Some(ident.ident.unraw().to_string())
@@ -42,8 +39,35 @@ impl Lower<'_> {
             }
         };
         let range = self.loop_range(&expr.expr);
-        let carried = self.carried_body(&expr.body, index_name, |this| {
-            this.block(&expr.body, false)?;
+        let span = expr.span();
+        let flags = self.new_flags(expr.label.as_ref(), false);
+        // A `for` runs all its iterations: after a `break`, they do nothing.
+        let exits = Exits::of_block(&expr.body);
+        let mut extra = self.outer_flags(&exits);
+        if exits.any() {
+            self.bind_flag(&flags.broke, span);
+            extra.push(flags.broke.clone());
+        }
+        let carried = self.carried_body(&expr.body, index_name, extra, |this| {
+            if exits.any() {
+                this.bind_flag(&flags.continued, span);
+            }
+            this.loops.push(flags);
+            let body = match this.exited(true, span) {
+                Some(exited) => {
+                    let go_on = this.not(exited, span);
+                    this.branch(
+                        Ok(go_on),
+                        false,
+                        span,
+                        |this| this.block(&expr.body, false),
+                        |_| Ok(None),
+                    )
+                }
+                None => this.block(&expr.body, false),
+            };
+            this.loops.pop();
+            body?;
             Ok(None)
         });
         let (inits, body, positions, tys) = carried?;
@@ -54,40 +78,179 @@ impl Lower<'_> {
                 body,
             },
             Ty::Tuple(tys.clone()),
-            expr.span(),
+            span,
         );
-        self.bind_results(for_value, &positions, tys, expr.span());
+        self.bind_results(for_value, &positions, tys, span);
         Ok(())
     }
 
     /// `while c { body }`: a loop whose body is `if c { body }`, going on while
-    /// `c` holds; its last iteration runs the empty `else`.
+    /// `c` holds and nothing broke out; its last iteration runs the empty `else`.
     pub(super) fn while_loop(&mut self, expr: &ExprWhile) -> Result<(), Poison> {
-        if let Some(label) = &expr.label {
-            self.cx.error_spanned_by(label, msg::LOOP_LABEL);
-            return Err(Poison);
-        }
         let span = expr.span();
-        let carried = self.carried_body(&expr.body, None, |this| {
+        let flags = self.new_flags(expr.label.as_ref(), false);
+        let exits = Exits::of_block(&expr.body);
+        let extra = self.outer_flags(&exits);
+        let carried = self.carried_body(&expr.body, None, extra, |this| {
+            if exits.any() {
+                this.bind_flag(&flags.broke, span);
+                this.bind_flag(&flags.continued, span);
+            }
+            this.loops.push(flags);
             let cond = this.expr(&expr.cond);
-            this.branch(
+            let body = this.branch(
                 cond,
                 false,
                 span,
                 |this| this.block(&expr.body, false),
                 |_| Ok(None),
-            )?;
-            cond.map(Some)
+            );
+            let exited = this.exited(false, span);
+            this.loops.pop();
+            body?;
+            let cond = cond?;
+            Ok(Some(match exited {
+                Some(exited) => {
+                    let stay = this.not(exited, span);
+                    this.push(Inst::Binary(BinOp::And, cond, stay), Ty::Bool, span)
+                }
+                None => cond,
+            }))
         });
+        self.finish_while(carried, span)?;
+        Ok(())
+    }
+
+    /// `loop { body }`, going on until a `break`; its value is that of
+    /// `break value` when `want_value`.
+    pub(super) fn loop_expr(
+        &mut self,
+        expr: &ExprLoop,
+        want_value: bool,
+    ) -> Result<Option<Value>, Poison> {
+        let span = expr.span();
+        let flags = self.new_flags(expr.label.as_ref(), want_value);
+        let mut extra = self.outer_flags(&Exits::of_block(&expr.body));
+        if let Some(value) = &flags.value {
+            // Read only after a `break value` set it.
+            let placeholder = self.push(Inst::Const(Const::Zero), Ty::Unknown, span);
+            self.bind(value, Ok(placeholder));
+            extra.push(value.clone());
+        }
+        let value_key = flags.value.clone();
+        let carried = self.carried_body(&expr.body, None, extra, |this| {
+            this.bind_flag(&flags.broke, span);
+            this.bind_flag(&flags.continued, span);
+            this.loops.push(flags);
+            let body = this.block(&expr.body, false);
+            let exited = this.exited(false, span);
+            this.loops.pop();
+            body?;
+            Ok(Some(match exited {
+                Some(exited) => this.not(exited, span),
+                None => this.push(Inst::Const(Const::Bool(true)), Ty::Bool, span),
+            }))
+        });
+        self.finish_while(carried, span)?;
+        match value_key {
+            Some(key) => self.lookup(&key).expect("bound").map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// `break`, `break 'label`, `break value`: sets the target loop's flag.
+    pub(super) fn break_(&mut self, brk: &ExprBreak) {
+        let Some(target) = self.loop_target(brk.label.as_ref(), brk.break_token.span) else {
+            return;
+        };
+        if let Some(value) = &brk.expr {
+            let value = self.expr(value);
+            match self.loops[target].value.clone() {
+                Some(key) => self.set_hidden(&key, value),
+                None => self.cx.error_spanned_by(brk, msg::BREAK_VALUE),
+            }
+        }
+        let key = self.loops[target].broke.clone();
+        let yes = self.push(Inst::Const(Const::Bool(true)), Ty::Bool, brk.span());
+        self.set_hidden(&key, Ok(yes));
+    }
+
+    /// `continue`, `continue 'label`: sets the target loop's flag.
+    pub(super) fn continue_(&mut self, cont: &ExprContinue) {
+        let Some(target) = self.loop_target(cont.label.as_ref(), cont.continue_token.span) else {
+            return;
+        };
+        let key = self.loops[target].continued.clone();
+        let yes = self.push(Inst::Const(Const::Bool(true)), Ty::Bool, cont.span());
+        self.set_hidden(&key, Ok(yes));
+    }
+
+    /// The loop a `break` or `continue` leaves.
+    fn loop_target(&self, label: Option<&syn::Lifetime>, span: proc_macro2::Span) -> Option<usize> {
+        let target = match label {
+            Some(label) => {
+                let name = label.ident.to_string();
+                self.loops
+                    .iter()
+                    .rposition(|flags| flags.label.as_deref() == Some(name.as_str()))
+            }
+            None => self.loops.len().checked_sub(1),
+        };
+        if target.is_none() {
+            self.cx.error_at(span, msg::BREAK_OUTSIDE_LOOP);
+        }
+        target
+    }
+
+    fn new_flags(&mut self, label: Option<&syn::Label>, with_value: bool) -> LoopFlags {
+        let n = self.n_loops;
+        self.n_loops += 1;
+        LoopFlags {
+            label: label.map(|label| label.name.ident.to_string()),
+            broke: format!("#broke{n}"),
+            continued: format!("#continued{n}"),
+            value: with_value.then(|| format!("#value{n}")),
+        }
+    }
+
+    /// Binds a flag to `false` in the current scope.
+    fn bind_flag(&mut self, key: &str, span: proc_macro2::Span) {
+        let no = self.push(Inst::Const(Const::Bool(false)), Ty::Bool, span);
+        self.bind(key, Ok(no));
+    }
+
+    /// The hidden variables of outer loops and of `return` that a body with
+    /// these exits may set: the loop must carry them.
+    fn outer_flags(&self, exits: &Exits) -> Vec<String> {
+        let mut keys = Vec::new();
+        for flags in &self.loops {
+            if flags
+                .label
+                .as_ref()
+                .is_some_and(|label| exits.labels.contains(label))
+            {
+                keys.push(flags.broke.clone());
+                keys.push(flags.continued.clone());
+                keys.extend(flags.value.clone());
+            }
+        }
+        if exits.returns && self.returning {
+            keys.extend([super::RETURNED.to_owned(), super::RET.to_owned()]);
+        }
+        keys
+    }
+
+    /// Pushes a `while` built by [`Lower::carried_body`] and binds its results.
+    fn finish_while(
+        &mut self,
+        carried: Result<CarriedBody, Poison>,
+        span: proc_macro2::Span,
+    ) -> Result<(), Poison> {
         let (inits, body, positions, mut tys) = carried?;
         tys.push(Ty::Int);
         let while_value = self.push(Inst::While { inits, body }, Ty::Tuple(tys.clone()), span);
-        let trips = tys.len() - 1;
-        let trips = self.push(
-            Inst::Extract(while_value, u32::try_from(trips).expect("small")),
-            Ty::Int,
-            span,
-        );
+        let trips = u32::try_from(tys.len() - 1).expect("small");
+        let trips = self.push(Inst::Extract(while_value, trips), Ty::Int, span);
         self.builder.name(trips, "trips");
         tys.pop();
         self.bind_results(while_value, &positions, tys, span);
@@ -98,16 +261,17 @@ impl Lower<'_> {
     /// `index_name`) and one carried value per outer variable `block` assigns.
     /// `lower` lowers the body and returns the condition to go on, if any, which
     /// the region yields before the carried values.
-    #[allow(clippy::type_complexity)]
     fn carried_body(
         &mut self,
         block: &syn::Block,
         index_name: Option<String>,
+        hidden: Vec<String>,
         lower: impl FnOnce(&mut Self) -> Result<Option<Value>, Poison>,
-    ) -> Result<(Vec<Value>, Region, Vec<(usize, usize)>, Vec<Ty>), Poison> {
+    ) -> Result<CarriedBody, Poison> {
         let span = block.span();
         let mut assigned = Assigned::default();
         assigned.visit_block(block);
+        assigned.names.extend(hidden);
         let carried: Vec<(usize, usize)> = self.outer_positions(&assigned.names);
         let inits: Vec<Result<Value, Poison>> = carried
             .iter()
@@ -123,7 +287,7 @@ impl Lower<'_> {
             let ty = init.map_or(Ty::Unknown, |init| self.builder.func().ty(init).clone());
             let arg = self.push(Inst::Arg(u32::try_from(k + 1).expect("small")), ty, span);
             let name = self.scopes[scope][entry].0.clone();
-            self.builder.name(arg, &name);
+            self.name(arg, &name);
             self.scopes[scope][entry].1 = Ok(arg);
         }
         self.scopes.push(
@@ -179,7 +343,7 @@ impl Lower<'_> {
                 span,
             );
             let name = self.scopes[scope][entry].0.clone();
-            self.builder.name(result, &name);
+            self.name(result, &name);
             self.scopes[scope][entry].1 = Ok(result);
         }
     }
@@ -247,6 +411,21 @@ impl Lower<'_> {
         positions
     }
 }
+
+/// The hidden variables of a loop being lowered (see [`super::Lower::stmts`]).
+pub(super) struct LoopFlags {
+    pub(super) label: Option<String>,
+    /// `#broke<n>`: a `break` left the loop.
+    pub(super) broke: String,
+    /// `#continued<n>`: a `continue` ended this iteration.
+    pub(super) continued: String,
+    /// `#value<n>`: the value of a `loop` expression, set by `break value`.
+    pub(super) value: Option<String>,
+}
+
+/// A loop body lowered by [`Lower::carried_body`]: the initial values, the
+/// body, where the carried variables are bound, and their types.
+type CarriedBody = (Vec<Value>, Region, Vec<(usize, usize)>, Vec<Ty>);
 
 /// The variables a block assigns, by name (`x = …`, `x += …`), at any depth.
 #[derive(Default)]

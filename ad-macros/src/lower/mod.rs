@@ -6,6 +6,7 @@
 //! reported at their span and lowered to nothing ([`Poison`]); uses of what they
 //! would have defined stay silent, so each mistake is reported once.
 
+mod exits;
 mod expr;
 mod loops;
 mod sig;
@@ -18,7 +19,11 @@ use syn::spanned::Spanned;
 use syn::{Block, Expr, ItemFn, Local, Pat, Stmt};
 
 use crate::diag::{Ctxt, msg};
-use crate::ir::{Builder, Function, Inst, Ty, Value};
+use crate::ir::{BinOp, Builder, Const, Function, Inst, Ty, UnOp, Value};
+
+/// The hidden variables of an early `return`.
+const RETURNED: &str = "#returned";
+const RET: &str = "#ret";
 
 /// The result of lowering something that failed: the error is already reported.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -32,6 +37,9 @@ pub(crate) fn body(cx: &Ctxt, func: &ItemFn, sig: &Signature) -> Option<Function
         cx,
         builder: Builder::new(sig.ident.unraw().to_string()),
         scopes: vec![Vec::new()],
+        loops: Vec::new(),
+        n_loops: 0,
+        returning: false,
     };
     for param in &sig.params {
         let value = lower.builder.param(
@@ -50,12 +58,28 @@ pub(crate) fn body(cx: &Ctxt, func: &ItemFn, sig: &Signature) -> Option<Function
 struct Lower<'a> {
     cx: &'a Ctxt,
     builder: Builder,
-    /// Innermost scope last; each maps a name to its current value.
+    /// Innermost scope last; each maps a name to its current value. Hidden
+    /// variables (the flags of `break`, `continue` and `return`) have names
+    /// starting with `#`, which no Rust identifier can.
     scopes: Vec<Vec<(String, Result<Value, Poison>)>>,
+    /// The loops being lowered, innermost last.
+    loops: Vec<loops::LoopFlags>,
+    /// How many loops were lowered so far (to name their flags).
+    n_loops: usize,
+    /// Whether the function has an early `return`, lowered to the hidden
+    /// variables `#returned` and `#ret`.
+    returning: bool,
 }
 
 impl Lower<'_> {
     fn fn_body(&mut self, block: &Block, output_ty: &Ty) -> Lowered {
+        let early_return = block
+            .stmts
+            .split_last()
+            .is_some_and(|(_, init)| init.iter().any(|stmt| exits::Exits::of_stmt(stmt).returns));
+        if early_return {
+            return self.returning_body(block, output_ty);
+        }
         let (last, init) = match block.stmts.split_last() {
             Some((last, init)) => (Some(last), init),
             None => (None, &[][..]),
@@ -123,27 +147,167 @@ impl Lower<'_> {
         }
     }
 
+    /// A body with an early `return`: `return e` sets `#ret = e` and
+    /// `#returned = true`, the statements after it are guarded, and the value
+    /// is `if #returned { #ret } else { tail }`.
+    fn returning_body(&mut self, block: &Block, output_ty: &Ty) -> Lowered {
+        let span = block.brace_token.span.join();
+        self.returning = true;
+        let no = self.push(Inst::Const(Const::Bool(false)), Ty::Bool, span);
+        self.bind(RETURNED, Ok(no));
+        self.builder.name(no, "returned");
+        let placeholder = self.push(Inst::Const(Const::Zero), output_ty.clone(), span);
+        self.bind(RET, Ok(placeholder));
+        let tail = self.stmts(&block.stmts, true)?;
+        let returned = self.lookup(RETURNED).expect("bound")?;
+        let ret = self.lookup(RET).expect("bound")?;
+        let value = match tail {
+            Some(tail) => {
+                let value = self.branch(
+                    Ok(returned),
+                    true,
+                    span,
+                    |_| Ok(Some(ret)),
+                    |_| Ok(Some(tail)),
+                )?;
+                value.expect("both branches have a value")
+            }
+            None => ret,
+        };
+        self.builder.refine_ty(value, output_ty);
+        Ok(value)
+    }
+
     /// Lowers a block in a new scope; its value is its tail expression, when
     /// `want_value` (otherwise the tail is lowered as a statement).
     fn block(&mut self, block: &Block, want_value: bool) -> Result<Option<Value>, Poison> {
         self.scopes.push(Vec::new());
-        let mut tail = Ok(None);
-        for (index, stmt) in block.stmts.iter().enumerate() {
+        let tail = self.stmts(&block.stmts, want_value);
+        self.scopes.pop();
+        tail
+    }
+
+    /// Lowers statements in the current scope. After a statement that may
+    /// `break`, `continue` or `return`, the rest runs under `if !exited { … }`.
+    fn stmts(&mut self, stmts: &[Stmt], want_value: bool) -> Result<Option<Value>, Poison> {
+        for (index, stmt) in stmts.iter().enumerate() {
+            let is_last = index + 1 == stmts.len();
             match stmt {
-                Stmt::Expr(expr, None) if index + 1 == block.stmts.len() && want_value => {
-                    tail = self.expr(expr).map(Some);
+                Stmt::Expr(expr, None) if is_last && want_value => {
+                    return self.expr(expr).map(Some);
                 }
                 // A rejected `return` leaves the block without a known value;
                 // no follow-on "no value" error.
-                Stmt::Expr(Expr::Return(_), _) if index + 1 == block.stmts.len() && want_value => {
+                Stmt::Expr(Expr::Return(_), _) if is_last && want_value && !self.returning => {
                     self.stmt(stmt);
-                    tail = Err(Poison);
+                    return Err(Poison);
                 }
                 stmt => self.stmt(stmt),
             }
+            let exits = exits::Exits::of_stmt(stmt);
+            if !exits.any() {
+                continue;
+            }
+            let span = stmt.span();
+            if is_last {
+                // The block was left: its value is never read.
+                return Ok(
+                    want_value.then(|| self.push(Inst::Const(Const::Zero), Ty::Unknown, span))
+                );
+            }
+            if let Some(exited) = self.exited(true, span) {
+                let go_on = self.not(exited, span);
+                let rest = &stmts[index + 1..];
+                return self.branch(
+                    Ok(go_on),
+                    want_value,
+                    span,
+                    |this| this.stmts(rest, want_value),
+                    |this| {
+                        Ok(want_value
+                            .then(|| this.push(Inst::Const(Const::Zero), Ty::Unknown, span)))
+                    },
+                );
+            }
         }
-        self.scopes.pop();
-        tail
+        Ok(None)
+    }
+
+    /// Whether control has left the current statement sequence: any flag set
+    /// so far (of the loops being lowered, and of `return`), or `None` if none
+    /// can be. With `own_continue` false, the innermost loop's `continue` does
+    /// not count (it ends the iteration, not the loop).
+    fn exited(&mut self, own_continue: bool, span: Span) -> Option<Value> {
+        let mut keys: Vec<String> = Vec::new();
+        for (depth, flags) in self.loops.iter().enumerate() {
+            keys.push(flags.broke.clone());
+            if own_continue || depth + 1 < self.loops.len() {
+                keys.push(flags.continued.clone());
+            }
+        }
+        if self.returning {
+            keys.push(RETURNED.to_owned());
+        }
+        let mut exited = None;
+        for key in keys {
+            let Some(Ok(flag)) = self.lookup(&key) else {
+                continue;
+            };
+            // A flag still at its initial `false` cannot have been set.
+            if matches!(
+                self.builder.func().inst(flag),
+                Inst::Const(Const::Bool(false))
+            ) {
+                continue;
+            }
+            exited = Some(match exited {
+                Some(acc) => self.push(Inst::Binary(BinOp::Or, acc, flag), Ty::Bool, span),
+                None => flag,
+            });
+        }
+        exited
+    }
+
+    /// `return e` in a body with an early return.
+    fn return_(&mut self, ret: &syn::ExprReturn) {
+        let value = match &ret.expr {
+            Some(expr) => self.expr(expr),
+            None => Err(Poison),
+        };
+        self.set_hidden(RET, value);
+        let yes = self.push(Inst::Const(Const::Bool(true)), Ty::Bool, ret.span());
+        self.set_hidden(RETURNED, Ok(yes));
+    }
+
+    /// Records the name of the variable a value is bound to; a hidden variable
+    /// (`#broke3`) is shown as what it is (`broke`).
+    fn name(&mut self, value: Value, name: &str) {
+        match name.strip_prefix('#') {
+            Some(hidden) => self
+                .builder
+                .name(value, hidden.trim_end_matches(|c: char| c.is_ascii_digit())),
+            None => self.builder.name(value, name),
+        }
+    }
+
+    /// `!value`, folded when `value` is a constant or a negation (flags are
+    /// often known: `break` sets `true`).
+    fn not(&mut self, value: Value, span: Span) -> Value {
+        match self.builder.func().inst(value) {
+            Inst::Const(Const::Bool(b)) => {
+                let negated = !*b;
+                self.push(Inst::Const(Const::Bool(negated)), Ty::Bool, span)
+            }
+            Inst::Unary(UnOp::Not, inner) => *inner,
+            _ => self.push(Inst::Unary(UnOp::Not, value), Ty::Bool, span),
+        }
+    }
+
+    /// Sets a hidden variable (a flag, a returned or broken-out value).
+    fn set_hidden(&mut self, key: &str, value: Lowered) {
+        if let Some(slot) = self.lookup_mut(key) {
+            *slot = value;
+        }
     }
 
     fn stmt(&mut self, stmt: &Stmt) {
@@ -186,6 +350,12 @@ impl Lower<'_> {
             Expr::While(while_loop) => {
                 let _ = self.while_loop(while_loop);
             }
+            Expr::Loop(loop_expr) => {
+                let _ = self.loop_expr(loop_expr, false);
+            }
+            Expr::Break(brk) => self.break_(brk),
+            Expr::Continue(cont) => self.continue_(cont),
+            Expr::Return(ret) if self.returning => self.return_(ret),
             // `()`, as in a `match` arm `_ => ()`: nothing to do.
             Expr::Tuple(tuple) if tuple.elems.is_empty() => {}
             Expr::Return(ret) => self
@@ -237,7 +407,7 @@ impl Lower<'_> {
         }
         if let Some(name) = name {
             if let Ok(value) = value {
-                self.builder.name(value, &name);
+                self.name(value, &name);
             }
             self.bind(&name, value);
         }
@@ -254,7 +424,7 @@ impl Lower<'_> {
         };
         *slot = value;
         if let Ok(value) = value {
-            self.builder.name(value, &name);
+            self.name(value, &name);
         }
     }
 
