@@ -322,3 +322,18 @@ check!(
     "",
     "fn f(x: f64) -> f64 { loop { break x * x; } }"
 );
+check!(
+    break_and_continue,
+    "",
+    "fn f(x: f64, n: usize) -> f64 { let mut s = 0.0; for i in 0..n { if i % 2 == 1 { continue; } s += x; if s > 3.0 { break; } } s }"
+);
+check!(
+    labeled_loops,
+    "",
+    "fn f(x: f64, n: usize) -> f64 { let mut s = x; 'outer: for _ in 0..n { let mut j = 0; while j < n { j += 1; s *= x; if s > 9.0 { break 'outer; } } } s }"
+);
+check!(
+    early_return,
+    "",
+    "fn f(x: f64) -> f64 { if x < 0.0 { return -x; } let y = x.sqrt(); y * x }"
+);

@@ -209,7 +209,7 @@ fn loop_in_branch(x: f64, y: f64, n: usize) -> f64 {
 fn a_loop_inside_a_branch() {
     for (x, y) in [(0.8, 1.5), (-0.5, 1.5)] {
         let n = 3;
-        check_scalar(
+        let grad = check_scalar(
             |p| loop_in_branch(p[0], p[1], n),
             |p, s| {
                 let (out, dx, dy) = loop_in_branch_vjp(p[0], p[1], n, s);
@@ -217,6 +217,18 @@ fn a_loop_inside_a_branch() {
             },
             &[x, y],
         );
+        let expected = if x > 0.0 {
+            let (mut acc, mut d_acc_dx, mut d_acc_dy) = (y, 0.0, 1.0);
+            for _ in 0..n {
+                d_acc_dx = d_acc_dx * x + acc;
+                d_acc_dy = d_acc_dy * x + 1.0;
+                acc = acc * x + y;
+            }
+            [d_acc_dx, d_acc_dy]
+        } else {
+            [0.0, -1.0]
+        };
+        assert_close(&grad, &expected);
     }
 }
 
@@ -301,10 +313,16 @@ fn while_with_several_carried_values_and_zero_trips() {
             },
             &[x, y],
         );
-        if x <= 1.0 {
-            // No iteration: a * b.
-            assert_close(&grad, &[y, x]);
+        // Forward by hand: (da/dx, da/dy) and (db/dx, db/dy).
+        let (mut a, mut b) = (x, y);
+        let (mut da, mut db) = ([1.0, 0.0], [0.0, 1.0]);
+        while a > 1.0 {
+            a *= 0.5;
+            da = [da[0] * 0.5, da[1] * 0.5];
+            db = [db[0] * a + b * da[0], db[1] * a + b * da[1]];
+            b = b * a + 1.0;
         }
+        assert_close(&grad, &[da[0] * b + a * db[0], da[1] * b + a * db[1]]);
     }
 }
 
@@ -328,11 +346,26 @@ fn break_and_continue(x: f64, n: usize) -> f64 {
 fn break_and_continue_in_a_for() {
     for x in [0.3, 2.5] {
         for n in [0, 2, 7] {
-            check_scalar(
+            let grad = check_scalar(
                 |p| break_and_continue(p[0], n),
                 vjp1!(break_and_continue_vjp, n),
                 &[x],
             );
+            // The same control flow, differentiated forward by hand.
+            let (mut s, mut ds) = (0.0_f64, 0.0);
+            for i in 0..n {
+                if i % 3 == 1 {
+                    continue;
+                }
+                s += x * i as f64;
+                ds += i as f64;
+                if s > 10.0 {
+                    break;
+                }
+                ds += s.cos() * ds;
+                s = s.sin() + s;
+            }
+            assert_close(&grad, &[ds]);
         }
     }
 }
@@ -357,11 +390,24 @@ fn loop_with_break_value(x: f64) -> f64 {
 #[test]
 fn loop_and_break_with_a_value() {
     for x in [0.5, 3.0, 5.0] {
-        check_scalar(
+        let grad = check_scalar(
             |p| loop_with_break_value(p[0]),
             vjp1!(loop_with_break_value_vjp),
             &[x],
         );
+        let (mut y, mut dy, mut k) = (x, 1.0, 0);
+        let d_found = loop {
+            y = y * 1.5 + 0.1;
+            dy *= 1.5;
+            k += 1;
+            if y > 4.0 {
+                break 2.0 * dy;
+            }
+            if k > 50 {
+                break 0.0;
+            }
+        };
+        assert_close(&grad, &[d_found + dy]);
     }
 }
 
@@ -388,7 +434,23 @@ fn labeled(x: f64, n: usize) -> f64 {
 fn labeled_break_and_continue_across_nested_loops() {
     for x in [0.9, 1.3, 3.0] {
         for n in [0, 1, 4] {
-            check_scalar(|p| labeled(p[0], n), vjp1!(labeled_vjp, n), &[x]);
+            let grad = check_scalar(|p| labeled(p[0], n), vjp1!(labeled_vjp, n), &[x]);
+            let (mut s, mut ds) = (x, 1.0);
+            'outer: for i in 0..n {
+                let mut j = 0;
+                while j < n {
+                    j += 1;
+                    if j > i {
+                        continue 'outer;
+                    }
+                    ds = ds * x + s;
+                    s = s * x + 0.5;
+                    if s > 100.0 {
+                        break 'outer;
+                    }
+                }
+            }
+            assert_close(&grad, &[ds]);
         }
     }
 }
@@ -413,9 +475,21 @@ fn early_return_from_a_branch_and_from_inside_a_loop() {
     for x in [-1.5, 0.9, 1.5, 20.0] {
         for n in [0, 3, 6] {
             let grad = check_scalar(|p| early_return(p[0], n), vjp1!(early_return_vjp, n), &[x]);
-            if x < 0.0 {
-                assert_close(&grad, &[-2.0]);
-            }
+            let expected = 'value: {
+                if x < 0.0 {
+                    break 'value -2.0;
+                }
+                let (mut s, mut ds) = (x, 1.0);
+                for _ in 0..n {
+                    ds *= 2.0 * s;
+                    s *= s;
+                    if s > 1e3 {
+                        break 'value ds / s;
+                    }
+                }
+                ds
+            };
+            assert_close(&grad, &[expected]);
         }
     }
 }
