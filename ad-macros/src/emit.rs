@@ -172,6 +172,8 @@ struct Emitter<'a> {
     forms: Vec<Form>,
     /// How many times each value is used.
     uses: Vec<usize>,
+    /// The `extract`s reading each value's components.
+    extracts: Vec<Vec<(usize, Value)>>,
     used: HashSet<String>,
 }
 
@@ -181,6 +183,7 @@ impl<'a> Emitter<'a> {
             func,
             forms: vec![Form::Inline; func.insts.len()],
             uses: func.uses().iter().map(Vec::len).collect(),
+            extracts: func.extracts(),
             used: HashSet::new(),
         };
         emitter.assign_forms();
@@ -255,13 +258,9 @@ impl<'a> Emitter<'a> {
         let is_while = view.range.is_none();
         // A `while` counts its iterations in `trips`, which is also its index.
         let mut results = vec![None; n_carried + usize::from(is_while)];
-        func.walk(&mut |_, value| {
-            if let Inst::Extract(tuple, k) = func.inst(value)
-                && *tuple == for_value
-            {
-                results[*k as usize] = Some(value);
-            }
-        });
+        for &(k, extract) in &self.extracts[for_value.index()] {
+            results[k] = Some(extract);
+        }
         if is_while {
             let trips = results.pop().flatten();
             let counted = trips.is_some_and(|trips| !uses[trips.index()].is_empty())
@@ -563,15 +562,12 @@ impl<'a> Emitter<'a> {
         let span = func.span(tuple);
         let mut names = vec![quote!(_); elems.len()];
         let mut any_used = false;
-        func.walk(&mut |_, value| {
-            if let Inst::Extract(t, index) = func.inst(value)
-                && *t == tuple
-                && let Form::Component(Some(name)) = &self.forms[value.index()]
-            {
-                names[*index as usize] = ident(name, span).into_token_stream();
+        for &(index, extract) in &self.extracts[tuple.index()] {
+            if let Form::Component(Some(name)) = &self.forms[extract.index()] {
+                names[index] = ident(name, span).into_token_stream();
                 any_used = true;
             }
-        });
+        }
         if !any_used {
             return None;
         }

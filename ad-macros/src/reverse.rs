@@ -38,6 +38,8 @@ pub(crate) struct Reverse<'a> {
     exported: HashMap<Value, Value>,
     /// The adjoint loops being built, innermost last.
     loops: Vec<AdjointLoop>,
+    /// The `extract`s reading each primal value's components.
+    extracts: Vec<Vec<(usize, Value)>>,
 }
 
 /// An adjoint loop under construction.
@@ -61,6 +63,7 @@ pub(crate) fn vjp(primal: &Function, activity: &Activity, seed_name: &str) -> Fu
         places: primal.places(),
         exported: HashMap::new(),
         loops: Vec::new(),
+        extracts: primal.extracts(),
     };
     let out = primal.ret;
     rx.builder.name(out, "out");
@@ -167,13 +170,9 @@ impl Reverse<'_> {
             unreachable!("reverse_if on a non-`if`")
         };
         let mut seeds = vec![None; then.yields.len()];
-        primal.walk(&mut |_, value| {
-            if let Inst::Extract(tuple, index) = primal.inst(value)
-                && *tuple == if_value
-            {
-                seeds[*index as usize] = self.grads[value.index()];
-            }
-        });
+        for &(index, extract) in &self.extracts[if_value.index()] {
+            seeds[index] = self.grads[extract.index()];
+        }
         if seeds.iter().all(Option::is_none) {
             return;
         }
@@ -191,13 +190,14 @@ impl Reverse<'_> {
             let insts = self.builder.end_region(Vec::new());
             branches.push((insts, std::mem::replace(&mut self.grads, before.clone())));
         }
-        let changed: Vec<Value> = (0..primal.insts.len())
-            .map(|index| Value(u32::try_from(index).expect("small")))
+        // A branch changes only the adjoints of the outer values it uses.
+        let changed: Vec<Value> = self
+            .outer_values(if_value)
+            .into_iter()
             .filter(|&value| {
-                !self.is_inside(value, if_value)
-                    && branches
-                        .iter()
-                        .any(|(_, grads)| grads[value.index()] != before[value.index()])
+                branches
+                    .iter()
+                    .any(|(_, grads)| grads[value.index()] != before[value.index()])
             })
             .collect();
         if changed.is_empty() {
@@ -258,16 +258,12 @@ impl Reverse<'_> {
         let (args, next) = (view.args(), view.next());
         let mut seeds = vec![None; inits.len()];
         let mut trips = None;
-        primal.walk(&mut |_, value| {
-            if let Inst::Extract(tuple, index) = primal.inst(value)
-                && *tuple == for_value
-            {
-                match seeds.get_mut(*index as usize) {
-                    Some(seed) => *seed = self.grads[value.index()],
-                    None => trips = Some(value),
-                }
+        for &(index, extract) in &self.extracts[for_value.index()] {
+            match seeds.get_mut(index) {
+                Some(seed) => *seed = self.grads[extract.index()],
+                None => trips = Some(extract),
             }
-        });
+        }
         if seeds.iter().all(Option::is_none) {
             return;
         }
@@ -276,7 +272,7 @@ impl Reverse<'_> {
         let carried: Vec<usize> = (0..inits.len())
             .filter(|&k| self.is_active(args[k]) || self.is_active(next[k]))
             .collect();
-        let outer = self.outer_values(for_value, body);
+        let outer = self.outer_values(for_value);
         let span = primal.span(for_value);
 
         // What the adjoint loop starts from: the seeds, and the outer adjoints so far.
@@ -380,12 +376,12 @@ impl Reverse<'_> {
         }
     }
 
-    /// The active values from outside `for_value` that its body reads or yields:
-    /// the loop's adjoint accumulates theirs.
-    fn outer_values(&self, for_value: Value, body: &Region) -> Vec<Value> {
+    /// The active values from outside `owner` (an `if` or a loop) that its
+    /// regions read or yield: the only ones whose adjoints its adjoint changes.
+    fn outer_values(&self, owner: Value) -> Vec<Value> {
         let primal = self.primal;
         let mut used = Vec::new();
-        let mut stack = vec![body];
+        let mut stack = primal.regions(owner);
         while let Some(region) = stack.pop() {
             used.extend(region.yields.iter().copied());
             for &value in &region.insts {
@@ -395,7 +391,7 @@ impl Reverse<'_> {
         }
         used.sort_unstable();
         used.dedup();
-        used.retain(|&value| self.is_active(value) && !self.is_inside(value, for_value));
+        used.retain(|&value| self.is_active(value) && !self.is_inside(value, owner));
         used
     }
 

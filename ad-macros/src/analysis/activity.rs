@@ -29,7 +29,7 @@ pub(crate) fn activity(func: &Function) -> Activity {
     mark_varied(func, &func.body, &mut varied);
     let mut useful = vec![false; func.insts.len()];
     useful[func.ret.index()] = true;
-    mark_useful(func, &func.body, &mut useful);
+    mark_useful(func, &func.body, &func.extracts(), &mut useful);
     let active = varied.iter().zip(&useful).map(|(&v, &u)| v && u).collect();
     Activity { active }
 }
@@ -92,7 +92,12 @@ fn mark_varied(func: &Function, region: &Region, varied: &mut [bool]) {
 }
 
 /// Marks, from the end of `region` backwards, the operands of useful values.
-fn mark_useful(func: &Function, region: &Region, useful: &mut [bool]) {
+fn mark_useful(
+    func: &Function,
+    region: &Region,
+    extracts: &[Vec<(usize, Value)>],
+    useful: &mut [bool],
+) {
     for &value in region.insts.iter().rev() {
         if !useful[value.index()] {
             continue;
@@ -104,15 +109,15 @@ fn mark_useful(func: &Function, region: &Region, useful: &mut [bool]) {
             Inst::If { then, els, .. } => {
                 // The extracts after the `if` were visited first: a yield is
                 // useful if the result it becomes is.
-                for (index, extract) in extracts(func, region, value) {
+                for &(index, extract) in &extracts[value.index()] {
                     if useful[extract.index()] {
                         for branch in [then, els] {
                             useful[branch.yields[index].index()] = true;
                         }
                     }
                 }
-                mark_useful(func, then, useful);
-                mark_useful(func, els, useful);
+                mark_useful(func, then, extracts, useful);
+                mark_useful(func, els, extracts, useful);
             }
             inst @ (Inst::For { .. } | Inst::While { .. }) => {
                 let view = inst.as_loop().expect("a loop");
@@ -121,14 +126,14 @@ fn mark_useful(func: &Function, region: &Region, useful: &mut [bool]) {
                 if let Some(go_on) = view.go_on() {
                     useful[go_on.index()] = true;
                 }
-                for (index, extract) in extracts(func, region, value) {
+                for &(index, extract) in &extracts[value.index()] {
                     if useful[extract.index()] && index < inits.len() {
                         useful[next[index].index()] = true;
                         useful[inits[index].index()] = true;
                     }
                 }
                 loop {
-                    mark_useful(func, body, useful);
+                    mark_useful(func, body, extracts, useful);
                     let mut settled = true;
                     for (k, init) in inits.iter().enumerate() {
                         if useful[body.insts[k + 1].index()] {
@@ -146,16 +151,4 @@ fn mark_useful(func: &Function, region: &Region, useful: &mut [bool]) {
             _ => {}
         }
     }
-}
-
-/// The `extract`s reading the results of `tuple` in `region`, with their index.
-fn extracts(func: &Function, region: &Region, tuple: Value) -> Vec<(usize, Value)> {
-    region
-        .insts
-        .iter()
-        .filter_map(|&value| match func.inst(value) {
-            Inst::Extract(t, index) if *t == tuple => Some((*index as usize, value)),
-            _ => None,
-        })
-        .collect()
 }

@@ -573,6 +573,18 @@ impl Function {
         }
     }
 
+    /// For each value, the `extract`s that read its components, with the
+    /// component: the results of an `if` or a loop, or of a pullback.
+    pub(crate) fn extracts(&self) -> Vec<Vec<(usize, Value)>> {
+        let mut extracts = vec![Vec::new(); self.insts.len()];
+        self.walk(&mut |_, value| {
+            if let Inst::Extract(tuple, index) = self.inst(value) {
+                extracts[tuple.index()].push((*index as usize, value));
+            }
+        });
+        extracts
+    }
+
     /// Where each value is defined.
     pub(crate) fn places(&self) -> Vec<Place> {
         let mut places = vec![Place::Body; self.insts.len()];
