@@ -4,6 +4,8 @@
 
 use ad_runtime::check;
 
+pub mod fixtures;
+
 /// Tolerance of the finite-difference and dot-product checks (mixed relative
 /// error; the checks use Richardson-extrapolated central differences).
 pub const TOL: f64 = 1e-7;

@@ -2,6 +2,7 @@
 //! dot-product test for each, including zero-trip loops.
 
 use ad_runtime::differentiate;
+use ad_tests::fixtures::{power, power_vjp, weighted_sum, weighted_sum_vjp};
 use ad_tests::{assert_close, check_scalar};
 
 macro_rules! vjp1 {
@@ -11,15 +12,6 @@ macro_rules! vjp1 {
             (out, vec![dx])
         }
     };
-}
-
-#[differentiate]
-fn power(x: f64, n: usize) -> f64 {
-    let mut p = 1.0;
-    for _ in 0..n {
-        p *= x;
-    }
-    p
 }
 
 #[test]
@@ -34,15 +26,6 @@ fn loop_carried_product() {
         };
         assert_close(&grad, &[expected]);
     }
-}
-
-#[differentiate]
-fn weighted_sum(x: f64, c: f64, n: usize) -> f64 {
-    let mut s = 0.0;
-    for i in 0..n {
-        s += c * x * i as f64;
-    }
-    s
 }
 
 #[test]

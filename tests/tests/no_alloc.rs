@@ -8,6 +8,7 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
 use ad_runtime::differentiate;
+use ad_tests::fixtures::{power, power_vjp, weighted_sum, weighted_sum_vjp};
 
 thread_local! {
     // `const`-initialised and without a destructor: reading it never allocates.
@@ -96,24 +97,6 @@ fn straight_line_vjp_allocates_nothing() {
     });
     assert!(sink.is_finite());
     assert_eq!(n, 0, "straight-line `_vjp` code allocated {n} times");
-}
-
-#[differentiate]
-fn weighted_sum(x: f64, c: f64, n: usize) -> f64 {
-    let mut s = 0.0;
-    for i in 0..n {
-        s += c * x * i as f64;
-    }
-    s
-}
-
-#[differentiate]
-fn power(x: f64, n: usize) -> f64 {
-    let mut p = 1.0;
-    for _ in 0..n {
-        p *= x;
-    }
-    p
 }
 
 #[test]
