@@ -126,6 +126,8 @@ pub(crate) mod msg {
     pub(crate) const BREAK_VALUE: &str = "`break` with a value works only in `loop`";
     pub(crate) const BREAK_OUTSIDE_LOOP: &str =
         "`break` and `continue` need an enclosing loop (with this label)";
+    pub(crate) const LOOP_AS_VALUE: &str =
+        "`for` and `while` loops have no value; end the block with the value after the loop";
     pub(crate) const LOOP_WITHOUT_VALUE: &str =
         "this `loop` has no value; leave it with `break value`";
     pub(crate) const EMPTY_MATCH: &str = "an empty `match` has no value to differentiate";

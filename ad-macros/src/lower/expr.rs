@@ -67,6 +67,9 @@ impl Lower<'_> {
                 self.expr_stmt(expr);
                 Ok(self.push(Inst::Const(Const::Zero), Ty::Unknown, expr.span()))
             }
+            // Used as statements they are fine; as values they have none.
+            Expr::ForLoop(for_loop) => self.unsupported(for_loop.for_token, msg::LOOP_AS_VALUE),
+            Expr::While(while_loop) => self.unsupported(while_loop.while_token, msg::LOOP_AS_VALUE),
             Expr::Loop(loop_expr) => match self.loop_expr(loop_expr, true)? {
                 Some(value) => Ok(value),
                 None => self.unsupported(loop_expr.loop_token, msg::LOOP_WITHOUT_VALUE),
@@ -587,9 +590,6 @@ pub(super) fn compound_op(op: &syn::BinOp) -> Option<BinOp> {
 /// `if`, `for`, `|x|`, not at the whole expression.
 fn leading_token(expr: &Expr) -> proc_macro2::TokenStream {
     match expr {
-        Expr::ForLoop(e) => e.for_token.to_token_stream(),
-        Expr::While(e) => e.while_token.to_token_stream(),
-        Expr::Loop(e) => e.loop_token.to_token_stream(),
         Expr::Closure(e) => {
             let mut tokens = e.inputs_begin.to_token_stream();
             e.inputs.to_tokens(&mut tokens);
@@ -597,8 +597,6 @@ fn leading_token(expr: &Expr) -> proc_macro2::TokenStream {
             tokens
         }
         Expr::Unsafe(e) => e.unsafe_token.to_token_stream(),
-        Expr::Break(e) => e.break_token.to_token_stream(),
-        Expr::Continue(e) => e.continue_token.to_token_stream(),
         Expr::Async(e) => e.async_token.to_token_stream(),
         Expr::Reference(e) => {
             let mut tokens = e.and_token.to_token_stream();
@@ -614,20 +612,6 @@ fn leading_token(expr: &Expr) -> proc_macro2::TokenStream {
 /// What an unsupported expression is, and what to write instead.
 fn describe(expr: &Expr) -> (&'static str, &'static str) {
     match expr {
-        Expr::Match(_) => ("`match` is", "write the cases as an `if`/`else if` chain"),
-        Expr::ForLoop(_) => (
-            "`for` loops are",
-            "write the iterations out, or move the loop out of the function",
-        ),
-        Expr::While(_) => (
-            "`while` loops are",
-            "write the iterations out, or move the loop out of the function",
-        ),
-        Expr::Loop(_) => (
-            "`loop` is",
-            "write the iterations out, or move the loop out of the function",
-        ),
-        Expr::Break(_) | Expr::Continue(_) => ("loop control is", "write the iterations out"),
         Expr::Closure(_) => ("closures are", "write the computation inline"),
         Expr::Unsafe(_) => ("`unsafe` blocks are", "write the computation in safe code"),
         Expr::Reference(_) => ("references are", "use the `f64` value itself"),
