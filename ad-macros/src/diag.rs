@@ -88,7 +88,7 @@ pub(crate) mod msg {
     pub(crate) const VARIADIC: &str = "variadic functions cannot be differentiated";
     pub(crate) const PARAM_PATTERN: &str =
         "parameter patterns are not supported; name the parameter, e.g. `x: f64`";
-    pub(crate) const RETURN_TYPE: &str = "a `#[differentiate]` function must return `f64`, `f32`, or a tuple of them such as `(f64, f64)`";
+    pub(crate) const RETURN_TYPE: &str = "a `#[differentiate]` function must return `f64`, `f32`, a tuple of them such as `(f64, f64)`, `Vec<f64>` or `[f64; N]` (or nothing, if it updates a `&mut [f64]` parameter)";
     pub(crate) const NO_VALUE: &str = "`#[differentiate]` needs the function's value as its final expression; end the body with the returned expression";
     pub(crate) const LET_WITHOUT_INIT: &str = "`let` without a value is not supported; give the variable its value where it is declared: `let x = …;`";
     pub(crate) const LET_ELSE: &str =
@@ -120,7 +120,17 @@ pub(crate) mod msg {
         "`match` on a tuple is not supported; nest a `match` per value, or test them with `if`";
     pub(crate) const LOOP_PATTERN: &str =
         "a `for` loop binds its index to a name or `_`; destructuring is not supported";
-    pub(crate) const LOOP_RANGE: &str = "`for` loops are supported over integer ranges: `a..b`, `a..=b`, `(a..b).rev()`, `(a..b).step_by(k)`, `(a..b).step_by(k).rev()`; for other iterators write an index loop over a range";
+    pub(crate) const LOOP_RANGE: &str = "`for` loops are supported over integer ranges (`a..b`, `a..=b`, `(a..b).rev()`, `(a..b).step_by(k)`, `(a..b).step_by(k).rev()`) and over buffers (`xs.iter()`, `&xs`, `xs.iter_mut()`, with `.enumerate()` and `.zip(ys.iter())`); for other iterators write an index loop over a range: `for i in 0..xs.len()`";
+    pub(crate) const SLICING: &str = "slicing is not supported by `#[differentiate]` yet; index the elements of the whole buffer: `xs[start + i]`";
+    pub(crate) const INDEX_NOT_BUFFER: &str = "only buffer variables can be indexed (`&[f64]`, `&Vec<f64>`, `&[f64; N]` parameters and their `&mut` forms, and local `Vec`s and arrays); bind the buffer to a variable and index it: `xs[i]`";
+    pub(crate) const BUFFER_IN_REGION: &str = "buffers can be created only at the top level of the function body, not inside a loop or a branch; create it before the loop and overwrite its elements inside";
+    pub(crate) const BUFFER_REASSIGN: &str = "a buffer variable cannot be assigned a new buffer; write its elements (`v[i] = …`), or bind the new buffer to a new variable with `let`";
+    pub(crate) const BUFFER_IN_BRANCH: &str = "a branch cannot choose between buffers; create one buffer and write the chosen elements into it";
+    pub(crate) const PUSH_ON_PARAM: &str = "`push` is supported on local `Vec`s only; create the vector in the function (`let mut v = Vec::with_capacity(n);`) and return it";
+    pub(crate) const CLONE_PARAM: &str =
+        "`.clone()` of a parameter is not supported; copy it with `.to_vec()`";
+    pub(crate) const ITERATOR_CHAIN: &str = "iterator adapters are not supported by `#[differentiate]` yet, except `for` loops over `xs.iter()` (with `.enumerate()` and `.zip(…)`) and `xs.iter().sum()` / `xs.iter().product()`; write an index loop: `for i in 0..xs.len() { … xs[i] … }`";
+    pub(crate) const LOOP_ITEM_PATTERN: &str = "this pattern does not match the loop's items; bind each element to a name (`x` or `&x`), the index of `.enumerate()` to a name, and pairs with a tuple: `for (i, &x) in xs.iter().enumerate()`";
     pub(crate) const LOOP_STEP_AFTER_REV: &str =
         "write `.step_by(k)` before `.rev()`: `(a..b).step_by(k).rev()`";
     pub(crate) const BREAK_VALUE: &str = "`break` with a value works only in `loop`";
@@ -183,6 +193,36 @@ pub(crate) mod msg {
     pub(crate) fn integer_method(method: &str) -> String {
         format!(
             "integer methods such as `.{method}()` are not supported yet; write the integer arithmetic with operators, or compute the value outside the function and pass it as a parameter"
+        )
+    }
+
+    pub(crate) fn buffer_method(method: &str) -> String {
+        format!(
+            "`.{method}()` is not supported on buffers by `#[differentiate]` yet; the supported buffer operations are indexing `xs[i]`, `.len()`, `.push(x)`, `.to_vec()`, `.clone()`, `.iter().sum()` and `.iter().product()`"
+        )
+    }
+
+    pub(crate) fn not_a_buffer(func: &str) -> String {
+        format!(
+            "`ad_runtime::{func}` takes a buffer here: pass a buffer variable as `&xs` (or `&mut ys` for the one it writes)"
+        )
+    }
+
+    pub(crate) fn runtime_path(func: &str) -> String {
+        format!(
+            "write the runtime's primitive with its path, `ad_runtime::{func}(…)`: `#[differentiate]` recognises it by that path"
+        )
+    }
+
+    pub(crate) fn overwritten_after_call(buf: &str, func: &str) -> String {
+        format!(
+            "`{buf}` is written after `ad_runtime::{func}` reads it, but the pullback of `{func}` needs what it read; pass a copy that is not written afterwards: `let {buf}_in = {buf}.to_vec();`"
+        )
+    }
+
+    pub(crate) fn store_into_constant(param: &str) -> String {
+        format!(
+            "an active value is written into `{param}`, which is not differentiated; add `{param}` to `wrt(…)`, or `ad_runtime::detach` the value"
         )
     }
 

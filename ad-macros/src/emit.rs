@@ -18,7 +18,7 @@ use proc_macro2::{Literal, Span, TokenStream};
 use quote::{ToTokens, quote, quote_spanned};
 use syn::{Ident, ItemFn};
 
-use crate::ir::{BinOp, Const, Function, Inst, LoopRange, Region, Ty, UnOp, Value};
+use crate::ir::{BinOp, Const, Function, Inst, LoopRange, Mode, NewBuf, Region, Ty, UnOp, Value};
 use crate::lower::Signature;
 
 /// The generated `_vjp` function.
@@ -45,26 +45,59 @@ pub(crate) fn header(item: &ItemFn, sig: &Signature) -> TokenStream {
     let params = sig.params.iter().map(|param| {
         let ident = ident(&param.name, param.span);
         let ty = &param.ty;
-        quote!(#ident: #ty)
+        let shadow = param.shadow.as_ref().map(|shadow| {
+            let name = self::ident(&shadow.name, param.span);
+            let ty = &shadow.ty;
+            quote!(#name: #ty,)
+        });
+        quote!(#ident: #ty, #shadow)
     });
     let output = &sig.output;
-    let seed = ident(&sig.seed_name, sig.ident.span());
-    let active_tys: Vec<&syn::Type> = sig.active().map(|param| &param.ty).collect();
-    let ret = if active_tys.is_empty() {
-        output.to_token_stream()
-    } else {
-        quote!((#output, #(#active_tys),*))
-    };
-    let active_names: Vec<String> = sig
+    let seed = sig.seed_ty.as_ref().map(|seed_ty| {
+        let seed = ident(&sig.seed_name, sig.ident.span());
+        quote!(#seed: #seed_ty)
+    });
+    let scalar_actives: Vec<_> = sig
         .active()
-        .map(|param| format!("`{}`", param.name))
+        .filter(|param| param.shadow.is_none())
         .collect();
-    let returns = if active_names.is_empty() {
-        "the output".to_owned()
+    let mut returned: Vec<TokenStream> = Vec::new();
+    if sig.seed_ty.is_some() {
+        returned.push(output.to_token_stream());
+    }
+    returned.extend(
+        scalar_actives
+            .iter()
+            .map(|param| param.ty.to_token_stream()),
+    );
+    let ret = match returned.as_slice() {
+        [single] => single.clone(),
+        _ => quote!((#(#returned),*)),
+    };
+    let mut parts = Vec::new();
+    if sig.seed_ty.is_some() {
+        parts.push("the output".to_owned());
+    }
+    if !scalar_actives.is_empty() {
+        let names: Vec<String> = scalar_actives
+            .iter()
+            .map(|param| format!("`{}`", param.name))
+            .collect();
+        parts.push(format!("the adjoints of {}", names.join(", ")));
+    }
+    let returns = match parts.as_slice() {
+        [] => "nothing".to_owned(),
+        parts => parts.join(" followed by "),
+    };
+    let takes = if sig.seed_ty.is_some() {
+        format!(
+            " Takes the arguments of `{}` and the seed `{}`, the cotangent of its output;",
+            sig.ident, sig.seed_name
+        )
     } else {
         format!(
-            "the output followed by the adjoints of {}",
-            active_names.join(", ")
+            " Takes the arguments of `{}`, each active buffer followed by its shadow;",
+            sig.ident
         )
     };
     let doc = [
@@ -73,10 +106,7 @@ pub(crate) fn header(item: &ItemFn, sig: &Signature) -> TokenStream {
             sig.ident
         ),
         String::new(),
-        format!(
-            " Takes the arguments of `{}` and the seed `{}`, the cotangent of its output;",
-            sig.ident, sig.seed_name
-        ),
+        takes,
         format!(" returns {returns}."),
     ];
     quote! {
@@ -102,9 +132,16 @@ pub(crate) fn header(item: &ItemFn, sig: &Signature) -> TokenStream {
             clippy::manual_range_contains,
             // SSA versions of one variable are deliberately named alike (`x`, `x_1`, `d_x_1`).
             clippy::similar_names,
-            clippy::many_single_char_names
+            clippy::many_single_char_names,
+            // Adjoint loops index a buffer and its shadow with one index, like
+            // the user's loops they reverse.
+            clippy::needless_range_loop,
+            // Parameter types and element updates are the user's own; clippy
+            // reports them on the original function.
+            clippy::ptr_arg,
+            clippy::assign_op_pattern
         )]
-        #vis fn #vjp_ident #generics (#(#params,)* #seed: #output) -> #ret #where_clause
+        #vis fn #vjp_ident #generics (#(#params)* #seed) -> #ret #where_clause
     }
 }
 
@@ -175,6 +212,9 @@ struct Emitter<'a> {
     /// The `extract`s reading each value's components.
     extracts: Vec<Vec<(usize, Value)>>,
     used: HashSet<String>,
+    /// The buffers some instruction writes into: `let mut`, and their
+    /// elements are read where the IR reads them, never later.
+    written: HashSet<Value>,
 }
 
 impl<'a> Emitter<'a> {
@@ -185,6 +225,11 @@ impl<'a> Emitter<'a> {
             uses: func.uses().iter().map(Vec::len).collect(),
             extracts: func.extracts(),
             used: HashSet::new(),
+            written: func
+                .insts
+                .iter()
+                .flat_map(|data| data.inst.written())
+                .collect(),
         };
         emitter.assign_forms();
         emitter
@@ -214,7 +259,11 @@ impl<'a> Emitter<'a> {
                 continue;
             }
             // An unused value the user did not name is dead: never written.
-            if n_uses == 0 && !named && !matches!(inst, Inst::Extract(..)) && !inst.is_effect() {
+            if n_uses == 0
+                && !named
+                && !matches!(inst, Inst::Extract(..))
+                && !func.has_effects(value)
+            {
                 continue;
             }
             // Used exactly once, in its own region: it can be written there.
@@ -230,8 +279,18 @@ impl<'a> Emitter<'a> {
                     }
                 }
                 _ if is_destructured(func, value) => Form::Inline,
-                Inst::Push(..) => Form::Inline,
-                Inst::TapeNew { .. } | Inst::Pop(_) => {
+                _ if is_statement(func, value, n_uses) => Form::Inline,
+                Inst::TapeNew { .. }
+                | Inst::Pop(_)
+                | Inst::NewBuf(_)
+                | Inst::CloneBuf { .. }
+                | Inst::Shadow { .. }
+                | Inst::PopShadow(_) => {
+                    let name = self.name_for(value, true).expect("bound");
+                    Form::Bound(name)
+                }
+                // Read where the IR reads it: the buffer changes later.
+                _ if self.reads_state(value) => {
                     let name = self.name_for(value, true).expect("bound");
                     Form::Bound(name)
                 }
@@ -290,10 +349,8 @@ impl<'a> Emitter<'a> {
             let name = match &self.forms[init.index()] {
                 Form::Bound(name)
                     if uses[init.index()].len() == 1
-                        && !matches!(
-                            func.inst(init),
-                            Inst::Param(_) | Inst::Pop(_) | Inst::TapeNew { .. }
-                        ) =>
+                        && !self.reads_state(init)
+                        && !matches!(func.inst(init), Inst::Param(_)) =>
                 {
                     let name = name.clone();
                     self.forms[init.index()] = Form::Inline;
@@ -305,6 +362,16 @@ impl<'a> Emitter<'a> {
             if let Some(result) = result {
                 self.forms[result.index()] = Form::Carried(name);
             }
+        }
+    }
+
+    /// Whether a value reads state that changes (a tape, a written buffer),
+    /// so that it must be computed where the IR has it, never moved later.
+    fn reads_state(&self, value: Value) -> bool {
+        match self.func.inst(value) {
+            Inst::Load(buf, _) | Inst::Len(buf) => self.written.contains(buf),
+            Inst::Call(_, args) => args.iter().any(|arg| self.written.contains(arg)),
+            inst => inst.is_effect(),
         }
     }
 
@@ -346,11 +413,14 @@ impl<'a> Emitter<'a> {
     fn body(&self) -> TokenStream {
         let func = self.func;
         let mut stmts = TokenStream::new();
-        if func
-            .insts
-            .iter()
-            .any(|data| matches!(data.inst, Inst::Pullback(..) | Inst::TapeNew { .. }))
-        {
+        if func.insts.iter().any(|data| match &data.inst {
+            Inst::Pullback(..)
+            | Inst::TapeNew { .. }
+            | Inst::Shadow { .. }
+            | Inst::PopShadow(_) => true,
+            Inst::Call(callee, _) => !callee.is_primitive(),
+            _ => false,
+        }) {
             stmts.extend(quote!(
                 use ::ad_runtime::__private as __ad;
             ));
@@ -369,24 +439,29 @@ impl<'a> Emitter<'a> {
             match &self.forms[value.index()] {
                 _ if matches!(func.inst(value), Inst::Param(_)) => {}
                 Form::Inline if is_destructured(func, value) => {
-                    let Some(pattern) = self.components(value) else {
-                        continue;
-                    };
                     let expr = self.inst_expr(value).tokens;
-                    stmts.extend(quote_spanned!(span=> let #pattern = #expr;));
+                    match self.components(value) {
+                        Some(pattern) => stmts.extend(quote_spanned!(span=> let #pattern = #expr;)),
+                        // An `if` kept for what it writes.
+                        None if func.has_effects(value) => {
+                            stmts.extend(quote_spanned!(span=> #expr;));
+                        }
+                        None => {}
+                    }
                 }
                 _ if matches!(func.inst(value), Inst::For { .. } | Inst::While { .. }) => {
                     stmts.extend(self.for_loop(value))
                 }
-                _ if matches!(func.inst(value), Inst::Push(..)) => {
+                _ if is_statement(func, value, self.uses[value.index()]) => {
                     let expr = self.inst_expr(value).tokens;
                     stmts.extend(quote_spanned!(span=> #expr;));
                 }
                 Form::Inline | Form::Component(_) | Form::Carried(_) => {}
                 _ if matches!(func.inst(value), Inst::Arg(_)) => {}
                 Form::Bound(name) => {
-                    let mutability =
-                        matches!(func.inst(value), Inst::TapeNew { .. }).then(|| quote!(mut));
+                    let mutability = (matches!(func.inst(value), Inst::TapeNew { .. })
+                        || self.written.contains(&value))
+                    .then(|| quote!(mut));
                     let name = ident(name, span);
                     let expr = self.inst_expr(value).tokens;
                     stmts.extend(quote_spanned!(span=> let #mutability #name = #expr;));
@@ -713,6 +788,99 @@ impl<'a> Emitter<'a> {
                 let index = Literal::u32_unsuffixed(*index);
                 postfix(quote_spanned!(span=> #tuple.#index))
             }
+            Inst::Load(buf, index) => {
+                let buf = self.expr(*buf).at(Prec::Postfix);
+                let index = self.expr(*index).at(Prec::Or);
+                postfix(quote_spanned!(span=> #buf[#index]))
+            }
+            Inst::Store(buf, index, stored) => {
+                let buf = self.expr(*buf).at(Prec::Postfix);
+                let index = self.expr(*index).at(Prec::Or);
+                let stored = self.expr(*stored).at(Prec::Or);
+                postfix(quote_spanned!(span=> #buf[#index] = #stored))
+            }
+            Inst::Update(op, buf, index, stored) => {
+                let buf = self.expr(*buf).at(Prec::Postfix);
+                let index = self.expr(*index).at(Prec::Or);
+                let stored = self.expr(*stored).at(Prec::Or);
+                postfix(match op {
+                    BinOp::Sub => quote_spanned!(span=> #buf[#index] -= #stored),
+                    _ => quote_spanned!(span=> #buf[#index] += #stored),
+                })
+            }
+            Inst::Len(buf) => {
+                let buf = self.expr(*buf).at(Prec::Postfix);
+                postfix(quote_spanned!(span=> #buf.len()))
+            }
+            Inst::NewBuf(NewBuf::Vec { fill, len }) => {
+                let fill = self.expr(*fill).at(Prec::Or);
+                let len = self.expr(*len).at(Prec::Or);
+                postfix(quote_spanned!(span=> ::std::vec![#fill; #len]))
+            }
+            Inst::NewBuf(NewBuf::Array { fill, len }) => {
+                let fill = self.expr(*fill).at(Prec::Or);
+                postfix(quote_spanned!(span=> [#fill; #len]))
+            }
+            Inst::NewBuf(NewBuf::Empty { capacity: None }) => {
+                postfix(quote_spanned!(span=> ::std::vec::Vec::new()))
+            }
+            Inst::NewBuf(NewBuf::Empty {
+                capacity: Some(capacity),
+            }) => {
+                let capacity = self.expr(*capacity).at(Prec::Or);
+                postfix(quote_spanned!(span=> ::std::vec::Vec::with_capacity(#capacity)))
+            }
+            Inst::PushElem(buf, pushed) => {
+                let buf = self.expr(*buf).at(Prec::Postfix);
+                let pushed = self.expr(*pushed).at(Prec::Or);
+                postfix(quote_spanned!(span=> #buf.push(#pushed)))
+            }
+            Inst::CloneBuf { src, clone } => {
+                let src = self.expr(*src).at(Prec::Postfix);
+                postfix(if *clone {
+                    quote_spanned!(span=> #src.clone())
+                } else {
+                    quote_spanned!(span=> #src.to_vec())
+                })
+            }
+            Inst::Call(callee, args) => {
+                let name = Ident::new(callee.name(), span);
+                let args = args
+                    .iter()
+                    .zip(callee.modes())
+                    .map(|(&arg, &mode)| self.argument(arg, mode));
+                postfix(if callee.is_primitive() {
+                    quote_spanned!(span=> ::ad_runtime::#name(#(#args),*))
+                } else {
+                    quote_spanned!(span=> __ad::#name(#(#args),*))
+                })
+            }
+            Inst::Shadow { of, seed: None } => {
+                let of = self.argument(*of, Mode::Ref);
+                postfix(quote_spanned!(span=> __ad::zeros_like(#of)))
+            }
+            Inst::Shadow {
+                seed: Some(seed), ..
+            } => {
+                let seed = self.expr(*seed).at(Prec::Postfix);
+                postfix(quote_spanned!(span=> #seed.to_owned()))
+            }
+            Inst::PopShadow(shadow) => {
+                let shadow = self.argument(*shadow, Mode::Mut);
+                postfix(quote_spanned!(span=> __ad::pop_shadow(#shadow)))
+            }
+        }
+    }
+
+    /// A buffer passed by `&` or `&mut` (a parameter is a reference already),
+    /// or a value.
+    fn argument(&self, value: Value, mode: Mode) -> TokenStream {
+        let tokens = self.expr(value).at(Prec::Or);
+        match mode {
+            Mode::Ref | Mode::Mut if self.func.is_param(value) => tokens,
+            Mode::Ref => quote!(&#tokens),
+            Mode::Mut => quote!(&mut #tokens),
+            Mode::Val => tokens,
         }
     }
 
@@ -770,6 +938,16 @@ impl<'a> Emitter<'a> {
                 _ => false,
             }
     }
+}
+
+/// Whether an instruction is written as a statement of its own: an effect
+/// whose value is not read (a write, a tape push, a call writing a buffer).
+fn is_statement(func: &Function, value: Value, n_uses: usize) -> bool {
+    let inst = func.inst(value);
+    n_uses == 0
+        && inst.is_effect()
+        && func.regions(value).is_empty()
+        && !matches!(inst, Inst::TapeNew { .. })
 }
 
 /// Whether the components of `value` are bound by a pattern: the results of an

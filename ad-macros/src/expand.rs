@@ -81,7 +81,13 @@ pub(crate) fn stages(
     }
     let primal = verified(primal.expect("lowering without errors yields IR"), "lower");
     let activity = analysis::activity(&primal);
-    let vjp = verified(reverse::vjp(&primal, &activity, &sig.seed_name), "reverse");
+    let writes = analysis::writes(&primal);
+    let cx = Ctxt::new();
+    analysis::check(&cx, &primal, &activity, &writes);
+    if let Err(error) = cx.check() {
+        return Err(Box::new((sig, error)));
+    }
+    let vjp = verified(reverse::vjp(&primal, &activity, &writes, &sig), "reverse");
     Ok(Stages { sig, primal, vjp })
 }
 

@@ -16,7 +16,8 @@
 //!                                   d_x = d_s; d_y = d_s   (aliases)
 //! ```
 
-use crate::analysis::Activity;
+use crate::analysis::{Activity, Writes};
+use crate::lower::Signature;
 use std::collections::HashMap;
 
 use crate::ir::{
@@ -28,6 +29,7 @@ use crate::rules;
 pub(crate) struct Reverse<'a> {
     primal: &'a Function,
     activity: &'a Activity,
+    writes: &'a Writes,
     builder: Builder,
     /// The adjoint of each primal value so far; `None` is zero.
     grads: Vec<Option<Value>>,
@@ -54,10 +56,16 @@ struct AdjointLoop {
     index: Value,
 }
 
-pub(crate) fn vjp(primal: &Function, activity: &Activity, seed_name: &str) -> Function {
+pub(crate) fn vjp(
+    primal: &Function,
+    activity: &Activity,
+    writes: &Writes,
+    sig: &Signature,
+) -> Function {
     let mut rx = Reverse {
         primal,
         activity,
+        writes,
         builder: Builder::extend(primal.clone()),
         grads: vec![None; primal.insts.len()],
         places: primal.places(),
@@ -66,23 +74,60 @@ pub(crate) fn vjp(primal: &Function, activity: &Activity, seed_name: &str) -> Fu
         extracts: primal.extracts(),
     };
     let out = primal.ret;
-    rx.builder.name(out, "out");
-    let seed = rx.builder.param(
-        seed_name.to_owned(),
-        Role::Seed,
-        primal.ty(out).clone(),
-        primal.span(out),
-    );
-    if activity.is_active(out) {
+    let returns_unit = sig.seed_ty.is_none();
+    // The shadows of active buffer parameters come right after them.
+    for (param, sig_param) in primal.params.iter().zip(&sig.params) {
+        if let Some(shadow) = &sig_param.shadow {
+            let value = rx.builder.param(
+                shadow.name.clone(),
+                Role::Shadow,
+                primal.ty(param.value).clone(),
+                sig_param.span,
+            );
+            rx.builder.set_adjoint_of(value, param.value);
+            rx.grads[param.value.index()] = Some(value);
+        }
+    }
+    let seed = (!returns_unit).then(|| {
+        rx.builder.name(out, "out");
+        rx.builder.param(
+            sig.seed_name.clone(),
+            Role::Seed,
+            primal.ty(out).clone(),
+            primal.span(out),
+        )
+    });
+    // The shadows of active local buffers, zero but for the returned one.
+    let mut locals = Vec::new();
+    primal.walk(&mut |_, value| {
+        let local = matches!(primal.inst(value), Inst::NewBuf(_) | Inst::CloneBuf { .. });
+        if local && activity.is_active(value) {
+            locals.push(value);
+        }
+    });
+    for buf in locals {
+        let seed = seed.filter(|_| buf == out);
+        let shadow = rx.builder.push(
+            Inst::Shadow { of: buf, seed },
+            primal.ty(buf).clone(),
+            primal.span(buf),
+        );
+        rx.builder.set_adjoint_of(shadow, buf);
+        rx.grads[buf.index()] = Some(shadow);
+    }
+    if let Some(seed) = seed
+        && activity.is_active(out)
+        && rx.grads[out.index()].is_none()
+    {
         rx.grads[out.index()] = Some(seed);
     }
     rx.reverse_region(&primal.body);
 
-    let mut outputs = vec![out];
+    let mut outputs: Vec<Value> = (!returns_unit).then_some(out).into_iter().collect();
     for param in primal
         .params
         .iter()
-        .filter(|param| param.role == Role::Active)
+        .filter(|param| param.role == Role::Active && primal.ty(param.value).elem().is_none())
     {
         let adjoint = rx.grads[param.value.index()].unwrap_or_else(|| {
             let ty = primal.ty(param.value).clone();
@@ -92,7 +137,7 @@ pub(crate) fn vjp(primal: &Function, activity: &Activity, seed_name: &str) -> Fu
         outputs.push(adjoint);
     }
     let ret = if outputs.len() == 1 {
-        out
+        outputs[0]
     } else {
         let tys = outputs
             .iter()
@@ -111,6 +156,32 @@ impl Reverse<'_> {
 
     pub(crate) fn is_active(&self, value: Value) -> bool {
         self.activity.is_active(value)
+    }
+
+    /// The shadow of a primal buffer, if it is active.
+    pub(crate) fn shadow(&self, buf: Value) -> Option<Value> {
+        if self.is_active(buf) {
+            self.grads[buf.index()]
+        } else {
+            None
+        }
+    }
+
+    /// Whether the regions of `owner` (an `if` or a loop) write into an active
+    /// buffer: then they have an adjoint even when no value comes out of them.
+    fn writes_active(&self, owner: Value) -> bool {
+        let primal = self.primal;
+        let mut stack = primal.regions(owner);
+        while let Some(region) = stack.pop() {
+            for &value in &region.insts {
+                let inst = primal.inst(value);
+                if inst.written().iter().any(|&buf| self.is_active(buf)) {
+                    return true;
+                }
+                stack.extend(primal.regions(value));
+            }
+        }
+        false
     }
 
     /// Appends an adjoint instruction; `origin` is the primal value whose
@@ -144,6 +215,7 @@ impl Reverse<'_> {
                 // Control flow has no adjoint of its own: its results do.
                 Inst::If { .. } => self.reverse_if(value),
                 Inst::For { .. } | Inst::While { .. } => self.reverse_for(value),
+                inst if !inst.written().is_empty() => rules::write_pullback(self, value),
                 _ => {
                     if let Some(adjoint) = self.grads[value.index()] {
                         self.builder.set_adjoint_of(adjoint, value);
@@ -173,7 +245,8 @@ impl Reverse<'_> {
         for &(index, extract) in &self.extracts[if_value.index()] {
             seeds[index] = self.grads[extract.index()];
         }
-        if seeds.iter().all(Option::is_none) {
+        let writes = self.writes_active(if_value);
+        if seeds.iter().all(Option::is_none) && !writes {
             return;
         }
         let before = self.grads.clone();
@@ -200,7 +273,7 @@ impl Reverse<'_> {
                     .any(|(_, grads)| grads[value.index()] != before[value.index()])
             })
             .collect();
-        if changed.is_empty() {
+        if changed.is_empty() && !writes {
             return;
         }
         let mut regions = Vec::new();
@@ -264,7 +337,7 @@ impl Reverse<'_> {
                 None => trips = Some(extract),
             }
         }
-        if seeds.iter().all(Option::is_none) {
+        if seeds.iter().all(Option::is_none) && !self.writes_active(for_value) {
             return;
         }
         // A slot needs an adjoint if its argument or its next value is active
@@ -391,7 +464,12 @@ impl Reverse<'_> {
         }
         used.sort_unstable();
         used.dedup();
-        used.retain(|&value| self.is_active(value) && !self.is_inside(value, owner));
+        // A buffer's adjoint is its shadow, changed in place: never carried.
+        used.retain(|&value| {
+            self.is_active(value)
+                && !self.is_inside(value, owner)
+                && primal.ty(value).elem().is_none()
+        });
         used
     }
 
@@ -479,7 +557,7 @@ impl Reverse<'_> {
     /// cannot see primal values defined inside a primal branch: those are yielded
     /// out of each enclosing `if` (the other branch yields a placeholder zero),
     /// once, and the copy is used. Constants are simply repeated.
-    fn available(&mut self, value: Value) -> Value {
+    pub(crate) fn available(&mut self, value: Value) -> Value {
         if value.index() >= self.primal.insts.len() {
             return value;
         }
@@ -514,15 +592,22 @@ impl Reverse<'_> {
     /// operands the adjoint can see, rather than exporting it: it is cheap, and
     /// the adjoint then reads like the primal (`if n == 1` twice).
     fn recompute(&mut self, value: Value) -> Option<Value> {
-        // Integers and booleans, and floats converted from them (`i as f64`).
+        // Integers and booleans, and floats converted from them (`i as f64`);
+        // and elements and lengths of buffers not changed since they were read.
         let from_integer = matches!(self.primal.inst(value), Inst::Cast(arg, _) if matches!(self.primal.ty(*arg), Ty::Int | Ty::Bool));
-        if !matches!(self.primal.ty(value), Ty::Int | Ty::Bool) && !from_integer {
+        let reread = match self.primal.inst(value) {
+            Inst::Load(buf, _) => self.writes.unchanged_after(*buf, value),
+            Inst::Len(buf) => self.writes.len_unchanged_after(*buf, value),
+            _ => false,
+        };
+        if !matches!(self.primal.ty(value), Ty::Int | Ty::Bool) && !from_integer && !reread {
             return None;
         }
         let mut inst = match self.primal.inst(value) {
             inst @ (Inst::Unary(..) | Inst::Binary(..) | Inst::Cast(..) | Inst::Const(_)) => {
                 inst.clone()
             }
+            inst @ (Inst::Load(..) | Inst::Len(_)) if reread => inst.clone(),
             // A loop's index is the index of the adjoint loop reversing it.
             Inst::Arg(0) => {
                 let Place::In(owner, _) = self.place(value) else {

@@ -8,7 +8,7 @@
 //! primitive's inputs in call order, its output, the seed; it returns the adjoint
 //! of each float input (a tuple for several).
 
-use crate::ir::{BinOp, Inst, Ty, UnOp, Value};
+use crate::ir::{BinOp, Const, Inst, NewBuf, Ty, UnOp, Value};
 use crate::reverse::Reverse;
 
 macro_rules! prims {
@@ -108,6 +108,117 @@ impl Prim {
     }
 }
 
+/// How a runtime function takes an argument.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Mode {
+    /// By value: a float or an integer.
+    Val,
+    /// A buffer, by `&`.
+    Ref,
+    /// A buffer, by `&mut`.
+    Mut,
+}
+
+macro_rules! callees {
+    ($($variant:ident $name:literal [$($mode:ident)*] $returns:ident,)*) => {
+        /// A function of the runtime that works on whole buffers: the coarse
+        /// primitives users call (`ad_runtime::matmul`), and the pullbacks and
+        /// helpers the adjoint calls (`__ad::matmul_da`).
+        #[derive(Clone, Copy, PartialEq, Eq, Debug)]
+        pub(crate) enum Callee {
+            $($variant,)*
+        }
+
+        impl Callee {
+            /// The function's name in `ad_runtime` (and in its `__private`).
+            pub(crate) fn name(self) -> &'static str {
+                match self {
+                    $(Callee::$variant => $name,)*
+                }
+            }
+
+            /// How it takes each argument.
+            pub(crate) fn modes(self) -> &'static [Mode] {
+                match self {
+                    $(Callee::$variant => &[$(Mode::$mode),*],)*
+                }
+            }
+
+            /// Whether it returns a float (otherwise it returns `()`).
+            pub(crate) fn returns_float(self) -> bool {
+                match self {
+                    $(Callee::$variant => stringify!($returns) == "float",)*
+                }
+            }
+        }
+    };
+}
+
+callees! {
+    // The coarse primitives of `ad_runtime`, callable from differentiated code.
+    Dot "dot" [Ref Ref] float,
+    Sum "sum" [Ref] float,
+    Norm2 "norm2" [Ref] float,
+    Axpy "axpy" [Val Ref Mut] unit,
+    Matvec "matvec" [Ref Ref Mut Val Val] unit,
+    Matmul "matmul" [Ref Ref Mut Val Val Val] unit,
+    Softmax "softmax" [Ref Mut] unit,
+    Logsumexp "logsumexp" [Ref] float,
+    // Their pullbacks, one per argument, adding into the shadow they are given.
+    DotDx "dot_dx" [Ref Val Mut] unit,
+    SumDx "sum_dx" [Val Mut] unit,
+    Norm2Dx "norm2_dx" [Ref Val Val Mut] unit,
+    AxpyDa "axpy_da" [Ref Ref] float,
+    AxpyDx "axpy_dx" [Val Ref Mut] unit,
+    MatvecDa "matvec_da" [Ref Ref Mut Val Val] unit,
+    MatvecDx "matvec_dx" [Ref Ref Mut Val Val] unit,
+    MatmulDa "matmul_da" [Ref Ref Mut Val Val Val] unit,
+    MatmulDb "matmul_db" [Ref Ref Mut Val Val Val] unit,
+    SoftmaxDx "softmax_dx" [Ref Ref Mut] unit,
+    LogsumexpDx "logsumexp_dx" [Ref Val Val Mut] unit,
+    // Helpers: the shadow of an overwritten output, and of a copy.
+    Zero "zero" [Mut] unit,
+    AddAssign "add_assign" [Mut Ref] unit,
+}
+
+impl Callee {
+    /// The primitives users may call, by name.
+    pub(crate) const PRIMITIVES: [Callee; 8] = [
+        Callee::Dot,
+        Callee::Sum,
+        Callee::Norm2,
+        Callee::Axpy,
+        Callee::Matvec,
+        Callee::Matmul,
+        Callee::Softmax,
+        Callee::Logsumexp,
+    ];
+
+    pub(crate) fn primitive(name: &str) -> Option<Callee> {
+        Callee::PRIMITIVES
+            .into_iter()
+            .find(|callee| callee.name() == name)
+    }
+
+    /// Whether users call it (generated code calls it as `::ad_runtime::name`),
+    /// rather than the adjoint (`__ad::name`).
+    pub(crate) fn is_primitive(self) -> bool {
+        Callee::PRIMITIVES.contains(&self)
+    }
+
+    /// The buffers its pullback reads as they were when it ran: they must not
+    /// be written after the call (see `analysis::buffers`).
+    pub(crate) fn reads_later(self, args: &[Value]) -> Vec<Value> {
+        match self {
+            Callee::Dot | Callee::Norm2 | Callee::Logsumexp => args.to_vec(),
+            Callee::Axpy | Callee::Matvec => vec![args[0], args[1]],
+            Callee::Matmul => vec![args[0], args[1]],
+            Callee::Softmax => vec![args[1]],
+            _ => Vec::new(),
+        }
+    }
+}
+
 /// Adds the contributions of `y`'s adjoint `dy` to the adjoints of `y`'s
 /// operands. Only active operands receive anything, so no dead adjoint code is
 /// built.
@@ -181,7 +292,163 @@ pub(crate) fn pullback(rx: &mut Reverse<'_>, y: Value, dy: Value) {
         Inst::TapeNew { .. } | Inst::Push(..) | Inst::Pop(_) => {
             unreachable!("adjoint-only instruction %{} in the primal", y.0)
         }
-        Inst::Pullback(..) => unreachable!("adjoint-only instruction %{} in the primal", y.0),
+        Inst::Pullback(..) | Inst::Shadow { .. } | Inst::PopShadow(_) => {
+            unreachable!("adjoint-only instruction %{} in the primal", y.0)
+        }
+        // `dy` is the shadow of these buffers: their elements got their
+        // adjoints where they were read.
+        Inst::NewBuf(NewBuf::Empty { .. }) => {}
+        Inst::NewBuf(NewBuf::Vec { fill, .. } | NewBuf::Array { fill, .. }) => {
+            // Every element starts as `fill`.
+            if rx.is_active(fill) {
+                let ty = elem_ty(rx, y);
+                let d_fill = rx.push(Inst::Call(Callee::Sum, vec![dy]), ty, y);
+                rx.add(fill, d_fill);
+            }
+        }
+        Inst::CloneBuf { src, .. } => {
+            if let Some(d_src) = rx.shadow(src) {
+                rx.push(Inst::Call(Callee::AddAssign, vec![d_src, dy]), Ty::Unit, y);
+            }
+        }
+        Inst::Load(buf, index) => {
+            let d_buf = rx
+                .shadow(buf)
+                .expect("an active element of an active buffer");
+            let index = rx.available(index);
+            rx.push(Inst::Update(BinOp::Add, d_buf, index, dy), Ty::Unit, y);
+        }
+        Inst::Len(_) => {}
+        Inst::Call(callee, args) => {
+            let d = |rx: &mut Reverse<'_>, callee: Callee, operands: Vec<Value>| {
+                rx.push(Inst::Call(callee, operands), Ty::Unit, y);
+            };
+            match (callee, args.as_slice()) {
+                (Callee::Dot, &[a, b]) => {
+                    if let Some(d_a) = rx.shadow(a) {
+                        d(rx, Callee::DotDx, vec![b, dy, d_a]);
+                    }
+                    if let Some(d_b) = rx.shadow(b) {
+                        d(rx, Callee::DotDx, vec![a, dy, d_b]);
+                    }
+                }
+                (Callee::Sum, &[x]) => {
+                    if let Some(d_x) = rx.shadow(x) {
+                        d(rx, Callee::SumDx, vec![dy, d_x]);
+                    }
+                }
+                (Callee::Norm2 | Callee::Logsumexp, &[x]) => {
+                    if let Some(d_x) = rx.shadow(x) {
+                        let rule = if callee == Callee::Norm2 {
+                            Callee::Norm2Dx
+                        } else {
+                            Callee::LogsumexpDx
+                        };
+                        d(rx, rule, vec![x, y, dy, d_x]);
+                    }
+                }
+                _ => unreachable!("{callee:?} returns no float"),
+            }
+        }
+        Inst::Store(..) | Inst::Update(..) | Inst::PushElem(..) => {
+            unreachable!("effects are reversed by `write_pullback`")
+        }
+    }
+}
+
+/// The element type of the buffer `buf`.
+fn elem_ty(rx: &Reverse<'_>, buf: Value) -> Ty {
+    rx.primal()
+        .ty(buf)
+        .elem()
+        .cloned()
+        .expect("a buffer has elements")
+}
+
+/// Reverses an instruction that writes into a buffer, if that buffer is
+/// active: the shadow's elements that were overwritten pass their adjoint to
+/// what was written, and restart from zero.
+///
+/// ```text
+/// v[i] = e;          ⇒   d_e = d_v[i]; d_v[i] = 0.0;
+/// v[i] += e;         ⇒   d_e = d_v[i];
+/// v.push(e);         ⇒   d_e = __ad::pop_shadow(&mut d_v);
+/// matmul(&a, &b, &mut c, …) ⇒ __ad::matmul_da(&b, &d_c, &mut d_a, …); …; __ad::zero(&mut d_c);
+/// ```
+pub(crate) fn write_pullback(rx: &mut Reverse<'_>, y: Value) {
+    let inst = rx.primal().inst(y).clone();
+    let Some(&target) = inst.written().first() else {
+        unreachable!("write_pullback on %{}, which writes nothing", y.0)
+    };
+    let Some(d_target) = rx.shadow(target) else {
+        return;
+    };
+    let ty = elem_ty(rx, target);
+    match inst {
+        Inst::Store(_, index, value) => {
+            let index = rx.available(index);
+            if rx.is_active(value) {
+                let d_value = rx.push(Inst::Load(d_target, index), ty.clone(), y);
+                rx.add(value, d_value);
+            }
+            let zero = rx.push(Inst::Const(Const::Zero), ty, y);
+            rx.push(Inst::Store(d_target, index, zero), Ty::Unit, y);
+        }
+        Inst::Update(op, _, index, value) => {
+            if rx.is_active(value) {
+                let d_value = rx.push(Inst::Load(d_target, index), ty, y);
+                match op {
+                    BinOp::Sub => rx.sub(value, d_value),
+                    _ => rx.add(value, d_value),
+                }
+            }
+        }
+        Inst::PushElem(_, value) => {
+            let d_value = rx.push(Inst::PopShadow(d_target), ty, y);
+            rx.add(value, d_value);
+        }
+        Inst::Call(callee, args) => {
+            let d = |rx: &mut Reverse<'_>, callee: Callee, operands: Vec<Value>| {
+                rx.push(Inst::Call(callee, operands), Ty::Unit, y);
+            };
+            match (callee, args.as_slice()) {
+                (Callee::Axpy, &[a, x, _]) => {
+                    if rx.is_active(a) {
+                        let d_a = rx.push(Inst::Call(Callee::AxpyDa, vec![x, d_target]), ty, y);
+                        rx.add(a, d_a);
+                    }
+                    if let Some(d_x) = rx.shadow(x) {
+                        d(rx, Callee::AxpyDx, vec![a, d_target, d_x]);
+                    }
+                }
+                (Callee::Matvec, &[a, x, _, m, n]) => {
+                    if let Some(d_a) = rx.shadow(a) {
+                        d(rx, Callee::MatvecDa, vec![x, d_target, d_a, m, n]);
+                    }
+                    if let Some(d_x) = rx.shadow(x) {
+                        d(rx, Callee::MatvecDx, vec![a, d_target, d_x, m, n]);
+                    }
+                    d(rx, Callee::Zero, vec![d_target]);
+                }
+                (Callee::Matmul, &[a, b, _, m, k, n]) => {
+                    if let Some(d_a) = rx.shadow(a) {
+                        d(rx, Callee::MatmulDa, vec![b, d_target, d_a, m, k, n]);
+                    }
+                    if let Some(d_b) = rx.shadow(b) {
+                        d(rx, Callee::MatmulDb, vec![a, d_target, d_b, m, k, n]);
+                    }
+                    d(rx, Callee::Zero, vec![d_target]);
+                }
+                (Callee::Softmax, &[x, out]) => {
+                    if let Some(d_x) = rx.shadow(x) {
+                        d(rx, Callee::SoftmaxDx, vec![out, d_target, d_x]);
+                    }
+                    d(rx, Callee::Zero, vec![d_target]);
+                }
+                _ => unreachable!("{callee:?} writes no buffer"),
+            }
+        }
+        _ => unreachable!("%{} writes no buffer", y.0),
     }
 }
 

@@ -337,3 +337,71 @@ check!(
     "",
     "fn f(x: f64) -> f64 { if x < 0.0 { return -x; } let y = x.sqrt(); y * x }"
 );
+
+// Buffers: one fixture per form.
+check!(
+    slice_parameter,
+    "",
+    "fn f(xs: &[f64], c: f64) -> f64 { let mut s = 0.0; for i in 0..xs.len() { s += c * xs[i] * xs[i]; } s }"
+);
+check!(
+    rosenbrock_indexing,
+    "",
+    "fn f(x: &[f64]) -> f64 { let mut s = 0.0; for i in 0..x.len() - 1 { let a = 1.0 - x[i]; let b = x[i + 1] - x[i] * x[i]; s += a * a + 100.0 * b * b; } s }"
+);
+check!(
+    vec_output,
+    "",
+    "fn f(x: &Vec<f64>) -> Vec<f64> { let mut y = vec![0.0; x.len()]; for i in 0..x.len() { y[i] = x[i] * x[i]; } y }"
+);
+check!(
+    array_parameter_and_output,
+    "",
+    "fn f(x: &[f64; 3]) -> [f64; 3] { let mut y = [0.0; 3]; y[0] = x[0] * x[1]; y[1] = x[1] * x[2]; y[2] = x[2] * x[0]; y }"
+);
+check!(
+    in_place_update,
+    "",
+    "fn step(u: &mut [f64], dt: f64) { for i in 0..u.len() { u[i] = u[i] - dt * u[i] * u[i]; } }"
+);
+check!(
+    compound_element_writes,
+    "",
+    "fn f(x: &[f64], y: &mut [f64]) { for i in 0..x.len() { y[i] += 2.0 * x[i]; y[i] *= x[i]; y[i] -= x[i]; } }"
+);
+check!(
+    overwritten_in_loop,
+    "",
+    "fn f(x: &[f64], steps: usize) -> f64 { let mut v = x.to_vec(); for _ in 0..steps { for i in 0..v.len() { v[i] = v[i] * v[i] * 0.5 + x[i]; } } v[0] + v[v.len() - 1] }"
+);
+check!(
+    written_once_then_reread,
+    "",
+    "fn f(x: &[f64], n: usize) -> f64 { let mut h = vec![0.0; n]; for j in 0..n { h[j] = (x[j] * 2.0).tanh(); } let mut s = 0.0; for j in 0..n { s += h[j] * h[j]; } s }"
+);
+check!(
+    element_iteration,
+    "",
+    "fn f(xs: &[f64], ys: &[f64]) -> f64 { let mut s = 0.0; for &x in xs.iter() { s += x * x; } for (i, y) in ys.iter().enumerate() { s += y * (i as f64); } for (x, &y) in xs.iter().zip(ys) { s += *x * y; } s }"
+);
+check!(
+    iter_mut_and_reductions,
+    "",
+    "fn f(xs: &[f64]) -> f64 { let mut v = xs.to_vec(); for e in v.iter_mut() { *e = *e * *e; } let s: f64 = v.iter().sum(); s * xs.iter().product::<f64>() }"
+);
+check!(
+    push_into_local_vec,
+    "",
+    "fn f(x: &[f64]) -> Vec<f64> { let mut v = Vec::with_capacity(x.len()); for i in 0..x.len() { v.push(x[i].sin()); } v }"
+);
+check!(
+    runtime_primitives,
+    "",
+    "fn f(w: &[f64], x: &[f64], m: usize, n: usize) -> f64 { let mut h = vec![0.0; m]; ad_runtime::matvec(w, x, &mut h, m, n); ad_runtime::dot(&h, &h) + ad_runtime::logsumexp(&h) }"
+);
+// A shadow element read as a loop's initial adjoint is read before it is zeroed.
+check!(
+    loop_init_read_before_overwrite,
+    "",
+    "fn f(b: &[f64]) -> f64 { let mut z = vec![0.0; b.len()]; for o in 0..b.len() { let mut acc = b[o]; for _ in 0..2 { acc += acc * 0.5; } z[o] = acc; } z[0] }"
+);

@@ -42,6 +42,8 @@
 //! - [`rules`], the pullback of each primitive float operation, with the conventions
 //!   used where a primitive is not differentiable (the derivative of `abs` at 0, ties in
 //!   `max` and `min`, ...);
+//! - [`linalg`], buffer primitives ([`dot`], [`matmul`], [`softmax`], ...) and their
+//!   pullbacks;
 //! - [`check`], helpers that compare derivatives with finite differences and run the
 //!   dot-product test, to use in your own tests.
 
@@ -51,10 +53,12 @@ pub use ad_macros::differentiate;
 
 pub mod check;
 pub mod float;
+pub mod linalg;
 pub mod rules;
 pub mod tape;
 
 pub use float::Float;
+pub use linalg::{axpy, dot, logsumexp, matmul, matvec, norm2, softmax, sum};
 
 /// Stops the gradient: returns `x` unchanged, but `#[differentiate]` treats the result as a constant.
 ///
@@ -70,6 +74,10 @@ pub fn detach<T>(x: T) -> T {
 /// Items called by the code `#[differentiate]` generates; not a public API.
 #[doc(hidden)]
 pub mod __private {
+    pub use crate::linalg::{
+        add_assign, axpy_da, axpy_dx, dot_dx, logsumexp_dx, matmul_da, matmul_db, matvec_da,
+        matvec_dx, norm2_dx, pop_shadow, softmax_dx, sum_dx, zero, zeros_like,
+    };
     pub use crate::rules::*;
     pub use crate::tape::Tape;
 }

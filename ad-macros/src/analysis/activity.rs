@@ -10,11 +10,19 @@
 //! is. A loop's carried value is varied if its initial value or the value the
 //! body yields for it is, and useful if the loop's result or the next
 //! iteration needs it; both are fixpoints over the body.
+//!
+//! A buffer is one value for the analysis, whatever its elements: varied if it
+//! is an active parameter or a varied value is written into it, useful if it is
+//! returned, is an active `&mut` parameter (its final contents are an output),
+//! or a useful value is read from it; a write is useful if its buffer is. This
+//! ignores the order of reads and writes, so both are fixpoints over the whole
+//! function.
 
 use crate::ir::{Function, Inst, Region, Role, UnOp, Value};
 
 /// Which values of a function are active.
 pub(crate) struct Activity {
+    varied: Vec<bool>,
     active: Vec<bool>,
 }
 
@@ -22,22 +30,63 @@ impl Activity {
     pub(crate) fn is_active(&self, value: Value) -> bool {
         self.active.get(value.index()).copied().unwrap_or(false)
     }
+
+    /// Whether a value depends on an active input (whether or not it reaches
+    /// the output).
+    pub(crate) fn is_varied(&self, value: Value) -> bool {
+        self.varied.get(value.index()).copied().unwrap_or(false)
+    }
 }
 
 pub(crate) fn activity(func: &Function) -> Activity {
     let mut varied = vec![false; func.insts.len()];
-    mark_varied(func, &func.body, &mut varied);
+    loop {
+        let before = varied.clone();
+        mark_varied(func, &func.body, &mut varied);
+        if varied == before {
+            break;
+        }
+    }
     let mut useful = vec![false; func.insts.len()];
     useful[func.ret.index()] = true;
-    mark_useful(func, &func.body, &func.extracts(), &mut useful);
+    for param in &func.params {
+        if param.mutable && param.role == Role::Active {
+            useful[param.value.index()] = true;
+        }
+    }
+    let extracts = func.extracts();
+    loop {
+        let before = useful.clone();
+        mark_useful(func, &func.body, &extracts, &mut useful);
+        if useful == before {
+            break;
+        }
+    }
     let active = varied.iter().zip(&useful).map(|(&v, &u)| v && u).collect();
-    Activity { active }
+    Activity { varied, active }
 }
 
 fn mark_varied(func: &Function, region: &Region, varied: &mut [bool]) {
     for &value in &region.insts {
         let inst = func.inst(value);
-        let carries_gradient = func.ty(value).is_float() || matches!(inst, Inst::Tuple(_));
+        let written = inst.written();
+        if !written.is_empty() {
+            // What is written is every operand but the buffers written into.
+            let writes_varied = inst
+                .operands()
+                .iter()
+                .any(|operand| !written.contains(operand) && varied[operand.index()]);
+            for buf in written {
+                let constant_param = matches!(func.inst(buf), Inst::Param(index) if func.params[*index as usize].role != Role::Active);
+                if writes_varied && !constant_param && func.ty(buf).is_float_buf() {
+                    varied[buf.index()] = true;
+                }
+            }
+            continue;
+        }
+        let carries_gradient = func.ty(value).is_float()
+            || func.ty(value).is_float_buf()
+            || matches!(inst, Inst::Tuple(_));
         let is_varied = match inst {
             Inst::If { then, els, .. } => {
                 mark_varied(func, then, varied);
@@ -87,7 +136,7 @@ fn mark_varied(func: &Function, region: &Region, varied: &mut [bool]) {
                 .iter()
                 .any(|operand| varied[operand.index()]),
         };
-        varied[value.index()] = carries_gradient && is_varied;
+        varied[value.index()] |= carries_gradient && is_varied;
     }
 }
 
@@ -99,11 +148,24 @@ fn mark_useful(
     useful: &mut [bool],
 ) {
     for &value in region.insts.iter().rev() {
-        if !useful[value.index()] {
+        if func
+            .inst(value)
+            .written()
+            .iter()
+            .any(|buf| useful[buf.index()])
+        {
+            useful[value.index()] = true;
+        }
+        // Control flow that writes into buffers is visited for its writes
+        // even when no result of it is useful.
+        let is_useful = useful[value.index()];
+        if !is_useful && (func.regions(value).is_empty() || !func.has_effects(value)) {
             continue;
         }
-        for operand in func.inst(value).operands() {
-            useful[operand.index()] = true;
+        if is_useful {
+            for operand in func.inst(value).operands() {
+                useful[operand.index()] = true;
+            }
         }
         match func.inst(value) {
             Inst::If { then, els, .. } => {

@@ -3,9 +3,12 @@
 //! Activity is the one that matters for straight-line code: a value gets adjoint
 //! code only if it depends on an active input *and* reaches the output. Where
 //! each value the adjoint reads comes from (re-read, recomputed, saved on a tape)
-//! only becomes a question once loops exist; in straight-line code every primal
-//! value stays in its local.
+//! is a question inside loops: [`buffers`] says which buffer reads can be
+//! repeated by the adjoint, the reverse pass recomputes integers, and saves the
+//! rest.
 
 mod activity;
+mod buffers;
 
 pub(crate) use activity::{Activity, activity};
+pub(crate) use buffers::{Writes, check, writes};

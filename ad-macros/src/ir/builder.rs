@@ -91,8 +91,20 @@ impl Builder {
         let index = u32::try_from(self.func.params.len()).expect("fewer than 2^32 parameters");
         let value = self.push(Inst::Param(index), ty, span);
         self.func.names[value.index()] = Some(name.clone());
-        self.func.params.push(Param { value, name, role });
+        self.func.params.push(Param {
+            value,
+            name,
+            role,
+            mutable: false,
+        });
         value
+    }
+
+    /// Marks the last parameter added as a buffer taken by `&mut`.
+    pub(crate) fn mark_mutable(&mut self) {
+        if let Some(param) = self.func.params.last_mut() {
+            param.mutable = true;
+        }
     }
 
     /// Records the user's name for a value, unless it already has one (a value

@@ -31,6 +31,13 @@
 //! 10. A [`Inst::While`]'s body starts with its arguments like a `for`'s, and
 //!     yields a `bool` (whether to run again) and then the k carried values; its
 //!     type is the tuple of the k carried types and `int` (the trip count).
+//! 11. A buffer ([`Ty::Buf`]) is a handle, not a value that changes: it is
+//!     defined in the body (a parameter, a new local buffer, a copy, a shadow),
+//!     never inside a region, and is never carried by a loop or yielded by an
+//!     `if`. What it holds changes only through the effects that name it
+//!     ([`Inst::Store`], [`Inst::Update`], [`Inst::PushElem`],
+//!     [`Inst::PopShadow`], and a [`Inst::Call`] passing it as `&mut`), in
+//!     program order.
 
 mod builder;
 mod print;
@@ -148,12 +155,28 @@ pub(crate) enum Ty {
     Tape(Box<Ty>),
     /// No value: the type of effects such as a tape push.
     Unit,
+    /// A buffer of elements of this type: `&[T]`, `&mut [T]`, `Vec<T>`,
+    /// `[T; N]` (see invariant 11).
+    Buf(Box<Ty>),
 }
 
 impl Ty {
     /// Whether a value of this type can carry a gradient.
     pub(crate) fn is_float(&self) -> bool {
         matches!(self, Ty::F32 | Ty::F64 | Ty::Float)
+    }
+
+    /// The element type of a buffer.
+    pub(crate) fn elem(&self) -> Option<&Ty> {
+        match self {
+            Ty::Buf(elem) => Some(elem),
+            _ => None,
+        }
+    }
+
+    /// Whether this is a buffer of floats, which can carry a gradient.
+    pub(crate) fn is_float_buf(&self) -> bool {
+        self.elem().is_some_and(Ty::is_float)
     }
 
     pub(crate) fn scalar(&self) -> Option<Scalar> {
@@ -311,7 +334,77 @@ pub(crate) enum Inst {
     Push(Value, Value),
     /// Takes the last value saved on a tape (an effect).
     Pop(Value),
+    /// `buf[index]`: reads an element.
+    Load(Value, Value),
+    /// `buf[index] = value` (an effect).
+    Store(Value, Value, Value),
+    /// `buf[index] += value` for [`BinOp::Add`], `-=` for [`BinOp::Sub`] (an
+    /// effect).
+    Update(BinOp, Value, Value, Value),
+    /// `buf.len()`.
+    Len(Value),
+    /// A new local buffer.
+    NewBuf(NewBuf),
+    /// `buf.push(value)` (an effect).
+    PushElem(Value, Value),
+    /// A copy of a buffer: `buf.to_vec()`, or `buf.clone()` when `clone`.
+    CloneBuf {
+        src: Value,
+        clone: bool,
+    },
+    /// A call of a function of the runtime: `::ad_runtime::name(args)` for a
+    /// primitive of the user's, `__ad::name(args)` for a pullback. Buffers are
+    /// passed as the callee's [`Callee::modes`] say; it is an effect if one is
+    /// passed `&mut`.
+    Call(Callee, Vec<Value>),
+    /// The shadow of a local buffer, made by the reverse pass: zeros of the
+    /// same shape (`__ad::zeros_like(&of)`), or a copy of the seed when the
+    /// buffer is the returned value.
+    Shadow {
+        of: Value,
+        seed: Option<Value>,
+    },
+    /// `__ad::pop_shadow(&mut shadow)`: the adjoint of a `push` (an effect).
+    PopShadow(Value),
 }
+
+/// How a new local buffer is made.
+#[derive(Clone, Debug)]
+pub(crate) enum NewBuf {
+    /// `vec![fill; len]`.
+    Vec { fill: Value, len: Value },
+    /// `[fill; len]`, with the length as the user wrote it (a constant).
+    Array { fill: Value, len: TokenStream },
+    /// `Vec::with_capacity(capacity)`, or `Vec::new()`.
+    Empty { capacity: Option<Value> },
+}
+
+impl NewBuf {
+    fn operands(&self) -> Vec<Value> {
+        match self {
+            NewBuf::Vec { fill, len } => vec![*fill, *len],
+            NewBuf::Array { fill, .. } => vec![*fill],
+            NewBuf::Empty { capacity } => capacity.iter().copied().collect(),
+        }
+    }
+
+    fn map(&mut self, map: &mut impl FnMut(Value) -> Value) {
+        match self {
+            NewBuf::Vec { fill, len } => {
+                *fill = map(*fill);
+                *len = map(*len);
+            }
+            NewBuf::Array { fill, .. } => *fill = map(*fill),
+            NewBuf::Empty { capacity } => {
+                if let Some(capacity) = capacity {
+                    *capacity = map(*capacity);
+                }
+            }
+        }
+    }
+}
+
+pub(crate) use crate::rules::{Callee, Mode};
 
 /// A `for` or a `while`, seen alike: what the passes need of any loop.
 pub(crate) struct Loop<'a> {
@@ -398,9 +491,35 @@ impl Inst {
                 *lhs = map(*lhs);
                 *rhs = map(*rhs);
             }
-            Inst::Prim(_, args) | Inst::Pullback(_, args) | Inst::Tuple(args) => {
+            Inst::Prim(_, args)
+            | Inst::Pullback(_, args)
+            | Inst::Tuple(args)
+            | Inst::Call(_, args) => {
                 for arg in args {
                     *arg = map(*arg);
+                }
+            }
+            Inst::Load(buf, index) => {
+                *buf = map(*buf);
+                *index = map(*index);
+            }
+            Inst::Store(buf, index, value) | Inst::Update(_, buf, index, value) => {
+                *buf = map(*buf);
+                *index = map(*index);
+                *value = map(*value);
+            }
+            Inst::PushElem(buf, value) => {
+                *buf = map(*buf);
+                *value = map(*value);
+            }
+            Inst::Len(buf) | Inst::CloneBuf { src: buf, .. } | Inst::PopShadow(buf) => {
+                *buf = map(*buf);
+            }
+            Inst::NewBuf(new) => new.map(&mut map),
+            Inst::Shadow { of, seed } => {
+                *of = map(*of);
+                if let Some(seed) = seed {
+                    *seed = map(*seed);
                 }
             }
         }
@@ -426,7 +545,35 @@ impl Inst {
     /// Whether the instruction has an effect (on a tape), so that it must stay
     /// where it is even when its value is unused.
     pub(crate) fn is_effect(&self) -> bool {
-        matches!(self, Inst::TapeNew { .. } | Inst::Push(..) | Inst::Pop(_))
+        match self {
+            Inst::TapeNew { .. }
+            | Inst::Push(..)
+            | Inst::Pop(_)
+            | Inst::Store(..)
+            | Inst::Update(..)
+            | Inst::PushElem(..)
+            | Inst::PopShadow(_) => true,
+            Inst::Call(callee, _) => callee.modes().contains(&Mode::Mut),
+            _ => false,
+        }
+    }
+
+    /// The buffers whose contents the instruction changes.
+    pub(crate) fn written(&self) -> Vec<Value> {
+        match self {
+            Inst::Store(buf, ..)
+            | Inst::Update(_, buf, ..)
+            | Inst::PushElem(buf, _)
+            | Inst::PopShadow(buf) => vec![*buf],
+            Inst::Call(callee, args) => callee
+                .modes()
+                .iter()
+                .zip(args)
+                .filter(|(mode, _)| **mode == Mode::Mut)
+                .map(|(_, &arg)| arg)
+                .collect(),
+            _ => Vec::new(),
+        }
     }
 
     /// The operands, in order. The values used inside an `if`'s regions are not
@@ -452,7 +599,22 @@ impl Inst {
             | Inst::Detach(arg)
             | Inst::Extract(arg, _) => vec![*arg],
             Inst::Binary(_, lhs, rhs) => vec![*lhs, *rhs],
-            Inst::Prim(_, args) | Inst::Pullback(_, args) | Inst::Tuple(args) => args.clone(),
+            Inst::Prim(_, args)
+            | Inst::Pullback(_, args)
+            | Inst::Tuple(args)
+            | Inst::Call(_, args) => args.clone(),
+            Inst::Load(buf, index) => vec![*buf, *index],
+            Inst::Store(buf, index, value) | Inst::Update(_, buf, index, value) => {
+                vec![*buf, *index, *value]
+            }
+            Inst::PushElem(buf, value) => vec![*buf, *value],
+            Inst::Len(buf) | Inst::CloneBuf { src: buf, .. } | Inst::PopShadow(buf) => vec![*buf],
+            Inst::NewBuf(new) => new.operands(),
+            Inst::Shadow { of, seed } => {
+                let mut operands = vec![*of];
+                operands.extend(*seed);
+                operands
+            }
         }
     }
 }
@@ -472,6 +634,8 @@ pub(crate) enum Role {
     Constant,
     /// The cotangent of the output, last parameter of `_vjp`.
     Seed,
+    /// The shadow of an active buffer parameter, right after it in `_vjp`.
+    Shadow,
 }
 
 #[derive(Clone, Debug)]
@@ -479,6 +643,8 @@ pub(crate) struct Param {
     pub(crate) value: Value,
     pub(crate) name: String,
     pub(crate) role: Role,
+    /// A buffer taken by `&mut`: its final contents are an output.
+    pub(crate) mutable: bool,
 }
 
 /// An ordered list of instructions, and the values it yields to the
@@ -558,6 +724,21 @@ impl Function {
                 self.walk_region(inner, Place::In(value, branch), visit);
             }
         }
+    }
+
+    /// Whether `value`'s instruction, or one nested in its regions, is an
+    /// effect.
+    pub(crate) fn has_effects(&self, value: Value) -> bool {
+        self.inst(value).is_effect()
+            || self
+                .regions(value)
+                .into_iter()
+                .any(|region| region.insts.iter().any(|&inner| self.has_effects(inner)))
+    }
+
+    /// Whether a buffer is a parameter, so a reference (`xs`, not `&xs`).
+    pub(crate) fn is_param(&self, value: Value) -> bool {
+        matches!(self.inst(value), Inst::Param(_))
     }
 
     /// The region of a place, to change it.

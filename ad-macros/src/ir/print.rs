@@ -11,7 +11,7 @@
 
 use std::fmt::Write;
 
-use super::{Const, Function, Inst, LoopRange, Region, Role, Ty, UnOp, Value};
+use super::{Const, Function, Inst, LoopRange, NewBuf, Region, Role, Ty, UnOp, Value};
 
 pub(super) fn function(func: &Function) -> String {
     let mut out = String::new();
@@ -106,6 +106,7 @@ fn ty(ty_: &Ty) -> String {
         Ty::Tuple(elems) => format!("({})", elems.iter().map(ty).collect::<Vec<_>>().join(", ")),
         Ty::Tape(elem) => format!("tape<{}>", ty(elem)),
         Ty::Unit => "()".to_owned(),
+        Ty::Buf(elem) => format!("[{}]", ty(elem)),
     }
 }
 
@@ -116,8 +117,14 @@ fn inst(func: &Function, id: Value) -> String {
                 Role::Active => "active",
                 Role::Constant => "constant",
                 Role::Seed => "seed",
+                Role::Shadow => "shadow",
             };
-            format!("param {index} {role}")
+            let mutable = if func.params[*index as usize].mutable {
+                " mut"
+            } else {
+                ""
+            };
+            format!("param {index} {role}{mutable}")
         }
         Inst::Const(Const::Lit(lit)) => format!("const {lit}"),
         Inst::Const(Const::Bool(b)) => format!("const {b}"),
@@ -152,5 +159,41 @@ fn inst(func: &Function, id: Value) -> String {
         } => format!("tape.new for {}", self::range(loop_range)),
         Inst::Push(tape, pushed) => format!("push {}, {}", value(*tape), value(*pushed)),
         Inst::Pop(tape) => format!("pop {}", value(*tape)),
+        Inst::Load(buf, index) => format!("load {}[{}]", value(*buf), value(*index)),
+        Inst::Store(buf, index, stored) => format!(
+            "store {}[{}] = {}",
+            value(*buf),
+            value(*index),
+            value(*stored)
+        ),
+        Inst::Update(op, buf, index, stored) => format!(
+            "store {}[{}] {}= {}",
+            value(*buf),
+            value(*index),
+            op.name(),
+            value(*stored)
+        ),
+        Inst::Len(buf) => format!("len {}", value(*buf)),
+        Inst::NewBuf(NewBuf::Vec { fill, len }) => {
+            format!("buf.vec [{}; {}]", value(*fill), value(*len))
+        }
+        Inst::NewBuf(NewBuf::Array { fill, len }) => format!(
+            "buf.array [{}; {}]",
+            value(*fill),
+            len.to_string().replace(' ', "")
+        ),
+        Inst::NewBuf(NewBuf::Empty { capacity: None }) => "buf.empty".to_owned(),
+        Inst::NewBuf(NewBuf::Empty {
+            capacity: Some(capacity),
+        }) => format!("buf.empty capacity {}", value(*capacity)),
+        Inst::PushElem(buf, pushed) => format!("push.elem {}, {}", value(*buf), value(*pushed)),
+        Inst::CloneBuf { src, .. } => format!("buf.copy {}", value(*src)),
+        Inst::Call(callee, args) => format!("call {} {}", callee.name(), values(args)),
+        Inst::Shadow { of, seed: None } => format!("shadow {}", value(*of)),
+        Inst::Shadow {
+            of,
+            seed: Some(seed),
+        } => format!("shadow {} from {}", value(*of), value(*seed)),
+        Inst::PopShadow(shadow) => format!("pop.shadow {}", value(*shadow)),
     }
 }

@@ -66,6 +66,9 @@ impl Scope {
                 }
             }
             check_inst(func, id, inst)?;
+            if closes && matches!(func.ty(id), Ty::Buf(_)) {
+                return Err(format!("%{} is a buffer defined inside a region", id.0));
+            }
             for inner in func.regions(id) {
                 self.region(func, inner, true)?;
             }
@@ -160,6 +163,14 @@ fn check_inst(func: &Function, id: Value, inst: &Inst) -> Result<(), String> {
         }
         Inst::Arg(_) => {
             // Checked where it is allowed: at the start of a loop body (above).
+        }
+        Inst::Call(callee, args) if args.len() != callee.modes().len() => {
+            return Err(format!(
+                "%{}: {} takes {} operands",
+                id.0,
+                callee.name(),
+                callee.modes().len()
+            ));
         }
         Inst::Extract(tuple, index) => match func.ty(*tuple) {
             Ty::Tuple(elems) if (*index as usize) < elems.len() => {}

@@ -11,7 +11,7 @@ use syn::{
 
 use super::{Lower, Lowered, Poison, sig};
 use crate::diag::msg;
-use crate::ir::{self, BinOp, Const, Inst, Prim, Ty, UnOp, Value};
+use crate::ir::{self, BinOp, Callee, Const, Inst, Prim, Ty, UnOp, Value};
 
 impl Lower<'_> {
     pub(super) fn expr(&mut self, expr: &Expr) -> Lowered {
@@ -32,6 +32,8 @@ impl Lower<'_> {
                 let op = match unary.op {
                     syn::UnOp::Neg(_) => UnOp::Neg,
                     syn::UnOp::Not(_) => UnOp::Not,
+                    // `*x` for an element of `iter()` or `iter_mut()`.
+                    syn::UnOp::Deref(_) => return self.expr(&unary.expr),
                     _ => return self.unsupported(unary.op, msg::DEREF),
                 };
                 let arg = self.expr(&unary.expr)?;
@@ -58,7 +60,20 @@ impl Lower<'_> {
             },
             Expr::Block(block) => self.unsupported(&block.label, msg::LABELED_BLOCK),
             Expr::Assign(_) => self.unsupported(expr, msg::ASSIGN_IN_EXPR),
+            Expr::Macro(mac)
+                if mac
+                    .mac
+                    .path
+                    .segments
+                    .last()
+                    .is_some_and(|seg| seg.ident == "vec") =>
+            {
+                self.vec_macro(&mac.mac)
+            }
             Expr::Macro(mac) => self.unsupported(&mac.mac, msg::MACRO),
+            Expr::Index(index) => self.index(index),
+            Expr::Repeat(repeat) => self.repeat(repeat),
+            Expr::Array(array) => self.array(array),
             Expr::Return(ret) if !self.returning => {
                 self.unsupported(ret.return_token, msg::EARLY_RETURN)
             }
@@ -313,6 +328,11 @@ impl Lower<'_> {
                 .iter()
                 .map(|(_, _, a, b)| (a.expect("checked"), b.expect("checked"))),
         );
+        let is_buffer = |value: Value| matches!(self.builder.func().ty(value), Ty::Buf(_));
+        if pairs.iter().any(|&(a, b)| is_buffer(a) || is_buffer(b)) {
+            self.cx.error_at(span, msg::BUFFER_IN_BRANCH);
+            return Err(Poison);
+        }
         let mut tys = Vec::new();
         for &(a, b) in &pairs {
             let ty = self.ty(a).join(&self.ty(b));
@@ -369,10 +389,13 @@ impl Lower<'_> {
     }
 
     fn path(&mut self, path: &ExprPath) -> Lowered {
-        if let Some(name) = path_local(path)
-            && let Some(value) = self.lookup(&name)
-        {
-            return value;
+        if let Some(name) = path_local(path) {
+            if let Some((buf, index)) = self.element(&name) {
+                return Ok(self.load(buf, index, path.span()));
+            }
+            if let Some(value) = self.lookup(&name) {
+                return value;
+            }
         }
         // Anything else is a constant defined outside the function (`PI`,
         // `f64::EPSILON`, a user `const`): data, never active.
@@ -400,6 +423,9 @@ impl Lower<'_> {
     }
 
     fn method(&mut self, call: &ExprMethodCall) -> Lowered {
+        if let Some(lowered) = self.buffer_method(call) {
+            return lowered;
+        }
         let name = call.method.unraw().to_string();
         let Some(prim) = Prim::from_method(&name) else {
             let receiver = self.expr(&call.receiver)?;
@@ -455,6 +481,23 @@ impl Lower<'_> {
             .any(|seg| !seg.arguments.is_none());
         if func.qself.is_some() || has_generics {
             return self.unsupported(func, msg::call(&shown));
+        }
+        match segments
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>()
+            .as_slice()
+        {
+            ["Vec", method] => return self.new_vec(call, method),
+            ["ad_runtime", name] | ["ad_runtime", "linalg", name] => {
+                if let Some(callee) = Callee::primitive(name) {
+                    return self.runtime_call(callee, call);
+                }
+            }
+            [name] if Callee::primitive(name).is_some() => {
+                return self.unsupported(func, msg::runtime_path(name));
+            }
+            _ => {}
         }
         let is_detach = matches!(segments.as_slice(), [name] if name == "detach")
             || matches!(segments.as_slice(), [krate, name] if krate == "ad_runtime" && name == "detach");
@@ -515,7 +558,11 @@ impl Lower<'_> {
         self.builder.func().ty(value).clone()
     }
 
-    fn unsupported(&self, node: impl ToTokens, message: impl std::fmt::Display) -> Lowered {
+    pub(super) fn unsupported(
+        &self,
+        node: impl ToTokens,
+        message: impl std::fmt::Display,
+    ) -> Lowered {
         self.cx.error_spanned_by(node, message);
         Err(Poison)
     }

@@ -28,18 +28,27 @@ use crate::ir::{BinOp, Const, Inst, LoopRange, Region, Ty, Value};
 
 impl Lower<'_> {
     pub(super) fn for_loop(&mut self, expr: &ExprForLoop) -> Result<(), Poison> {
-        let index_name = match &*expr.pat {
-            Pat::Ident(ident) if ident.by_ref.is_none() && ident.subpat.is_none() => {
+        // A loop over the elements of buffers is a loop over their indices.
+        let items = self.items(&expr.expr);
+        let index_name = match (&*expr.pat, &items) {
+            (_, Some(_)) => None,
+            (Pat::Ident(ident), None) if ident.by_ref.is_none() && ident.subpat.is_none() => {
                 Some(ident.ident.unraw().to_string())
             }
-            Pat::Wild(_) => None,
-            pat => {
+            (Pat::Wild(_), None) => None,
+            (pat, None) => {
                 self.cx.error_spanned_by(pat, msg::LOOP_PATTERN);
                 return Err(Poison);
             }
         };
-        let range = self.loop_range(&expr.expr);
         let span = expr.span();
+        let (range, items) = match items {
+            Some(items) => {
+                let items = items?;
+                (Ok(self.items_range(&items, span)), Some(items))
+            }
+            None => (self.loop_range(&expr.expr), None),
+        };
         let flags = self.new_flags(expr.label.as_ref(), false);
         // A `for` runs all its iterations: after a `break`, they do nothing.
         let exits = Exits::of_block(&expr.body);
@@ -48,7 +57,11 @@ impl Lower<'_> {
             self.bind_flag(&flags.broke, span);
             extra.push(flags.broke.clone());
         }
-        let carried = self.carried_body(&expr.body, index_name, extra, |this| {
+        let carried = self.carried_body(&expr.body, index_name, extra, |this, index| {
+            let n_elements = this.elements.len();
+            if let Some(items) = &items {
+                this.bind_items(&expr.pat, items, index)?;
+            }
             if exits.any() {
                 this.bind_flag(&flags.continued, span);
             }
@@ -67,6 +80,7 @@ impl Lower<'_> {
                 None => this.block(&expr.body, false),
             };
             this.loops.pop();
+            this.elements.truncate(n_elements);
             body?;
             Ok(None)
         });
@@ -91,7 +105,7 @@ impl Lower<'_> {
         let flags = self.new_flags(expr.label.as_ref(), false);
         let exits = Exits::of_block(&expr.body);
         let extra = self.outer_flags(&exits);
-        let carried = self.carried_body(&expr.body, None, extra, |this| {
+        let carried = self.carried_body(&expr.body, None, extra, |this, _| {
             if exits.any() {
                 this.bind_flag(&flags.broke, span);
                 this.bind_flag(&flags.continued, span);
@@ -138,7 +152,7 @@ impl Lower<'_> {
             extra.push(value.clone());
         }
         let value_key = flags.value.clone();
-        let carried = self.carried_body(&expr.body, None, extra, |this| {
+        let carried = self.carried_body(&expr.body, None, extra, |this, _| {
             this.bind_flag(&flags.broke, span);
             this.bind_flag(&flags.continued, span);
             this.loops.push(flags);
@@ -266,7 +280,7 @@ impl Lower<'_> {
         block: &syn::Block,
         index_name: Option<String>,
         hidden: Vec<String>,
-        lower: impl FnOnce(&mut Self) -> Result<Option<Value>, Poison>,
+        lower: impl FnOnce(&mut Self, Value) -> Result<Option<Value>, Poison>,
     ) -> Result<CarriedBody, Poison> {
         let span = block.span();
         let mut assigned = Assigned::default();
@@ -296,7 +310,7 @@ impl Lower<'_> {
                 .map(|name| (name, Ok(index)))
                 .collect(),
         );
-        let keep = lower(self);
+        let keep = lower(self, index);
         self.scopes.pop();
         let yields: Vec<Result<Value, Poison>> = carried
             .iter()

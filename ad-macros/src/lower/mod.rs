@@ -6,6 +6,7 @@
 //! reported at their span and lowered to nothing ([`Poison`]); uses of what they
 //! would have defined stay silent, so each mistake is reported once.
 
+mod buffers;
 mod exits;
 mod expr;
 mod loops;
@@ -40,6 +41,7 @@ pub(crate) fn body(cx: &Ctxt, func: &ItemFn, sig: &Signature) -> Option<Function
         loops: Vec::new(),
         n_loops: 0,
         returning: false,
+        elements: Vec::new(),
     };
     for param in &sig.params {
         let value = lower.builder.param(
@@ -48,6 +50,9 @@ pub(crate) fn body(cx: &Ctxt, func: &ItemFn, sig: &Signature) -> Option<Function
             param.ir_ty.clone(),
             param.span,
         );
+        if param.mutable {
+            lower.builder.mark_mutable();
+        }
         lower.bind(&param.name, Ok(value));
     }
     let out = lower.fn_body(&func.block, &sig.output_ty).ok()?;
@@ -69,10 +74,19 @@ struct Lower<'a> {
     /// Whether the function has an early `return`, lowered to the hidden
     /// variables `#returned` and `#ret`.
     returning: bool,
+    /// The elements that loop variables of `iter_mut()` stand for, innermost
+    /// last.
+    elements: Vec<buffers::ElementPlace>,
 }
 
 impl Lower<'_> {
     fn fn_body(&mut self, block: &Block, output_ty: &Ty) -> Lowered {
+        // A function that returns nothing updates `&mut` buffers.
+        if *output_ty == Ty::Unit {
+            self.stmts(&block.stmts, false)?;
+            let span = block.brace_token.span.close();
+            return Ok(self.push(Inst::Tuple(Vec::new()), Ty::Tuple(Vec::new()), span));
+        }
         let early_return = block
             .stmts
             .split_last()
@@ -325,10 +339,24 @@ impl Lower<'_> {
         match expr {
             Expr::Assign(assign) => {
                 let value = self.expr(&assign.right);
-                self.assign(&assign.left, value);
+                match self.element_target(&assign.left) {
+                    Some(element) => {
+                        if let (Ok(element), Ok(value)) = (element, value) {
+                            self.write_element(element, None, value, assign.span());
+                        }
+                    }
+                    None => self.assign(&assign.left, value),
+                }
             }
             Expr::Binary(binary) if expr::compound_op(&binary.op).is_some() => {
                 let op = expr::compound_op(&binary.op).expect("checked");
+                if let Some(element) = self.element_target(&binary.left) {
+                    let value = self.expr(&binary.right);
+                    if let (Ok(element), Ok(value)) = (element, value) {
+                        self.write_element(element, Some(op), value, binary.span());
+                    }
+                    return;
+                }
                 let value = match (self.expr(&binary.left), self.expr(&binary.right)) {
                     (Ok(lhs), Ok(rhs)) => Ok(self.binary(op, lhs, rhs, binary.span())),
                     _ => Err(Poison),
@@ -396,7 +424,9 @@ impl Lower<'_> {
             self.cx.error_spanned_by(else_token, msg::LET_ELSE);
         }
         let value = self.expr(&init.expr);
-        if let (Ok(value), Some(annotation)) = (value, annotation) {
+        let is_buffer = value.is_ok_and(|value| matches!(self.ty(value), Ty::Buf(_)));
+        // A buffer's annotation (`Vec<f64>`, `[f64; 3]`) is checked by rustc.
+        if let (Ok(value), Some(annotation), false) = (value, annotation, is_buffer) {
             match sig::scalar_type(annotation) {
                 Some(scalar) => self.builder.refine_ty(value, &scalar.ty()),
                 None => self.cx.error_spanned_by(
@@ -422,6 +452,13 @@ impl Lower<'_> {
             self.cx.error_spanned_by(target, msg::ASSIGN_TARGET);
             return;
         };
+        if let Ok(old) = *slot
+            && matches!(self.builder.func().ty(old), Ty::Buf(_))
+        {
+            self.cx.error_spanned_by(target, msg::BUFFER_REASSIGN);
+            return;
+        }
+        let slot = self.lookup_mut(&name).expect("bound");
         *slot = value;
         if let Ok(value) = value {
             self.name(value, &name);

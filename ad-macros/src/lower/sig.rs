@@ -19,6 +19,9 @@ pub(crate) struct Signature {
     pub(crate) output_ty: Ty,
     /// Name of the seed parameter: `d_out`, unless a parameter is called that.
     pub(crate) seed_name: String,
+    /// Type of the seed: the output type, `&[T]` for `Vec<T>`, `&[T; N]` for
+    /// `[T; N]`; `None` when the function returns nothing.
+    pub(crate) seed_ty: Option<Type>,
 }
 
 pub(crate) struct SigParam {
@@ -28,6 +31,16 @@ pub(crate) struct SigParam {
     pub(crate) ty: Type,
     pub(crate) ir_ty: Ty,
     pub(crate) role: Role,
+    /// A buffer taken by `&mut`.
+    pub(crate) mutable: bool,
+    /// For an active buffer, the shadow `_vjp` takes right after it.
+    pub(crate) shadow: Option<ShadowParam>,
+}
+
+/// The shadow of an active buffer parameter: `d_xs: &mut [f64]`.
+pub(crate) struct ShadowParam {
+    pub(crate) name: String,
+    pub(crate) ty: Type,
 }
 
 impl Signature {
@@ -82,9 +95,11 @@ pub(crate) fn signature(cx: &Ctxt, func: &ItemFn, args: &Args) -> Signature {
                         (format!("arg{index}"), Span::call_site(), false)
                     }
                 };
-                let ir_ty = match scalar_type(&typed.ty) {
-                    Some(scalar) => scalar.ty(),
-                    None => {
+                let buffer = buffer_param(&typed.ty);
+                let ir_ty = match (scalar_type(&typed.ty), &buffer) {
+                    (Some(scalar), _) => scalar.ty(),
+                    (None, Some(buffer)) => Ty::Buf(Box::new(buffer.elem.ty())),
+                    (None, None) => {
                         // A generic parameter's type is covered by the error on the generics.
                         let is_generic = matches!(&*typed.ty, Type::Path(path) if path.path.get_ident().is_some_and(|ident| generic_types.contains(&ident)));
                         if pattern_ok && !is_generic {
@@ -96,7 +111,7 @@ pub(crate) fn signature(cx: &Ctxt, func: &ItemFn, args: &Args) -> Signature {
                         Ty::Unknown
                     }
                 };
-                let role = if ir_ty.is_float() {
+                let role = if ir_ty.is_float() || ir_ty.is_float_buf() {
                     Role::Active
                 } else {
                     Role::Constant
@@ -107,6 +122,11 @@ pub(crate) fn signature(cx: &Ctxt, func: &ItemFn, args: &Args) -> Signature {
                     ty: (*typed.ty).clone(),
                     ir_ty,
                     role,
+                    mutable: buffer.as_ref().is_some_and(|buffer| buffer.mutable),
+                    shadow: buffer.map(|buffer| ShadowParam {
+                        name: String::new(),
+                        ty: buffer.shadow_ty,
+                    }),
                 });
             }
         }
@@ -115,7 +135,13 @@ pub(crate) fn signature(cx: &Ctxt, func: &ItemFn, args: &Args) -> Signature {
         select_wrt(cx, &sig.ident, &mut params, wrt);
     }
 
-    let (output, output_ty) = match &sig.output {
+    let takes_mut_buffer = params
+        .iter()
+        .any(|param| param.mutable && param.ir_ty.is_float_buf());
+    let (output, output_ty, seed_ty) = match &sig.output {
+        ReturnType::Type(_, ty) if is_unit(ty) && takes_mut_buffer => {
+            ((**ty).clone(), Ty::Unit, None)
+        }
         ReturnType::Type(_, ty) => {
             let ir_ty = output_type(ty);
             match (&ir_ty, &**ty) {
@@ -139,24 +165,120 @@ pub(crate) fn signature(cx: &Ctxt, func: &ItemFn, args: &Args) -> Signature {
                 }
                 (None, _) => cx.error_spanned_by(ty, msg::RETURN_TYPE),
             }
-            ((**ty).clone(), ir_ty.unwrap_or(Ty::Unknown))
+            let seed_ty = seed_type(ty);
+            ((**ty).clone(), ir_ty.unwrap_or(Ty::Unknown), Some(seed_ty))
         }
+        ReturnType::Default if takes_mut_buffer => (syn::parse_quote!(()), Ty::Unit, None),
         ReturnType::Default => {
             cx.error_spanned_by(&sig.ident, msg::RETURN_TYPE);
-            (syn::parse_quote!(()), Ty::Unknown)
+            (
+                syn::parse_quote!(()),
+                Ty::Unknown,
+                Some(syn::parse_quote!(())),
+            )
         }
     };
 
-    let mut seed_name = "d_out".to_owned();
-    while params.iter().any(|param| param.name == seed_name) {
-        seed_name.push('_');
+    // Generated parameter names never repeat a parameter's.
+    let mut taken: Vec<String> = params.iter().map(|param| param.name.clone()).collect();
+    for param in &mut params {
+        if param.role != Role::Active {
+            param.shadow = None;
+        }
+        if let Some(shadow) = &mut param.shadow {
+            shadow.name = fresh_name(&format!("d_{}", param.name), &taken);
+            taken.push(shadow.name.clone());
+        }
     }
+    let seed_name = fresh_name("d_out", &taken);
     Signature {
         ident: sig.ident.clone(),
         params,
         output,
         output_ty,
         seed_name,
+        seed_ty,
+    }
+}
+
+/// `base`, or `base_`, `base__`, … if that is taken.
+fn fresh_name(base: &str, taken: &[String]) -> String {
+    let mut name = base.to_owned();
+    while taken.contains(&name) {
+        name.push('_');
+    }
+    name
+}
+
+fn is_unit(ty: &Type) -> bool {
+    matches!(ty, Type::Tuple(tuple) if tuple.elems.is_empty())
+}
+
+/// A buffer parameter: its element type, whether it is `&mut`, and the type
+/// of its shadow.
+struct BufferParam {
+    elem: Scalar,
+    mutable: bool,
+    shadow_ty: Type,
+}
+
+/// `&[T]`, `&Vec<T>`, `&[T; N]`, or their `&mut` forms. The shadow is
+/// `&mut [T]`, or `&mut [T; N]` for an array.
+fn buffer_param(ty: &Type) -> Option<BufferParam> {
+    let Type::Reference(reference) = ty else {
+        return None;
+    };
+    let (elem, shadow_ty) = match &*reference.elem {
+        Type::Slice(slice) => {
+            let elem_ty = &slice.elem;
+            (scalar_type(elem_ty)?, syn::parse_quote!(&mut [#elem_ty]))
+        }
+        Type::Array(array) => {
+            let (elem_ty, len) = (&array.elem, &array.len);
+            (
+                scalar_type(elem_ty)?,
+                syn::parse_quote!(&mut [#elem_ty; #len]),
+            )
+        }
+        other => {
+            let elem_ty = vec_elem(other)?;
+            (scalar_type(elem_ty)?, syn::parse_quote!(&mut [#elem_ty]))
+        }
+    };
+    Some(BufferParam {
+        elem,
+        mutable: reference.mutability.is_some(),
+        shadow_ty,
+    })
+}
+
+/// `T` in `Vec<T>`.
+fn vec_elem(ty: &Type) -> Option<&Type> {
+    let Type::Path(path) = ty else {
+        return None;
+    };
+    let last = path.path.segments.last()?;
+    if last.ident != "Vec" || path.qself.is_some() {
+        return None;
+    }
+    match &last.arguments {
+        syn::PathArguments::AngleBracketed(args) if args.args.len() == 1 => match &args.args[0] {
+            syn::GenericArgument::Type(elem) => Some(elem),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// The type of the seed: `&[T]` for `Vec<T>`, `&[T; N]` for `[T; N]`, the
+/// output type itself otherwise.
+fn seed_type(output: &Type) -> Type {
+    match output {
+        Type::Array(array) => syn::parse_quote!(&#array),
+        other => match vec_elem(other) {
+            Some(elem) => syn::parse_quote!(&[#elem]),
+            None => other.clone(),
+        },
     }
 }
 
@@ -172,7 +294,11 @@ fn select_wrt(cx: &Ctxt, func: &Ident, params: &mut [SigParam], wrt: &[Ident]) {
         }
         match params.iter().find(|param| param.name == name) {
             None => cx.error_spanned_by(ident, msg::wrt_unknown(&name, &func.to_string())),
-            Some(param) if !param.ir_ty.is_float() && param.ir_ty != Ty::Unknown => {
+            Some(param)
+                if !param.ir_ty.is_float()
+                    && !param.ir_ty.is_float_buf()
+                    && param.ir_ty != Ty::Unknown =>
+            {
                 cx.error_spanned_by(ident, msg::wrt_not_float(&name, &type_string(&param.ty)));
             }
             Some(_) => {}
@@ -227,7 +353,15 @@ pub(crate) fn scalar_type(ty: &Type) -> Option<Scalar> {
 }
 
 fn output_type(ty: &Type) -> Option<Ty> {
+    let float_buf = |elem: &Type| {
+        scalar_type(elem)
+            .map(Scalar::ty)
+            .filter(Ty::is_float)
+            .map(|elem| Ty::Buf(Box::new(elem)))
+    };
     match ty {
+        Type::Array(array) => float_buf(&array.elem),
+        ty if vec_elem(ty).is_some() => float_buf(vec_elem(ty)?),
         Type::Tuple(tuple) if !tuple.elems.is_empty() => {
             let elems: Option<Vec<Ty>> = tuple
                 .elems

@@ -1,0 +1,591 @@
+//! Lowering buffers: element reads and writes, local `Vec`s and arrays,
+//! iteration over elements, reductions, and the runtime's coarse primitives.
+//!
+//! A buffer is one IR value (a handle) for its whole life; reads and writes
+//! of its elements are instructions in program order.
+//!
+//! ```text
+//! let mut v = vec![0.0; n];          %3: [float] = buf.vec [%1; %2]   ; v
+//! v[i] = x * x;                 ⇒    %5: () = store %3[%i] = %4
+//! v[i] += y;                         %6: () = store %3[%i] add= %y
+//! for &x in xs.iter() { … }          for %0..len %xs { %x = load %xs[arg 0] … }
+//! ```
+
+use proc_macro2::{Literal, Span};
+use quote::ToTokens;
+use syn::ext::IdentExt;
+use syn::parse::ParseStream;
+use syn::spanned::Spanned;
+use syn::{Expr, ExprCall, ExprIndex, ExprMethodCall, Pat, Token};
+
+use super::{Lower, Lowered, Poison};
+use crate::diag::msg;
+use crate::ir::{BinOp, Callee, Const, Inst, LoopRange, Mode, NewBuf, Prim, Ty, Value};
+
+/// An element of a buffer that a loop variable of `iter_mut()` stands for:
+/// reading the variable reads the element, `*v = …` writes it.
+pub(super) struct ElementPlace {
+    pub(super) name: String,
+    pub(super) buf: Value,
+    pub(super) index: Value,
+    /// How many scopes were open when it was bound: a `let` of the same name
+    /// in a later scope shadows it.
+    pub(super) depth: usize,
+}
+
+/// What a `for` loop over buffers visits at each index.
+pub(super) enum Items {
+    /// The index itself (of `.enumerate()`).
+    Index,
+    /// An element: its value (`iter()`), or the element itself (`iter_mut()`).
+    Elem { buf: Value, mutable: bool },
+    /// A pair (of `.enumerate()` or `.zip(…)`).
+    Pair(Box<Items>, Box<Items>),
+}
+
+impl Items {
+    fn buffers(&self, out: &mut Vec<Value>) {
+        match self {
+            Items::Index => {}
+            Items::Elem { buf, .. } => out.push(*buf),
+            Items::Pair(a, b) => {
+                a.buffers(out);
+                b.buffers(out);
+            }
+        }
+    }
+}
+
+/// The arguments of `vec![…]`.
+enum VecArgs {
+    Repeat(Box<(Expr, Expr)>),
+    List(Vec<Expr>),
+}
+
+impl Lower<'_> {
+    /// The buffer an expression names: `xs`, `&xs`, `&mut xs`, `(xs)`; `None`
+    /// if it names no buffer.
+    pub(super) fn buffer_of(&mut self, expr: &Expr) -> Option<Lowered> {
+        match expr {
+            Expr::Reference(reference) => self.buffer_of(&reference.expr),
+            Expr::Paren(paren) => self.buffer_of(&paren.expr),
+            Expr::Group(group) => self.buffer_of(&group.expr),
+            Expr::Path(_) => {
+                let name = super::expr::local_name(expr)?;
+                if self.element(&name).is_some() {
+                    return None;
+                }
+                match self.lookup(&name)? {
+                    Ok(value) if matches!(self.builder.func().ty(value), Ty::Buf(_)) => {
+                        Some(Ok(value))
+                    }
+                    Ok(_) => None,
+                    Err(Poison) => Some(Err(Poison)),
+                }
+            }
+            _ => None,
+        }
+    }
+
+    /// The element a loop variable of `iter_mut()` stands for, unless a later
+    /// `let` shadows it.
+    pub(super) fn element(&self, name: &str) -> Option<(Value, Value)> {
+        let place = self
+            .elements
+            .iter()
+            .rev()
+            .find(|place| place.name == name)?;
+        let shadowed = self.scopes[place.depth.min(self.scopes.len())..]
+            .iter()
+            .any(|scope| scope.iter().any(|(bound, _)| bound == name));
+        (!shadowed).then_some((place.buf, place.index))
+    }
+
+    /// `xs[i]`.
+    pub(super) fn index(&mut self, expr: &ExprIndex) -> Lowered {
+        let (buf, index) = self.element_at(expr)?;
+        Ok(self.load(buf, index, expr.span()))
+    }
+
+    fn element_at(&mut self, expr: &ExprIndex) -> Result<(Value, Value), Poison> {
+        let buf = match self.buffer_of(&expr.expr) {
+            Some(buf) => buf,
+            None => {
+                self.expr(&expr.expr)?;
+                self.cx.error_spanned_by(&expr.expr, msg::INDEX_NOT_BUFFER);
+                return Err(Poison);
+            }
+        };
+        if let Expr::Range(range) = &*expr.index {
+            self.cx.error_spanned_by(range, msg::SLICING);
+            return Err(Poison);
+        }
+        let index = self.expr(&expr.index);
+        Ok((buf?, index?))
+    }
+
+    pub(super) fn load(&mut self, buf: Value, index: Value, span: Span) -> Value {
+        let elem = self.elem_ty(buf);
+        self.push(Inst::Load(buf, index), elem, span)
+    }
+
+    fn elem_ty(&self, buf: Value) -> Ty {
+        self.builder
+            .func()
+            .ty(buf)
+            .elem()
+            .cloned()
+            .expect("a buffer")
+    }
+
+    /// The element an assignment writes: `v[i]`, or `*v` for a variable of
+    /// `iter_mut()`; `None` if the target is no element.
+    pub(super) fn element_target(
+        &mut self,
+        target: &Expr,
+    ) -> Option<Result<(Value, Value), Poison>> {
+        match target {
+            Expr::Index(index) => Some(self.element_at(index)),
+            Expr::Paren(paren) => self.element_target(&paren.expr),
+            Expr::Unary(unary) if matches!(unary.op, syn::UnOp::Deref(_)) => {
+                let name = super::expr::local_name(&unary.expr)?;
+                self.element(&name).map(Ok)
+            }
+            _ => None,
+        }
+    }
+
+    /// `v[i] = value`, or `v[i] op= value`: `+=` and `-=` update the element
+    /// in place, other operators read it, compute and store.
+    pub(super) fn write_element(
+        &mut self,
+        (buf, index): (Value, Value),
+        op: Option<BinOp>,
+        value: Value,
+        span: Span,
+    ) {
+        self.refine_elem(buf, value);
+        match op {
+            None => {
+                self.push(Inst::Store(buf, index, value), Ty::Unit, span);
+            }
+            Some(op @ (BinOp::Add | BinOp::Sub)) => {
+                self.push(Inst::Update(op, buf, index, value), Ty::Unit, span);
+            }
+            Some(op) => {
+                let old = self.load(buf, index, span);
+                let new = self.binary(op, old, value, span);
+                self.push(Inst::Store(buf, index, new), Ty::Unit, span);
+            }
+        }
+    }
+
+    /// A buffer of floats of unknown width (`vec![0.0; n]`) takes the width of
+    /// what is written into it, and what is written takes the buffer's.
+    fn refine_elem(&mut self, buf: Value, value: Value) {
+        let elem = self.elem_ty(buf);
+        let value_ty = self.ty(value);
+        if matches!(elem, Ty::Float | Ty::Unknown) && matches!(value_ty, Ty::F32 | Ty::F64) {
+            self.builder.func_mut().insts[buf.index()].ty = Ty::Buf(Box::new(value_ty));
+        } else {
+            self.builder.refine_ty(value, &elem);
+        }
+    }
+
+    /// Buffers are made once, in the body: a loop or a branch cannot make one.
+    fn at_top_level(&self, node: impl ToTokens) -> Result<(), Poison> {
+        if self.builder.depth() > 0 {
+            self.cx.error_spanned_by(node, msg::BUFFER_IN_REGION);
+            return Err(Poison);
+        }
+        Ok(())
+    }
+
+    fn new_buf(&mut self, new: NewBuf, elem: Ty, span: Span) -> Value {
+        self.push(Inst::NewBuf(new), Ty::Buf(Box::new(elem)), span)
+    }
+
+    /// `vec![fill; len]`, `vec![a, b, …]`, `vec![]`.
+    pub(super) fn vec_macro(&mut self, mac: &syn::Macro) -> Lowered {
+        self.at_top_level(mac)?;
+        let parser = |input: ParseStream| -> syn::Result<VecArgs> {
+            if input.is_empty() {
+                return Ok(VecArgs::List(Vec::new()));
+            }
+            let first: Expr = input.parse()?;
+            if input.peek(Token![;]) {
+                input.parse::<Token![;]>()?;
+                return Ok(VecArgs::Repeat(Box::new((first, input.parse()?))));
+            }
+            let mut elems = vec![first];
+            while !input.is_empty() {
+                input.parse::<Token![,]>()?;
+                if input.is_empty() {
+                    break;
+                }
+                elems.push(input.parse()?);
+            }
+            Ok(VecArgs::List(elems))
+        };
+        let span = mac.span();
+        match mac.parse_body_with(parser) {
+            Ok(VecArgs::Repeat(repeat)) => {
+                let (fill, len) = &*repeat;
+                let fill = self.expr(fill);
+                let len = self.expr(len);
+                let (fill, len) = (fill?, len?);
+                let elem = self.ty(fill);
+                Ok(self.new_buf(NewBuf::Vec { fill, len }, elem, span))
+            }
+            Ok(VecArgs::List(elems)) => {
+                let values = elems
+                    .iter()
+                    .map(|elem| self.expr(elem))
+                    .collect::<Result<Vec<_>, _>>()?;
+                let elem = values
+                    .iter()
+                    .fold(Ty::Float, |ty, &value| ty.join(&self.ty(value)));
+                let capacity = Some(self.usize_lit(values.len(), span));
+                let buf = self.new_buf(NewBuf::Empty { capacity }, elem, span);
+                for value in values {
+                    self.refine_elem(buf, value);
+                    self.push(Inst::PushElem(buf, value), Ty::Unit, span);
+                }
+                Ok(buf)
+            }
+            Err(error) => {
+                self.cx.push(error);
+                Err(Poison)
+            }
+        }
+    }
+
+    fn usize_lit(&mut self, n: usize, span: Span) -> Value {
+        self.push(
+            Inst::Const(Const::Lit(Literal::usize_unsuffixed(n))),
+            Ty::Int,
+            span,
+        )
+    }
+
+    /// `[fill; N]`.
+    pub(super) fn repeat(&mut self, repeat: &syn::ExprRepeat) -> Lowered {
+        self.at_top_level(repeat)?;
+        let fill = self.expr(&repeat.expr)?;
+        let elem = self.ty(fill);
+        let len = repeat.len.to_token_stream();
+        Ok(self.new_buf(NewBuf::Array { fill, len }, elem, repeat.span()))
+    }
+
+    /// `[a, b, …]`: an array of zeros, then each element stored.
+    pub(super) fn array(&mut self, array: &syn::ExprArray) -> Lowered {
+        self.at_top_level(array)?;
+        let span = array.span();
+        let values = array
+            .elems
+            .iter()
+            .map(|elem| self.expr(elem))
+            .collect::<Result<Vec<_>, _>>()?;
+        let elem = values
+            .iter()
+            .fold(Ty::Float, |ty, &value| ty.join(&self.ty(value)));
+        let fill = self.push(Inst::Const(Const::Zero), elem.clone(), span);
+        let len = Literal::usize_unsuffixed(values.len()).into_token_stream();
+        let buf = self.new_buf(NewBuf::Array { fill, len }, elem, span);
+        for (position, value) in values.into_iter().enumerate() {
+            let index = self.usize_lit(position, span);
+            self.write_element((buf, index), None, value, span);
+        }
+        Ok(buf)
+    }
+
+    /// `Vec::new()`, `Vec::with_capacity(n)`.
+    pub(super) fn new_vec(&mut self, call: &ExprCall, method: &str) -> Lowered {
+        self.at_top_level(call)?;
+        let capacity = match (method, call.args.len()) {
+            ("new", 0) => None,
+            ("with_capacity", 1) => Some(self.expr(&call.args[0])?),
+            _ => {
+                return self.unsupported(&call.func, msg::call(&format!("Vec::{method}")));
+            }
+        };
+        Ok(self.new_buf(NewBuf::Empty { capacity }, Ty::Float, call.span()))
+    }
+
+    /// Methods of buffers: `len`, `push`, `to_vec`, `clone`, and the
+    /// reductions `iter().sum()` and `iter().product()`. `None` if the
+    /// receiver is no buffer.
+    pub(super) fn buffer_method(&mut self, call: &ExprMethodCall) -> Option<Lowered> {
+        let name = call.method.unraw().to_string();
+        if let Some(reduction) = self.reduction(call) {
+            return Some(reduction);
+        }
+        let Some(buf) = self.buffer_of(&call.receiver) else {
+            // An iterator chain on a buffer: `xs.iter().map(…)`.
+            return self
+                .chain_root_is_buffer(&call.receiver)
+                .then(|| self.unsupported(&call.method, msg::ITERATOR_CHAIN));
+        };
+        let span = call.span();
+        Some((|| {
+            let buf = buf?;
+            match (name.as_str(), call.args.len()) {
+                ("len", 0) => Ok(self.push(Inst::Len(buf), Ty::Int, span)),
+                ("push", 1) => {
+                    if self.builder.func().is_param(buf) {
+                        return self.unsupported(&call.method, msg::PUSH_ON_PARAM);
+                    }
+                    let value = self.expr(&call.args[0])?;
+                    self.refine_elem(buf, value);
+                    Ok(self.push(Inst::PushElem(buf, value), Ty::Unit, span))
+                }
+                ("clone", 0) if self.builder.func().is_param(buf) => {
+                    self.unsupported(&call.method, msg::CLONE_PARAM)
+                }
+                (method @ ("to_vec" | "clone"), 0) => {
+                    self.at_top_level(call)?;
+                    let ty = self.builder.func().ty(buf).clone();
+                    let clone = method == "clone";
+                    Ok(self.push(Inst::CloneBuf { src: buf, clone }, ty, span))
+                }
+                ("iter" | "iter_mut" | "into_iter", _) => {
+                    self.unsupported(&call.method, msg::ITERATOR_CHAIN)
+                }
+                _ => self.unsupported(&call.method, msg::buffer_method(&name)),
+            }
+        })())
+    }
+
+    /// Whether `expr` is a chain of method calls starting at a buffer.
+    fn chain_root_is_buffer(&mut self, expr: &Expr) -> bool {
+        match expr {
+            Expr::MethodCall(call) => self.chain_root_is_buffer(&call.receiver),
+            expr => self.buffer_of(expr).is_some(),
+        }
+    }
+
+    /// `xs.iter().sum()` and `xs.iter().product()` (turbofish allowed): a loop
+    /// carrying the running sum or product.
+    fn reduction(&mut self, call: &ExprMethodCall) -> Option<Lowered> {
+        let product = match call.method.unraw().to_string().as_str() {
+            "sum" => false,
+            "product" => true,
+            _ => return None,
+        };
+        let Expr::MethodCall(iter) = &*call.receiver else {
+            return None;
+        };
+        if iter.method != "iter" || !iter.args.is_empty() || !call.args.is_empty() {
+            return None;
+        }
+        let buf = match self.buffer_of(&iter.receiver)? {
+            Ok(buf) => buf,
+            Err(Poison) => return Some(Err(Poison)),
+        };
+        let span = call.span();
+        let elem = self.elem_ty(buf);
+        let (init, op, name) = if product {
+            let one = Const::Lit(Literal::f64_unsuffixed(1.0));
+            (one, BinOp::Mul, "product")
+        } else {
+            (Const::Zero, BinOp::Add, "sum")
+        };
+        let init = self.push(Inst::Const(init), elem.clone(), span);
+        let start = self.push(Inst::Const(Const::Zero), Ty::Int, span);
+        let end = self.push(Inst::Len(buf), Ty::Int, span);
+        self.builder.begin_region();
+        let index = self.push(Inst::Arg(0), Ty::Int, span);
+        let acc = self.push(Inst::Arg(1), elem.clone(), span);
+        self.builder.name(acc, name);
+        let x = self.load(buf, index, span);
+        let next = self.push(Inst::Binary(op, acc, x), elem.clone(), span);
+        let body = self.builder.end_region(vec![next]);
+        let range = LoopRange {
+            start,
+            end,
+            inclusive: false,
+            step: None,
+            reversed: false,
+        };
+        let inits = vec![init];
+        let loop_value = self.push(
+            Inst::For { range, inits, body },
+            Ty::Tuple(vec![elem.clone()]),
+            span,
+        );
+        Some(Ok(self.push(Inst::Extract(loop_value, 0), elem, span)))
+    }
+
+    /// A call of one of the runtime's coarse primitives: `ad_runtime::dot(&x,
+    /// &y)`, `ad_runtime::matmul(&a, &b, &mut c, m, k, n)`.
+    pub(super) fn runtime_call(&mut self, callee: Callee, call: &ExprCall) -> Lowered {
+        let modes = callee.modes();
+        if call.args.len() != modes.len() {
+            return self.unsupported(
+                &call.func,
+                msg::method_arity(
+                    &format!("ad_runtime::{}", callee.name()),
+                    modes.len(),
+                    call.args.len(),
+                ),
+            );
+        }
+        let mut args = Vec::new();
+        let mut poisoned = false;
+        for (arg, mode) in call.args.iter().zip(modes) {
+            let value = match mode {
+                Mode::Val => self.expr(arg),
+                Mode::Ref | Mode::Mut => match self.buffer_of(arg) {
+                    Some(buf) => buf,
+                    None => self.unsupported(arg, msg::not_a_buffer(callee.name())),
+                },
+            };
+            match value {
+                Ok(value) => args.push(value),
+                Err(Poison) => poisoned = true,
+            }
+        }
+        if poisoned {
+            return Err(Poison);
+        }
+        let elem = args
+            .iter()
+            .zip(modes)
+            .filter(|(_, mode)| **mode != Mode::Val)
+            .fold(Ty::Float, |ty, (&buf, _)| ty.join(&self.elem_ty(buf)));
+        // The scalar of `axpy` has the buffers' float type.
+        if callee == Callee::Axpy {
+            self.builder.refine_ty(args[0], &elem);
+        }
+        let ty = if callee.returns_float() {
+            elem
+        } else {
+            Ty::Unit
+        };
+        Ok(self.push(Inst::Call(callee, args), ty, call.span()))
+    }
+
+    /// What a `for` loop over buffers visits: `xs.iter()`, `&xs`, `xs`,
+    /// `xs.iter_mut()`, `&mut xs`, then `.enumerate()` and `.zip(…)`. `None`
+    /// if `expr` is not such an iterator.
+    pub(super) fn items(&mut self, expr: &Expr) -> Option<Result<Items, Poison>> {
+        match expr {
+            Expr::Paren(paren) => self.items(&paren.expr),
+            Expr::MethodCall(call) if call.method == "enumerate" && call.args.is_empty() => {
+                let inner = self.items(&call.receiver)?;
+                Some(inner.map(|inner| Items::Pair(Box::new(Items::Index), Box::new(inner))))
+            }
+            Expr::MethodCall(call) if call.method == "zip" && call.args.len() == 1 => {
+                let left = self.items(&call.receiver)?;
+                let right = match self.items(&call.args[0]) {
+                    Some(right) => right,
+                    None => {
+                        self.cx.error_spanned_by(&call.args[0], msg::LOOP_RANGE);
+                        Err(Poison)
+                    }
+                };
+                Some(left.and_then(|left| Ok(Items::Pair(Box::new(left), Box::new(right?)))))
+            }
+            Expr::MethodCall(call)
+                if matches!(call.method.to_string().as_str(), "iter" | "iter_mut")
+                    && call.args.is_empty() =>
+            {
+                let buf = self.buffer_of(&call.receiver)?;
+                let mutable = call.method == "iter_mut";
+                Some(buf.map(|buf| Items::Elem { buf, mutable }))
+            }
+            Expr::Reference(reference) => {
+                let buf = self.buffer_of(&reference.expr)?;
+                let mutable = reference.mutability.is_some();
+                Some(buf.map(|buf| Items::Elem { buf, mutable }))
+            }
+            Expr::Path(_) => {
+                let buf = self.buffer_of(expr)?;
+                Some(buf.map(|buf| Items::Elem {
+                    buf,
+                    mutable: false,
+                }))
+            }
+            _ => None,
+        }
+    }
+
+    /// The index range of a loop over `items`: `0..xs.len()`, or up to the
+    /// shortest buffer for `.zip(…)`.
+    pub(super) fn items_range(&mut self, items: &Items, span: Span) -> LoopRange {
+        let mut bufs = Vec::new();
+        items.buffers(&mut bufs);
+        let start = self.push(Inst::Const(Const::Zero), Ty::Int, span);
+        let mut end = None;
+        for buf in bufs {
+            let len = self.push(Inst::Len(buf), Ty::Int, span);
+            end = Some(match end {
+                Some(shortest) => {
+                    self.push(Inst::Prim(Prim::Min, vec![shortest, len]), Ty::Int, span)
+                }
+                None => len,
+            });
+        }
+        LoopRange {
+            start,
+            end: end.expect("a loop over buffers visits one"),
+            inclusive: false,
+            step: None,
+            reversed: false,
+        }
+    }
+
+    /// Binds the loop pattern to the items at `index`: names to elements read
+    /// (`x`, `&x`), to elements themselves (`iter_mut()`), and to the index.
+    pub(super) fn bind_items(
+        &mut self,
+        pat: &Pat,
+        items: &Items,
+        index: Value,
+    ) -> Result<(), Poison> {
+        match (pat, items) {
+            (Pat::Wild(_), _) => Ok(()),
+            (Pat::Paren(paren), _) => self.bind_items(&paren.pat, items, index),
+            (Pat::Ident(ident), _) if ident.by_ref.is_none() && ident.subpat.is_none() => {
+                let name = ident.ident.unraw().to_string();
+                match items {
+                    Items::Index => {
+                        self.name(index, &name);
+                        self.bind(&name, Ok(index));
+                    }
+                    Items::Elem {
+                        buf,
+                        mutable: false,
+                    } => {
+                        let value = self.load(*buf, index, ident.span());
+                        self.name(value, &name);
+                        self.bind(&name, Ok(value));
+                    }
+                    Items::Elem { buf, mutable: true } => self.elements.push(ElementPlace {
+                        name,
+                        buf: *buf,
+                        index,
+                        depth: self.scopes.len(),
+                    }),
+                    Items::Pair(..) => {
+                        self.cx.error_spanned_by(pat, msg::LOOP_ITEM_PATTERN);
+                        return Err(Poison);
+                    }
+                }
+                Ok(())
+            }
+            (Pat::Reference(reference), Items::Elem { mutable: false, .. }) => {
+                self.bind_items(&reference.pat, items, index)
+            }
+            (Pat::Tuple(tuple), Items::Pair(a, b)) if tuple.elems.len() == 2 => {
+                let first = self.bind_items(&tuple.elems[0], a, index);
+                let second = self.bind_items(&tuple.elems[1], b, index);
+                first.and(second)
+            }
+            _ => {
+                self.cx.error_spanned_by(pat, msg::LOOP_ITEM_PATTERN);
+                Err(Poison)
+            }
+        }
+    }
+}
