@@ -122,7 +122,7 @@ pub(crate) mod msg {
         "a `for` loop binds its index to a name or `_`; destructuring is not supported";
     pub(crate) const LOOP_RANGE: &str = "`for` loops are supported over integer ranges (`a..b`, `a..=b`, `(a..b).rev()`, `(a..b).step_by(k)`, `(a..b).step_by(k).rev()`) and over buffers (`xs.iter()`, `&xs`, `xs.iter_mut()`, with `.enumerate()` and `.zip(ys.iter())`); for other iterators write an index loop over a range: `for i in 0..xs.len()`";
     pub(crate) const SLICING: &str = "slicing is not supported by `#[differentiate]` yet; index the elements of the whole buffer: `xs[start + i]`";
-    pub(crate) const INDEX_NOT_BUFFER: &str = "only buffer variables can be indexed (`&[f64]`, `&Vec<f64>`, `&[f64; N]` parameters and their `&mut` forms, and local `Vec`s and arrays); bind the buffer to a variable and index it: `xs[i]`";
+    pub(crate) const INDEX_NOT_BUFFER: &str = "only buffers can be indexed: `&[f64]`, `&Vec<f64>` and `&[f64; N]` parameters (or their `&mut` forms) and local `Vec`s and arrays; pass this one as a parameter, e.g. `w: &[f64]`";
     pub(crate) const BUFFER_IN_REGION: &str = "buffers can be created only at the top level of the function body, not inside a loop or a branch; create it before the loop and overwrite its elements inside";
     pub(crate) const BUFFER_REASSIGN: &str = "a buffer variable cannot be assigned a new buffer; write its elements (`v[i] = …`), or bind the new buffer to a new variable with `let`";
     pub(crate) const BUFFER_IN_BRANCH: &str = "a branch cannot choose between buffers; create one buffer and write the chosen elements into it";
@@ -155,7 +155,7 @@ pub(crate) mod msg {
             ""
         };
         format!(
-            "parameter type `{ty}` is not supported by `#[differentiate]` yet; take `f64` or `f32` by value (active), or an integer or `bool` (constant){alias}"
+            "parameter type `{ty}` is not supported by `#[differentiate]` yet; take `f64` or `f32` by value or a float buffer such as `&[f64]` or `&mut [f64]` (active), or an integer, `bool` or integer buffer (constant){alias}"
         )
     }
 
@@ -214,9 +214,16 @@ pub(crate) mod msg {
         )
     }
 
-    pub(crate) fn overwritten_after_call(buf: &str, func: &str) -> String {
+    pub(crate) fn overwritten_after_call(buf: &str, func: &str, in_loop: bool) -> String {
+        let instead = if in_loop {
+            format!(
+                "inside a loop, write the computation with an index loop over `{buf}` instead of `ad_runtime::{func}`"
+            )
+        } else {
+            format!("pass a copy that is not written afterwards: `let {buf}_in = {buf}.to_vec();`")
+        };
         format!(
-            "`{buf}` is written after `ad_runtime::{func}` reads it, but the pullback of `{func}` needs what it read; pass a copy that is not written afterwards: `let {buf}_in = {buf}.to_vec();`"
+            "`{buf}` is written after `ad_runtime::{func}` reads it, but the pullback of `{func}` needs what it read; {instead}"
         )
     }
 

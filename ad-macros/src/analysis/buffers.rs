@@ -93,9 +93,10 @@ pub(crate) fn check(cx: &Ctxt, func: &Function, activity: &Activity, writes: &Wr
                     && activity.is_active(value_or_out(func, value))
                 {
                     let name = func.name(buf).unwrap_or("the buffer").to_owned();
+                    let in_loop = !writes.is_statement[value.index()];
                     cx.error_at(
                         func.span(value),
-                        msg::overwritten_after_call(&name, callee.name()),
+                        msg::overwritten_after_call(&name, callee.name(), in_loop),
                     );
                 }
             }

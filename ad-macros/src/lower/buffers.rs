@@ -435,9 +435,12 @@ impl Lower<'_> {
         for (arg, mode) in call.args.iter().zip(modes) {
             let value = match mode {
                 Mode::Val => self.expr(arg),
-                Mode::Ref | Mode::Mut => match self.buffer_of(arg) {
-                    Some(buf) => buf,
-                    None => self.unsupported(arg, msg::not_a_buffer(callee.name())),
+                Mode::Ref | Mode::Mut => match (self.buffer_of(arg), arg) {
+                    (Some(buf), _) => buf,
+                    (None, Expr::Reference(reference)) if matches!(&*reference.expr, Expr::Index(index) if matches!(&*index.index, Expr::Range(_))) => {
+                        self.unsupported(arg, msg::SLICING)
+                    }
+                    (None, _) => self.unsupported(arg, msg::not_a_buffer(callee.name())),
                 },
             };
             match value {

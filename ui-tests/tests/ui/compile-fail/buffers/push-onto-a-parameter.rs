@@ -1,8 +1,8 @@
 use ad_runtime::differentiate;
 
 #[differentiate]
-fn f(_xs: &[f64], y: f64) -> f64 {
-    y * 2.0
+fn f(x: f64, out: &mut Vec<f64>) {
+    out.push(x * x);
 }
 
 fn main() {}
