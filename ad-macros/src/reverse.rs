@@ -25,6 +25,10 @@ use crate::ir::{
 };
 use crate::rules;
 
+/// How many float operations deep the adjoint recomputes a value rather than
+/// saving it on a tape.
+const FLOAT_RECOMPUTE_DEPTH: usize = 3;
+
 /// The state of the backward walk, handed to the rules.
 pub(crate) struct Reverse<'a> {
     primal: &'a Function,
@@ -42,6 +46,9 @@ pub(crate) struct Reverse<'a> {
     loops: Vec<AdjointLoop>,
     /// The `extract`s reading each primal value's components.
     extracts: Vec<Vec<(usize, Value)>>,
+    /// Values recomputed so far, with the copy and the depth of the open
+    /// region it is in: reused while that region is open.
+    recomputed: Vec<(Value, Value, usize)>,
 }
 
 /// An adjoint loop under construction.
@@ -72,6 +79,7 @@ pub(crate) fn vjp(
         exported: HashMap::new(),
         loops: Vec::new(),
         extracts: primal.extracts(),
+        recomputed: Vec::new(),
     };
     let out = primal.ret;
     let returns_unit = sig.seed_ty.is_none();
@@ -260,7 +268,7 @@ impl Reverse<'_> {
                 }
             }
             self.reverse_region(region);
-            let insts = self.builder.end_region(Vec::new());
+            let insts = self.end_region(Vec::new());
             branches.push((insts, std::mem::replace(&mut self.grads, before.clone())));
         }
         // A branch changes only the adjoints of the outer values it uses.
@@ -409,7 +417,7 @@ impl Reverse<'_> {
             yields.push(self.grads[value.index()].expect("an outer adjoint is carried"));
         }
         self.loops.pop();
-        let adjoint_body = self.builder.end_region(yields);
+        let adjoint_body = self.end_region(yields);
 
         self.grads = before;
         let reversed = match range {
@@ -592,26 +600,17 @@ impl Reverse<'_> {
     /// operands the adjoint can see, rather than exporting it: it is cheap, and
     /// the adjoint then reads like the primal (`if n == 1` twice).
     fn recompute(&mut self, value: Value) -> Option<Value> {
-        // Integers and booleans, and floats converted from them (`i as f64`);
-        // and elements and lengths of buffers not changed since they were read.
-        let from_integer = matches!(self.primal.inst(value), Inst::Cast(arg, _) if matches!(self.primal.ty(*arg), Ty::Int | Ty::Bool));
-        let reread = match self.primal.inst(value) {
-            Inst::Load(buf, _) => self.writes.unchanged_after(*buf, value),
-            Inst::Len(buf) => self.writes.len_unchanged_after(*buf, value),
-            _ => false,
-        };
-        if !matches!(self.primal.ty(value), Ty::Int | Ty::Bool) && !from_integer && !reread {
+        if let Some(&(_, copy, _)) = self.recomputed.iter().find(|(v, ..)| *v == value) {
+            return Some(copy);
+        }
+        if !self.recomputable(value, FLOAT_RECOMPUTE_DEPTH) {
             return None;
         }
         let mut inst = match self.primal.inst(value) {
-            inst @ (Inst::Unary(..) | Inst::Binary(..) | Inst::Cast(..) | Inst::Const(_)) => {
-                inst.clone()
-            }
-            inst @ (Inst::Load(..) | Inst::Len(_)) if reread => inst.clone(),
             // A loop's index is the index of the adjoint loop reversing it.
             Inst::Arg(0) => {
                 let Place::In(owner, _) = self.place(value) else {
-                    return None;
+                    unreachable!("an index is in a loop")
                 };
                 return self
                     .loops
@@ -620,23 +619,76 @@ impl Reverse<'_> {
                     .find(|adjoint| adjoint.primal == owner)
                     .map(|adjoint| adjoint.index);
             }
-            _ => return None,
+            inst => inst.clone(),
         };
         let mut operands = Vec::new();
         for operand in inst.operands() {
-            let visible = matches!(self.place(operand), Place::Body)
-                || matches!(self.primal.inst(operand), Inst::Const(_))
-                || self.exported.contains_key(&operand);
-            operands.push(if visible {
+            operands.push(if self.is_visible(operand) {
                 self.available(operand)
             } else {
-                self.recompute(operand)?
+                self.recompute(operand).expect("checked by `recomputable`")
             });
         }
         let mut operands = operands.into_iter();
         inst.map_operands(|_| operands.next().expect("one per operand"));
         let ty = self.primal.ty(value).clone();
-        Some(self.builder.push(inst, ty, self.primal.span(value)))
+        let copy = self.builder.push(inst, ty, self.primal.span(value));
+        if let Some(name) = self.primal.name(value) {
+            self.builder.name(copy, name);
+        }
+        self.recomputed.push((value, copy, self.builder.depth()));
+        Some(copy)
+    }
+
+    /// Closes the innermost adjoint region: what was recomputed in it is out
+    /// of scope.
+    fn end_region(&mut self, yields: Vec<Value>) -> Region {
+        let depth = self.builder.depth();
+        self.recomputed.retain(|&(.., at)| at < depth);
+        self.builder.end_region(yields)
+    }
+
+    /// Whether [`Reverse::recompute`] can rebuild `value` from what the adjoint
+    /// sees: integers and booleans (indices, decisions) and floats converted
+    /// from them; elements and lengths of buffers not changed since they were
+    /// read; and cheap float arithmetic (`+ - * /`, negation, casts) on such
+    /// values, at most `depth` operations deep, so that a recomputation never
+    /// costs more than a few operations.
+    fn recomputable(&self, value: Value, depth: usize) -> bool {
+        let inst = self.primal.inst(value);
+        let is_data = matches!(self.primal.ty(value), Ty::Int | Ty::Bool)
+            || matches!(inst, Inst::Cast(arg, _) if matches!(self.primal.ty(*arg), Ty::Int | Ty::Bool));
+        let mut depth = depth;
+        let fits = match inst {
+            Inst::Arg(0) => {
+                return matches!(self.place(value), Place::In(owner, _) if self.loops.iter().any(|adjoint| adjoint.primal == owner));
+            }
+            Inst::Const(_) => true,
+            Inst::Load(buf, _) => self.writes.unchanged_after(*buf, value),
+            Inst::Len(buf) => self.writes.len_unchanged_after(*buf, value),
+            Inst::Unary(..) | Inst::Binary(..) | Inst::Cast(..) if is_data => true,
+            Inst::Unary(UnOp::Neg, _)
+            | Inst::Binary(BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div, ..)
+            | Inst::Cast(..)
+                if depth > 0 =>
+            {
+                depth -= 1;
+                true
+            }
+            _ => false,
+        };
+        fits && inst
+            .operands()
+            .into_iter()
+            .all(|operand| self.is_visible(operand) || self.recomputable(operand, depth))
+    }
+
+    /// Whether the adjoint can read `value` as it is: defined in the body, a
+    /// constant, or already exported or taped.
+    fn is_visible(&self, value: Value) -> bool {
+        matches!(self.place(value), Place::Body)
+            || matches!(self.primal.inst(value), Inst::Const(_))
+            || self.exported.contains_key(&value)
     }
 
     /// Adds `value` (defined in branch `branch` of `owner`) to the values `owner`

@@ -156,3 +156,85 @@ fn the_functions_measured_have_correct_gradients() {
         &[1.0, -0.5],
     );
 }
+
+/// The extended Rosenbrock function over a slice: every element the adjoint
+/// needs is read again from `x`, which nothing overwrites.
+#[differentiate]
+fn rosenbrock_slice(x: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for i in 0..x.len() - 1 {
+        let a = 1.0 - x[i];
+        let b = x[i + 1] - x[i] * x[i];
+        s += a * a + 100.0 * b * b;
+    }
+    s
+}
+
+/// A local buffer that does not depend on `x` has no shadow.
+#[differentiate]
+fn constant_weights(x: &[f64]) -> f64 {
+    let mut w = vec![0.0; x.len()];
+    for i in 0..x.len() {
+        w[i] = (i + 1) as f64;
+    }
+    let mut s = 0.0;
+    for i in 0..x.len() {
+        s += w[i] * x[i] * x[i];
+    }
+    s
+}
+
+/// A local buffer that depends on `x` has one shadow.
+#[differentiate]
+fn active_local(x: &[f64]) -> f64 {
+    let mut v = vec![0.0; x.len()];
+    for i in 0..x.len() {
+        v[i] = 2.0 * x[i];
+    }
+    let mut s = 0.0;
+    for i in 0..x.len() {
+        s += v[i] * v[i];
+    }
+    s
+}
+
+#[test]
+fn buffers_allocate_only_what_the_adjoint_needs() {
+    let x: Vec<f64> = (0..1000).map(|i| f64::from(i) * 1e-3).collect();
+    let mut d_x = vec![0.0; x.len()];
+    let mut sink = 0.0;
+    // Nothing saved, no local buffer: no allocation, whatever the length.
+    let n = allocations(|| sink += rosenbrock_slice_vjp(&x, &mut d_x, 1.0));
+    assert_eq!(n, 0, "rosenbrock over a slice allocated {n} times");
+    // The primal's own `w`, and no shadow for it.
+    let n = allocations(|| sink += constant_weights_vjp(&x, &mut d_x, 1.0));
+    assert_eq!(n, 1, "a constant local buffer: {n} allocations");
+    // The primal's `v` and its shadow `d_v`.
+    let n = allocations(|| sink += active_local_vjp(&x, &mut d_x, 1.0));
+    assert_eq!(n, 2, "an active local buffer: {n} allocations");
+    assert!(sink.is_finite());
+}
+
+#[test]
+fn the_buffer_functions_measured_have_correct_gradients() {
+    let x = [0.5, -1.0, 2.0];
+    let run = |vjp: fn(&[f64], &mut [f64], f64) -> f64| {
+        move |p: &[f64], s: f64| {
+            let mut d = vec![0.0; p.len()];
+            (vjp(p, &mut d, s), d)
+        }
+    };
+    let grad = ad_tests::check_scalar(rosenbrock_slice, run(rosenbrock_slice_vjp), &x);
+    ad_tests::assert_close(
+        &grad,
+        &[
+            -2.0 * 0.5 - 400.0 * 0.5 * (-1.25),
+            200.0 * (-1.25) - 2.0 * 2.0 - 400.0 * -1.0 * 1.0,
+            200.0 * 1.0,
+        ],
+    );
+    let grad = ad_tests::check_scalar(constant_weights, run(constant_weights_vjp), &x);
+    ad_tests::assert_close(&grad, &[2.0 * 0.5, 4.0 * -1.0, 6.0 * 2.0]);
+    let grad = ad_tests::check_scalar(active_local, run(active_local_vjp), &x);
+    ad_tests::assert_close(&grad, &[8.0 * 0.5, 8.0 * -1.0, 8.0 * 2.0]);
+}
