@@ -214,19 +214,6 @@ pub(crate) mod msg {
         )
     }
 
-    pub(crate) fn overwritten_after_call(buf: &str, func: &str, in_loop: bool) -> String {
-        let instead = if in_loop {
-            format!(
-                "inside a loop, write the computation with an index loop over `{buf}` instead of `ad_runtime::{func}`"
-            )
-        } else {
-            format!("pass a copy that is not written afterwards: `let {buf}_in = {buf}.to_vec();`")
-        };
-        format!(
-            "`{buf}` is written after `ad_runtime::{func}` reads it, but the pullback of `{func}` needs what it read; {instead}"
-        )
-    }
-
     pub(crate) fn store_into_constant(param: &str) -> String {
         format!(
             "an active value is written into `{param}`, which is not differentiated; add `{param}` to `wrt(…)`, or `ad_runtime::detach` the value"

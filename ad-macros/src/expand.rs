@@ -83,7 +83,7 @@ pub(crate) fn stages(
     let activity = analysis::activity(&primal);
     let writes = analysis::writes(&primal);
     let cx = Ctxt::new();
-    analysis::check(&cx, &primal, &activity, &writes);
+    analysis::check(&cx, &primal, &activity);
     if let Err(error) = cx.check() {
         return Err(Box::new((sig, error)));
     }

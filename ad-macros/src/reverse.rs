@@ -49,6 +49,9 @@ pub(crate) struct Reverse<'a> {
     /// Values recomputed so far, with the copy and the depth of the open
     /// region it is in: reused while that region is open.
     recomputed: Vec<(Value, Value, usize)>,
+    /// Copies of buffers that runtime calls read and later code overwrites,
+    /// by buffer and call, as the adjoint reads them.
+    snapshots: HashMap<(Value, Value), Value>,
 }
 
 /// An adjoint loop under construction.
@@ -80,6 +83,7 @@ pub(crate) fn vjp(
         loops: Vec::new(),
         extracts: primal.extracts(),
         recomputed: Vec::new(),
+        snapshots: HashMap::new(),
     };
     let out = primal.ret;
     let returns_unit = sig.seed_ty.is_none();
@@ -173,6 +177,54 @@ impl Reverse<'_> {
         } else {
             None
         }
+    }
+
+    /// The contents of `buf` as the runtime call `call` left them, for its
+    /// pullback: `buf` itself if nothing writes it afterwards, otherwise a copy
+    /// the primal makes right after the call (saved on a tape in a loop).
+    pub(crate) fn read_back(&mut self, buf: Value, call: Value) -> Value {
+        if self.writes.unchanged_after(buf, call) {
+            return buf;
+        }
+        if let Some(&copy) = self.snapshots.get(&(buf, call)) {
+            return copy;
+        }
+        let ty = self.primal.ty(buf).clone();
+        let snapshot = self.builder.push_detached(
+            Inst::CloneBuf {
+                src: buf,
+                clone: false,
+            },
+            ty,
+            self.primal.span(call),
+        );
+        let name = format!("{}_saved", self.primal.name(buf).unwrap_or("buf"));
+        self.builder.name(snapshot, &name);
+        let place = self.place(call);
+        self.set_place(snapshot, place);
+        let region = self.builder.func_mut().region_mut(place);
+        let position = region
+            .insts
+            .iter()
+            .position(|&value| value == call)
+            .expect("the call in its region");
+        region.insts.insert(position + 1, snapshot);
+        let copy = self.carry_out(snapshot);
+        self.snapshots.insert((buf, call), copy);
+        copy
+    }
+
+    /// Makes a value defined in a branch or a loop visible to the adjoint:
+    /// yielded out of each enclosing `if`, up to a loop that saves it on a tape.
+    fn carry_out(&mut self, value: Value) -> Value {
+        let mut copy = value;
+        while let Place::In(owner, branch) = self.place(copy) {
+            if let Inst::For { .. } | Inst::While { .. } = self.primal.inst(owner) {
+                return self.tape(copy, owner);
+            }
+            copy = self.export(copy, owner, branch);
+        }
+        copy
     }
 
     /// Whether the regions of `owner` (an `if` or a loop) write into an active
@@ -584,14 +636,7 @@ impl Reverse<'_> {
         if let Some(copy) = self.recompute(value) {
             return copy;
         }
-        let mut copy = value;
-        while let Place::In(owner, branch) = self.place(copy) {
-            if let Inst::For { .. } | Inst::While { .. } = self.primal.inst(owner) {
-                copy = self.tape(copy, owner);
-                break;
-            }
-            copy = self.export(copy, owner, branch);
-        }
+        let copy = self.carry_out(value);
         self.exported.insert(value, copy);
         copy
     }

@@ -205,18 +205,6 @@ impl Callee {
     pub(crate) fn is_primitive(self) -> bool {
         Callee::PRIMITIVES.contains(&self)
     }
-
-    /// The buffers its pullback reads as they were when it ran: they must not
-    /// be written after the call (see `analysis::buffers`).
-    pub(crate) fn reads_later(self, args: &[Value]) -> Vec<Value> {
-        match self {
-            Callee::Dot | Callee::Norm2 | Callee::Logsumexp => args.to_vec(),
-            Callee::Axpy | Callee::Matvec => vec![args[0], args[1]],
-            Callee::Matmul => vec![args[0], args[1]],
-            Callee::Softmax => vec![args[1]],
-            _ => Vec::new(),
-        }
-    }
 }
 
 /// Adds the contributions of `y`'s adjoint `dy` to the adjoints of `y`'s
@@ -326,9 +314,11 @@ pub(crate) fn pullback(rx: &mut Reverse<'_>, y: Value, dy: Value) {
             match (callee, args.as_slice()) {
                 (Callee::Dot, &[a, b]) => {
                     if let Some(d_a) = rx.shadow(a) {
+                        let b = rx.read_back(b, y);
                         d(rx, Callee::DotDx, vec![b, dy, d_a]);
                     }
                     if let Some(d_b) = rx.shadow(b) {
+                        let a = rx.read_back(a, y);
                         d(rx, Callee::DotDx, vec![a, dy, d_b]);
                     }
                 }
@@ -344,6 +334,7 @@ pub(crate) fn pullback(rx: &mut Reverse<'_>, y: Value, dy: Value) {
                         } else {
                             Callee::LogsumexpDx
                         };
+                        let x = rx.read_back(x, y);
                         d(rx, rule, vec![x, y, dy, d_x]);
                     }
                 }
@@ -414,6 +405,7 @@ pub(crate) fn write_pullback(rx: &mut Reverse<'_>, y: Value) {
             match (callee, args.as_slice()) {
                 (Callee::Axpy, &[a, x, _]) => {
                     if rx.is_active(a) {
+                        let x = rx.read_back(x, y);
                         let d_a = rx.push(Inst::Call(Callee::AxpyDa, vec![x, d_target]), ty, y);
                         rx.add(a, d_a);
                     }
@@ -423,24 +415,29 @@ pub(crate) fn write_pullback(rx: &mut Reverse<'_>, y: Value) {
                 }
                 (Callee::Matvec, &[a, x, _, m, n]) => {
                     if let Some(d_a) = rx.shadow(a) {
+                        let x = rx.read_back(x, y);
                         d(rx, Callee::MatvecDa, vec![x, d_target, d_a, m, n]);
                     }
                     if let Some(d_x) = rx.shadow(x) {
+                        let a = rx.read_back(a, y);
                         d(rx, Callee::MatvecDx, vec![a, d_target, d_x, m, n]);
                     }
                     d(rx, Callee::Zero, vec![d_target]);
                 }
                 (Callee::Matmul, &[a, b, _, m, k, n]) => {
                     if let Some(d_a) = rx.shadow(a) {
+                        let b = rx.read_back(b, y);
                         d(rx, Callee::MatmulDa, vec![b, d_target, d_a, m, k, n]);
                     }
                     if let Some(d_b) = rx.shadow(b) {
+                        let a = rx.read_back(a, y);
                         d(rx, Callee::MatmulDb, vec![a, d_target, d_b, m, k, n]);
                     }
                     d(rx, Callee::Zero, vec![d_target]);
                 }
                 (Callee::Softmax, &[x, out]) => {
                     if let Some(d_x) = rx.shadow(x) {
+                        let out = rx.read_back(out, y);
                         d(rx, Callee::SoftmaxDx, vec![out, d_target, d_x]);
                     }
                     d(rx, Callee::Zero, vec![d_target]);

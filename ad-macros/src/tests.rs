@@ -405,3 +405,18 @@ check!(
     "",
     "fn f(b: &[f64]) -> f64 { let mut z = vec![0.0; b.len()]; for o in 0..b.len() { let mut acc = b[o]; for _ in 0..2 { acc += acc * 0.5; } z[o] = acc; } z[0] }"
 );
+check!(
+    local_buffer_forms,
+    "",
+    "fn f(a: f64, b: f64, n: usize) -> f64 { let v = vec![a; n]; let w = vec![a, b]; let mut c = w.clone(); c[0] *= b; let arr = [a, b, 1.0]; v[0] + c[0] + c[1] + arr[0] * arr[1] }"
+);
+check!(
+    primitive_input_overwritten_later,
+    "",
+    "fn f(w: &[f64], x: &[f64]) -> f64 { let mut v = x.to_vec(); let mut y = vec![0.0; 2]; ad_runtime::matvec(w, &v, &mut y, 2, 2); v[0] = 0.0; y[0] + y[1] + v[1] }"
+);
+check!(
+    primitive_in_a_loop_on_a_reused_buffer,
+    "",
+    "fn f(z: &[f64], rows: usize) -> f64 { let mut row = vec![0.0; 3]; let mut total = 0.0; for r in 0..rows { for j in 0..3 { row[j] = z[r * 3 + j]; } total += ad_runtime::logsumexp(&row); } total }"
+);

@@ -82,45 +82,24 @@ pub(crate) fn writes(func: &Function) -> Writes {
     writes
 }
 
-/// Reports what the adjoint could not get right: a buffer a runtime
-/// primitive's pullback needs that is overwritten after the call, and an
-/// active value stored into a `&mut` parameter that is not differentiated.
-pub(crate) fn check(cx: &Ctxt, func: &Function, activity: &Activity, writes: &Writes) {
-    func.walk(&mut |_, value| match func.inst(value) {
-        Inst::Call(callee, args) => {
-            for buf in callee.reads_later(args) {
-                if !writes.unchanged_after(buf, value)
-                    && activity.is_active(value_or_out(func, value))
-                {
-                    let name = func.name(buf).unwrap_or("the buffer").to_owned();
-                    let in_loop = !writes.is_statement[value.index()];
-                    cx.error_at(
-                        func.span(value),
-                        msg::overwritten_after_call(&name, callee.name(), in_loop),
-                    );
-                }
-            }
-        }
-        inst => {
-            for buf in inst.written() {
-                let Inst::Param(index) = func.inst(buf) else {
-                    continue;
-                };
-                let param = &func.params[*index as usize];
-                let stored = inst.operands().into_iter().skip(1);
-                if param.role != Role::Active
-                    && func.ty(buf).is_float_buf()
-                    && stored.clone().any(|operand| activity.is_varied(operand))
-                {
-                    cx.error_at(func.span(value), msg::store_into_constant(&param.name));
-                }
+/// Reports what the adjoint could not get right: an active value written into
+/// a `&mut` parameter that is not differentiated (it has no shadow to carry
+/// the value's adjoint).
+pub(crate) fn check(cx: &Ctxt, func: &Function, activity: &Activity) {
+    func.walk(&mut |_, value| {
+        let inst = func.inst(value);
+        for buf in inst.written() {
+            let Inst::Param(index) = func.inst(buf) else {
+                continue;
+            };
+            let param = &func.params[*index as usize];
+            let writes_varied = inst
+                .operands()
+                .into_iter()
+                .any(|operand| operand != buf && activity.is_varied(operand));
+            if param.role != Role::Active && func.ty(buf).is_float_buf() && writes_varied {
+                cx.error_at(func.span(value), msg::store_into_constant(&param.name));
             }
         }
     });
-}
-
-/// The value whose activity says whether a call needs a pullback: its result,
-/// or the buffer it writes.
-fn value_or_out(func: &Function, call: Value) -> Value {
-    func.inst(call).written().first().copied().unwrap_or(call)
 }

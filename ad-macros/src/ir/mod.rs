@@ -33,8 +33,9 @@
 //!     type is the tuple of the k carried types and `int` (the trip count).
 //! 11. A buffer ([`Ty::Buf`]) is a handle, not a value that changes: it is
 //!     defined in the body (a parameter, a new local buffer, a copy, a shadow),
-//!     never inside a region, and is never carried by a loop or yielded by an
-//!     `if`. What it holds changes only through the effects that name it
+//!     never inside a region — but for a copy the reverse pass makes there for
+//!     the adjoint, which a tape carries out — and is never carried by a loop
+//!     or yielded by the user's `if`. What it holds changes only through the effects that name it
 //!     ([`Inst::Store`], [`Inst::Update`], [`Inst::PushElem`],
 //!     [`Inst::PopShadow`], and a [`Inst::Call`] passing it as `&mut`), in
 //!     program order.

@@ -66,7 +66,11 @@ impl Scope {
                 }
             }
             check_inst(func, id, inst)?;
-            if closes && matches!(func.ty(id), Ty::Buf(_)) {
+            // A copy in a region is a snapshot the adjoint reads from a tape.
+            if closes
+                && matches!(func.ty(id), Ty::Buf(_))
+                && !matches!(inst, Inst::CloneBuf { .. } | Inst::Pop(_))
+            {
                 return Err(format!("%{} is a buffer defined inside a region", id.0));
             }
             for inner in func.regions(id) {
