@@ -11,6 +11,9 @@ pub(crate) struct Builder {
     func: Function,
     /// Regions being built, innermost last.
     open: Vec<Vec<Value>>,
+    /// Changes whenever a region begins or ends: values pushed under one
+    /// stretch number are in one straight run of instructions.
+    stretch: usize,
 }
 
 impl Builder {
@@ -27,6 +30,7 @@ impl Builder {
                 adjoint_of: Vec::new(),
             },
             open: Vec::new(),
+            stretch: 0,
         }
     }
 
@@ -35,6 +39,7 @@ impl Builder {
         Builder {
             func,
             open: Vec::new(),
+            stretch: 0,
         }
     }
 
@@ -44,7 +49,13 @@ impl Builder {
 
     /// Later instructions go into a new region, until [`Builder::end_region`].
     pub(crate) fn begin_region(&mut self) {
+        self.stretch += 1;
         self.open.push(Vec::new());
+    }
+
+    /// The current straight run of instructions (see [`Builder::stretch`]).
+    pub(crate) fn stretch(&self) -> usize {
+        self.stretch
     }
 
     /// How many regions are open; the innermost is number `depth() - 1`.
@@ -59,6 +70,7 @@ impl Builder {
     }
 
     pub(crate) fn end_region(&mut self, yields: Vec<Value>) -> Region {
+        self.stretch += 1;
         let insts = self.open.pop().expect("a region is open");
         Region { insts, yields }
     }

@@ -33,6 +33,16 @@ pub(super) struct ElementPlace {
     pub(super) depth: usize,
 }
 
+/// An element read, reused by a later read of the same element (see
+/// [`Lower::load`]).
+pub(super) struct LoadSeen {
+    buf: Value,
+    index: Value,
+    value: Value,
+    /// The builder's stretch when it was read.
+    stretch: usize,
+}
+
 /// What a `for` loop over buffers visits at each index.
 pub(super) enum Items {
     /// The index itself (of `.enumerate()`).
@@ -124,9 +134,32 @@ impl Lower<'_> {
         Ok((buf?, index?))
     }
 
+    /// `buf[index]`; an element read again in the same straight run of code,
+    /// with nothing written into its buffer since, is the first read.
     pub(super) fn load(&mut self, buf: Value, index: Value, span: Span) -> Value {
+        let stretch = self.builder.stretch();
+        self.loads.retain(|load| load.stretch == stretch);
+        if let Some(load) = self
+            .loads
+            .iter()
+            .find(|load| load.buf == buf && load.index == index)
+        {
+            return load.value;
+        }
         let elem = self.elem_ty(buf);
-        self.push(Inst::Load(buf, index), elem, span)
+        let value = self.push(Inst::Load(buf, index), elem, span);
+        self.loads.push(LoadSeen {
+            buf,
+            index,
+            value,
+            stretch,
+        });
+        value
+    }
+
+    /// Forgets the reads of a buffer something writes into.
+    pub(super) fn forget_loads(&mut self, buf: Value) {
+        self.loads.retain(|load| load.buf != buf);
     }
 
     fn elem_ty(&self, buf: Value) -> Ty {

@@ -42,6 +42,7 @@ pub(crate) fn body(cx: &Ctxt, func: &ItemFn, sig: &Signature) -> Option<Function
         n_loops: 0,
         returning: false,
         elements: Vec::new(),
+        loads: Vec::new(),
     };
     for param in &sig.params {
         let value = lower.builder.param(
@@ -77,6 +78,8 @@ struct Lower<'a> {
     /// The elements that loop variables of `iter_mut()` stand for, innermost
     /// last.
     elements: Vec<buffers::ElementPlace>,
+    /// Element reads that a later read of the same element can reuse.
+    loads: Vec<buffers::LoadSeen>,
 }
 
 impl Lower<'_> {
@@ -491,6 +494,9 @@ impl Lower<'_> {
     }
 
     fn push(&mut self, inst: Inst, ty: Ty, span: Span) -> Value {
+        for buf in inst.written() {
+            self.forget_loads(buf);
+        }
         self.builder.push(inst, ty, span)
     }
 }
