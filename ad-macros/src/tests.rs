@@ -234,6 +234,27 @@ fn readme_shows_the_real_expansion() {
     assert_eq!(shown, generated, "update the README's generated code");
 }
 
+#[test]
+fn docs_show_the_real_expansions() {
+    let doc = include_str!("../../docs/buffers.md");
+    let fixtures = [
+        "fn f(x: &Vec<f64>) -> Vec<f64> { let mut y = vec![0.0; x.len()]; for i in 0..x.len() { y[i] = x[i] * x[i]; } y }",
+        "fn step(u: &mut [f64], dt: f64) { for i in 0..u.len() { u[i] = u[i] - dt * u[i] * u[i]; } }",
+        "fn f(w: &[f64], x: &[f64], m: usize, n: usize) -> f64 { let mut h = vec![0.0; m]; ad_runtime::matvec(w, x, &mut h, m, n); ad_runtime::dot(&h, &h) + ad_runtime::logsumexp(&h) }",
+    ];
+    for item in fixtures {
+        let expansion = expanded("", item);
+        let start = expansion
+            .find("fn f_vjp")
+            .or_else(|| expansion.find("fn step_vjp"));
+        let generated = &expansion[start.expect("a _vjp function")..];
+        assert!(
+            doc.contains(generated),
+            "update docs/buffers.md with the expansion of `{item}`:\n{generated}"
+        );
+    }
+}
+
 mod verifier {
     use proc_macro2::Span;
 

@@ -33,8 +33,31 @@
 //!
 //! Float parameters taken by value are active and get an adjoint; integers and `bool`
 //! are constants. The seed comes last. Branch conditions are constants: the executed
-//! trace is differentiated. Use [`detach`] to stop the gradient through a value. (Float
-//! buffers, with a shadow `&mut [T]` after them, and loops are planned.)
+//! trace is differentiated. Use [`detach`] to stop the gradient through a value.
+//!
+//! Float buffers (`&[f64]`, `&Vec<f64>`, `&[f64; N]`) are active too: `_vjp` takes a
+//! shadow `&mut [f64]` right after each, and adds the buffer's adjoint into it. A
+//! `&mut [f64]` parameter the function updates in place is an output: its shadow
+//! carries the seed of its final contents in and the adjoint of its initial contents
+//! out.
+//!
+//! ```
+//! use ad_runtime::differentiate;
+//!
+//! #[differentiate]
+//! fn energy(xs: &[f64], c: f64) -> f64 {
+//!     let mut s = 0.0;
+//!     for &x in xs.iter() {
+//!         s += c * x * x;
+//!     }
+//!     s
+//! }
+//!
+//! let mut d_xs = [0.0; 2];
+//! let (out, d_c) = energy_vjp(&[1.0, -2.0], &mut d_xs, 3.0, 1.0);
+//! assert_eq!((out, d_c), (15.0, 5.0));
+//! assert_eq!(d_xs, [6.0, -12.0]);
+//! ```
 //!
 //! Besides the macro, this crate holds what the generated code and your tests need:
 //!

@@ -984,3 +984,66 @@ fn primitive_in_a_loop_on_a_reused_buffer() {
         .collect();
     assert_close(&grad, &expected);
 }
+
+/// The examples of `docs/buffers.md`.
+#[differentiate]
+fn energy(xs: &[f64], c: f64) -> f64 {
+    let mut s = 0.0;
+    for i in 0..xs.len() {
+        s += c * xs[i] * xs[i];
+    }
+    s
+}
+
+#[differentiate]
+fn decay_once(u: &mut [f64], dt: f64) {
+    for i in 0..u.len() {
+        u[i] = u[i] - dt * u[i] * u[i];
+    }
+}
+
+#[test]
+fn the_examples_in_the_buffers_doc() {
+    let xs = [1.0, -2.0, 0.5];
+    let mut d_xs = [0.0; 3];
+    let (out, d_c) = energy_vjp(&xs, &mut d_xs, 3.0, 1.0);
+    assert_eq!(out, energy(&xs, 3.0));
+    assert_eq!(d_xs, [6.0, -12.0, 3.0]);
+    assert_eq!(d_c, 1.0 + 4.0 + 0.25);
+    check_scalar(
+        |p| energy(&p[..3], p[3]),
+        |p, s| {
+            let mut d = vec![0.0; 3];
+            let (out, d_c) = energy_vjp(&p[..3], &mut d, p[3], s);
+            d.push(d_c);
+            (out, d)
+        },
+        &[1.0, -2.0, 0.5, 3.0],
+    );
+
+    let (u0, dt) = ([0.5, 2.0], 0.1);
+    let mut u = u0;
+    let mut d_u = [1.0, 1.0];
+    let d_dt = decay_once_vjp(&mut u, &mut d_u, dt);
+    let mut expected = u0;
+    decay_once(&mut expected, dt);
+    assert_eq!(u, expected);
+    assert_close(&d_u, &[1.0 - 2.0 * dt * u0[0], 1.0 - 2.0 * dt * u0[1]]);
+    assert_close(&[d_dt], &[-(u0[0] * u0[0] + u0[1] * u0[1])]);
+    check_vector(
+        |p| {
+            let mut u = p[..2].to_vec();
+            decay_once(&mut u, p[2]);
+            u
+        },
+        |p, s| {
+            let mut u = p[..2].to_vec();
+            let mut d_u = s.to_vec();
+            let d_dt = decay_once_vjp(&mut u, &mut d_u, p[2]);
+            d_u.push(d_dt);
+            (u, d_u)
+        },
+        &[0.5, 2.0, dt],
+        &[1.0, -0.5],
+    );
+}
