@@ -570,6 +570,36 @@ fn mlp_loss_coarse(
     ad_runtime::logsumexp(&z) - z[target]
 }
 
+/// The same network again with `matmul` (a batch of one input) and the
+/// runtime's `softmax`: the loss is `-ln softmax(z)[target]`.
+#[differentiate]
+fn mlp_loss_matmul(
+    w1: &[f64],
+    b1: &[f64],
+    w2: &[f64],
+    b2: &[f64],
+    x: &[f64],
+    target: usize,
+) -> f64 {
+    let n_in = x.len();
+    let n_hidden = b1.len();
+    let n_out = b2.len();
+    let mut h = vec![0.0; n_hidden];
+    ad_runtime::matmul(w1, x, &mut h, n_hidden, n_in, 1);
+    let mut a = vec![0.0; n_hidden];
+    for (j, v) in a.iter_mut().enumerate() {
+        *v = (h[j] + b1[j]).tanh();
+    }
+    let mut z = vec![0.0; n_out];
+    ad_runtime::matmul(w2, &a, &mut z, n_out, n_hidden, 1);
+    for (o, v) in z.iter_mut().enumerate() {
+        *v += b2[o];
+    }
+    let mut p = vec![0.0; n_out];
+    ad_runtime::softmax(&z, &mut p);
+    -p[target].ln()
+}
+
 /// The same network on a batch of two inputs with `matmul`: `H = X W1ᵀ`
 /// computed as `(W1 Xᵀ)ᵀ`, here with the inputs stored as columns.
 #[differentiate]
@@ -647,9 +677,18 @@ fn mlp_with_index_loops_and_with_coarse_primitives() {
         |p, s| run(mlp_loss_coarse_vjp, p, s),
         &p,
     );
-    // Two independent implementations of one network: the same gradient.
-    for (a, b) in loops.iter().zip(&coarse) {
+    let matmul = check_scalar(
+        |p| {
+            let v = split(p, &LAYERS);
+            mlp_loss_matmul(v[0], v[1], v[2], v[3], v[4], target)
+        },
+        |p, s| run(mlp_loss_matmul_vjp, p, s),
+        &p,
+    );
+    // Three independent implementations of one network: the same gradient.
+    for ((a, b), c) in loops.iter().zip(&coarse).zip(&matmul) {
         assert!((a - b).abs() < 1e-12, "{loops:?}\n{coarse:?}");
+        assert!((a - c).abs() < 1e-12, "{loops:?}\n{matmul:?}");
     }
 }
 
@@ -1045,5 +1084,75 @@ fn the_examples_in_the_buffers_doc() {
         },
         &[0.5, 2.0, dt],
         &[1.0, -0.5],
+    );
+}
+
+/// In place on `&mut Vec<f64>` and on `&mut [f64; 2]`.
+#[differentiate]
+fn scale_vec(v: &mut Vec<f64>, k: f64) {
+    for x in v.iter_mut() {
+        *x = k * *x * *x;
+    }
+}
+
+#[differentiate]
+fn rotate(p: &mut [f64; 2], angle: f64) {
+    let c = angle.cos();
+    let s = angle.sin();
+    let x = p[0];
+    p[0] = c * x - s * p[1];
+    p[1] = s * x + c * p[1];
+}
+
+#[test]
+fn in_place_on_vec_and_array_references() {
+    // v_i ↦ k v_i²: d_v = seed 2 k v, d_k = Σ seed v².
+    let mut v = vec![0.5, -2.0];
+    let mut d_v = [1.0, 3.0];
+    let d_k = scale_vec_vjp(&mut v, &mut d_v, 1.5);
+    assert_close(&v, &[1.5 * 0.25, 1.5 * 4.0]);
+    assert_close(&d_v, &[2.0 * 1.5 * 0.5, 3.0 * 2.0 * 1.5 * -2.0]);
+    assert_close(&[d_k], &[0.25 + 3.0 * 4.0]);
+    check_vector(
+        |p| {
+            let mut v = p[..2].to_vec();
+            scale_vec(&mut v, p[2]);
+            v
+        },
+        |p, s| {
+            let mut v = p[..2].to_vec();
+            let mut d_v = s.to_vec();
+            let d_k = scale_vec_vjp(&mut v, &mut d_v, p[2]);
+            d_v.push(d_k);
+            (v, d_v)
+        },
+        &[0.5, -2.0, 1.5],
+        &[1.0, 3.0],
+    );
+
+    // A rotation: the adjoint is the inverse rotation of the seed, and
+    // d_angle = ⟨seed, R'(θ) p⟩.
+    let (p0, theta) = ([1.0, 2.0], 0.3_f64);
+    let mut p = p0;
+    let mut d_p = [1.0, -1.0];
+    let d_angle = rotate_vjp(&mut p, &mut d_p, theta);
+    let (c, s) = (theta.cos(), theta.sin());
+    assert_close(&p, &[c - 2.0 * s, s + 2.0 * c]);
+    assert_close(&d_p, &[c - s, -s - c]);
+    assert_close(&[d_angle], &[(-s - 2.0 * c) - (c - 2.0 * s)]);
+    check_vector(
+        |q| {
+            let mut p = [q[0], q[1]];
+            rotate(&mut p, q[2]);
+            p.to_vec()
+        },
+        |q, seed| {
+            let mut p = [q[0], q[1]];
+            let mut d_p = [seed[0], seed[1]];
+            let d_angle = rotate_vjp(&mut p, &mut d_p, q[2]);
+            (p.to_vec(), vec![d_p[0], d_p[1], d_angle])
+        },
+        &[1.0, 2.0, theta],
+        &[1.0, -1.0],
     );
 }
