@@ -660,35 +660,32 @@ fn mlp_with_index_loops_and_with_coarse_primitives() {
         let out = vjp(v[0], d0, v[1], d1, v[2], d2, v[3], d3, v[4], d4, target, s);
         (out, d.concat())
     };
+    type Loss = fn(&[f64], &[f64], &[f64], &[f64], &[f64], usize) -> f64;
     let p = mlp_params();
-    let loops = check_scalar(
-        |p| {
-            let v = split(p, &LAYERS);
-            mlp_loss_loops(v[0], v[1], v[2], v[3], v[4], target)
-        },
-        |p, s| run(mlp_loss_loops_vjp, p, s),
-        &p,
-    );
-    let coarse = check_scalar(
-        |p| {
-            let v = split(p, &LAYERS);
-            mlp_loss_coarse(v[0], v[1], v[2], v[3], v[4], target)
-        },
-        |p, s| run(mlp_loss_coarse_vjp, p, s),
-        &p,
-    );
-    let matmul = check_scalar(
-        |p| {
-            let v = split(p, &LAYERS);
-            mlp_loss_matmul(v[0], v[1], v[2], v[3], v[4], target)
-        },
-        |p, s| run(mlp_loss_matmul_vjp, p, s),
-        &p,
-    );
-    // Three independent implementations of one network: the same gradient.
-    for ((a, b), c) in loops.iter().zip(&coarse).zip(&matmul) {
-        assert!((a - b).abs() < 1e-12, "{loops:?}\n{coarse:?}");
-        assert!((a - c).abs() < 1e-12, "{loops:?}\n{matmul:?}");
+    // Three independent implementations of one network: loops, matvec, matmul.
+    let versions: [(Loss, Vjp); 3] = [
+        (mlp_loss_loops, mlp_loss_loops_vjp),
+        (mlp_loss_coarse, mlp_loss_coarse_vjp),
+        (mlp_loss_matmul, mlp_loss_matmul_vjp),
+    ];
+    let gradients: Vec<Vec<f64>> = versions
+        .iter()
+        .map(|&(loss, vjp)| {
+            check_scalar(
+                |p| {
+                    let v = split(p, &LAYERS);
+                    loss(v[0], v[1], v[2], v[3], v[4], target)
+                },
+                |p, s| run(vjp, p, s),
+                &p,
+            )
+        })
+        .collect();
+    // The same gradient.
+    for other in &gradients[1..] {
+        for (a, b) in gradients[0].iter().zip(other) {
+            assert!((a - b).abs() < 1e-12, "{:?}\n{other:?}", gradients[0]);
+        }
     }
 }
 

@@ -271,13 +271,7 @@ impl Lower<'_> {
                 Ok(self.new_buf(NewBuf::Vec { fill, len }, elem, span))
             }
             Ok(VecArgs::List(elems)) => {
-                let values = elems
-                    .iter()
-                    .map(|elem| self.expr(elem))
-                    .collect::<Result<Vec<_>, _>>()?;
-                let elem = values
-                    .iter()
-                    .fold(Ty::Float, |ty, &value| ty.join(&self.ty(value)));
+                let (values, elem) = self.elements(&elems)?;
                 let capacity = Some(self.usize_lit(values.len(), span));
                 let buf = self.new_buf(NewBuf::Empty { capacity }, elem, span);
                 for value in values {
@@ -291,6 +285,21 @@ impl Lower<'_> {
                 Err(Poison)
             }
         }
+    }
+
+    /// The listed elements of a new buffer, and their common type.
+    fn elements<'e>(
+        &mut self,
+        exprs: impl IntoIterator<Item = &'e Expr>,
+    ) -> Result<(Vec<Value>, Ty), Poison> {
+        let values = exprs
+            .into_iter()
+            .map(|expr| self.expr(expr))
+            .collect::<Result<Vec<_>, _>>()?;
+        let elem = values
+            .iter()
+            .fold(Ty::Float, |ty, &value| ty.join(&self.ty(value)));
+        Ok((values, elem))
     }
 
     fn usize_lit(&mut self, n: usize, span: Span) -> Value {
@@ -314,14 +323,7 @@ impl Lower<'_> {
     pub(super) fn array(&mut self, array: &syn::ExprArray) -> Lowered {
         self.at_top_level(array)?;
         let span = array.span();
-        let values = array
-            .elems
-            .iter()
-            .map(|elem| self.expr(elem))
-            .collect::<Result<Vec<_>, _>>()?;
-        let elem = values
-            .iter()
-            .fold(Ty::Float, |ty, &value| ty.join(&self.ty(value)));
+        let (values, elem) = self.elements(array.elems.iter())?;
         let fill = self.push(Inst::Const(Const::Zero), elem.clone(), span);
         let len = Literal::usize_unsuffixed(values.len()).into_token_stream();
         let buf = self.new_buf(NewBuf::Array { fill, len }, elem, span);
