@@ -1153,3 +1153,41 @@ fn in_place_on_vec_and_array_references() {
         &[1.0, -1.0],
     );
 }
+
+/// Writes in both branches of an `if` inside a loop: no value leaves the `if`,
+/// only its writes, which the adjoint `if` reverses.
+#[differentiate]
+fn piecewise_into(x: &[f64], y: &mut [f64]) {
+    for i in 0..x.len() {
+        if x[i] > 0.0 {
+            y[i] = x[i] * x[i];
+        } else {
+            y[i] = -3.0 * x[i];
+        }
+    }
+}
+
+#[test]
+fn writes_inside_branches() {
+    let x = [1.5, -2.0, 0.5];
+    let seed = [1.0, 2.0, -1.0];
+    let adjoint = check_vector(
+        |p| {
+            let mut y = vec![7.0; 3];
+            piecewise_into(p, &mut y);
+            y
+        },
+        |p, s| {
+            let mut y = vec![7.0; 3];
+            let mut d_y = s.to_vec();
+            let mut d_x = vec![0.0; 3];
+            piecewise_into_vjp(p, &mut d_x, &mut y, &mut d_y);
+            // Every element of y is overwritten: its initial value has no adjoint.
+            assert_eq!(d_y, vec![0.0; 3]);
+            (y, d_x)
+        },
+        &x,
+        &seed,
+    );
+    assert_close(&adjoint, &[2.0 * 1.5, 2.0 * -3.0, -1.0 * 2.0 * 0.5]);
+}
