@@ -71,8 +71,9 @@ pub(crate) fn header(item: &ItemFn, sig: &Signature) -> TokenStream {
             .map(|param| param.ty.to_token_stream()),
     );
     let ret = match returned.as_slice() {
-        [single] => single.clone(),
-        _ => quote!((#(#returned),*)),
+        [] => TokenStream::new(),
+        [single] => quote!(-> #single),
+        _ => quote!(-> (#(#returned),*)),
     };
     let mut parts = Vec::new();
     if sig.seed_ty.is_some() {
@@ -141,7 +142,7 @@ pub(crate) fn header(item: &ItemFn, sig: &Signature) -> TokenStream {
             clippy::ptr_arg,
             clippy::assign_op_pattern
         )]
-        #vis fn #vjp_ident #generics (#(#params)* #seed) -> #ret #where_clause
+        #vis fn #vjp_ident #generics (#(#params)* #seed) #ret #where_clause
     }
 }
 
@@ -426,7 +427,10 @@ impl<'a> Emitter<'a> {
             ));
         }
         stmts.extend(self.stmts(&func.body));
-        stmts.extend(self.expr(func.ret).tokens);
+        // A function returning `()` ends with its last statement.
+        if !matches!(func.inst(func.ret), Inst::Tuple(elems) if elems.is_empty()) {
+            stmts.extend(self.expr(func.ret).tokens);
+        }
         stmts
     }
 
@@ -442,10 +446,8 @@ impl<'a> Emitter<'a> {
                     let expr = self.inst_expr(value).tokens;
                     match self.components(value) {
                         Some(pattern) => stmts.extend(quote_spanned!(span=> let #pattern = #expr;)),
-                        // An `if` kept for what it writes.
-                        None if func.has_effects(value) => {
-                            stmts.extend(quote_spanned!(span=> #expr;));
-                        }
+                        // An `if` kept for what it writes: a statement of type `()`.
+                        None if func.has_effects(value) => stmts.extend(expr),
                         None => {}
                     }
                 }
@@ -595,6 +597,8 @@ impl<'a> Emitter<'a> {
             .map(|&value| self.expr(value).at(Prec::Or))
             .collect();
         let tail = match yields.as_slice() {
+            // A region kept for what it writes yields nothing.
+            [] => TokenStream::new(),
             [single] => single.clone(),
             _ => quote_spanned!(span=> (#(#yields),*)),
         };

@@ -441,3 +441,8 @@ check!(
     "",
     "fn f(z: &[f64], rows: usize) -> f64 { let mut row = vec![0.0; 3]; let mut total = 0.0; for r in 0..rows { for j in 0..3 { row[j] = z[r * 3 + j]; } total += ad_runtime::logsumexp(&row); } total }"
 );
+check!(
+    writes_inside_branches,
+    "",
+    "fn f(x: &[f64], y: &mut [f64]) { for i in 0..x.len() { if x[i] > 0.0 { y[i] = x[i] * x[i]; } else { y[i] = -3.0 * x[i]; } } }"
+);
