@@ -16,6 +16,16 @@ mod lower;
 mod reverse;
 mod rules;
 #[cfg(test)]
+mod differential;
+#[cfg(test)]
+mod fuzz;
+/// The random program generator, shared with the `ad-tests` crate (its items
+/// are `pub` there).
+#[cfg(test)]
+#[allow(unreachable_pub, dead_code)]
+#[path = "../../tests/src/programs.rs"]
+mod programs;
+#[cfg(test)]
 mod tests;
 
 use proc_macro::TokenStream;

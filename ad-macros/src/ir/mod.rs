@@ -41,6 +41,8 @@
 //!     program order.
 
 mod builder;
+#[cfg(test)]
+pub(crate) mod interp;
 mod print;
 mod verify;
 

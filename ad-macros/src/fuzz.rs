@@ -1,0 +1,1 @@
+//! Robustness: the macro never panics, and expands deterministically.

@@ -1,0 +1,1 @@
+//! An interpreter for the IR, to test the passes without rustc.

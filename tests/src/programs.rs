@@ -1,0 +1,1 @@
+//! A generator of random programs in the subset `#[differentiate]` supports.
