@@ -121,6 +121,8 @@ pub(crate) mod msg {
     pub(crate) const LOOP_PATTERN: &str =
         "a `for` loop binds its index to a name or `_`; destructuring is not supported";
     pub(crate) const LOOP_RANGE: &str = "`for` loops are supported over integer ranges (`a..b`, `a..=b`, `(a..b).rev()`, `(a..b).step_by(k)`, `(a..b).step_by(k).rev()`) and over buffers (`xs.iter()`, `&xs`, `xs.iter_mut()`, with `.enumerate()` and `.zip(ys.iter())`); for other iterators write an index loop over a range: `for i in 0..xs.len()`";
+    pub(crate) const RETURN_WITHOUT_VALUE: &str =
+        "`return` without a value: return the function's value, `return value;`";
     pub(crate) const SLICING: &str = "slicing is not supported by `#[differentiate]` yet; index the elements of the whole buffer: `xs[start + i]`";
     pub(crate) const INDEX_NOT_BUFFER: &str = "only buffers can be indexed: `&[f64]`, `&Vec<f64>` and `&[f64; N]` parameters (or their `&mut` forms) and local `Vec`s and arrays; pass this one as a parameter, e.g. `w: &[f64]`";
     pub(crate) const BUFFER_IN_REGION: &str = "buffers can be created only at the top level of the function body, not inside a loop or a branch; create it before the loop and overwrite its elements inside";

@@ -140,7 +140,11 @@ pub(crate) fn header(item: &ItemFn, sig: &Signature) -> TokenStream {
             // Parameter types and element updates are the user's own; clippy
             // reports them on the original function.
             clippy::ptr_arg,
-            clippy::assign_op_pattern
+            clippy::assign_op_pattern,
+            // Statements after an early exit run under `if !exited { … } else { … }`,
+            // whose tokens carry the spans of the user's `return`/`break`.
+            clippy::if_not_else,
+            clippy::suspicious_else_formatting
         )]
         #vis fn #vjp_ident #generics (#(#params)* #seed) #ret #where_clause
     }
@@ -425,6 +429,22 @@ impl<'a> Emitter<'a> {
             stmts.extend(quote!(
                 use ::ad_runtime::__private as __ad;
             ));
+        }
+        // `detach`, `ad_runtime::dot`, … as the user wrote them must name the
+        // runtime's functions, whose pullbacks the adjoint uses.
+        let mut checked = HashSet::new();
+        for (path, function) in &func.runtime_paths {
+            if checked.insert(path.to_string()) {
+                let function = Ident::new(function, Span::call_site());
+                let span = path
+                    .clone()
+                    .into_iter()
+                    .next()
+                    .map_or_else(Span::call_site, |token| token.span());
+                stmts.extend(quote_spanned! {span=>
+                    ::ad_runtime::__private::same_fn(::ad_runtime::#function::<f64>, #path);
+                });
+            }
         }
         stmts.extend(self.stmts(&func.body));
         // A function returning `()` ends with its last statement.

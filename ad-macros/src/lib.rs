@@ -9,22 +9,22 @@
 mod analysis;
 mod args;
 mod diag;
-mod emit;
-mod expand;
-mod ir;
-mod lower;
-mod reverse;
-mod rules;
 #[cfg(test)]
 mod differential;
+mod emit;
+mod expand;
 #[cfg(test)]
 mod fuzz;
+mod ir;
+mod lower;
 /// The random program generator, shared with the `ad-tests` crate (its items
 /// are `pub` there).
 #[cfg(test)]
 #[allow(unreachable_pub, dead_code)]
 #[path = "../../tests/src/programs.rs"]
 mod programs;
+mod reverse;
+mod rules;
 #[cfg(test)]
 mod tests;
 

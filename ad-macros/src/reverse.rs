@@ -333,6 +333,15 @@ impl Reverse<'_> {
                     .any(|(_, grads)| grads[value.index()] != before[value.index()])
             })
             .collect();
+        // The adjoint of a branch can write shadows even when no primal
+        // value leaves the `if` (`if c { xs[0] } …` adds into `d_xs[0]`).
+        let writes = writes
+            || branches.iter().any(|(region, _)| {
+                region
+                    .insts
+                    .iter()
+                    .any(|&value| self.builder.func().has_effects(value))
+            });
         if changed.is_empty() && !writes {
             return;
         }

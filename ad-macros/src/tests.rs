@@ -446,3 +446,28 @@ check!(
     "",
     "fn f(x: &[f64], y: &mut [f64]) { for i in 0..x.len() { if x[i] > 0.0 { y[i] = x[i] * x[i]; } else { y[i] = -3.0 * x[i]; } } }"
 );
+// A branch's adjoint writes a shadow though no primal value leaves the `if`.
+check!(
+    element_chosen_by_a_branch,
+    "",
+    "fn h(xs: &[f64], c: f64) -> f64 { if c > 0.0 { xs[0] * c } else { xs[1] } }"
+);
+// `&&` evaluates its right side only when its left side holds.
+check!(
+    short_circuit_guards_an_index,
+    "",
+    "fn f(xs: &[f64], n: usize) -> f64 { let mut s = 0.0; let mut i = 0; while i < n && xs[i] * xs[i] > 0.5 { s += xs[i]; i += 1; } s }"
+);
+
+/// Inputs the fuzz tests found to panic the macro: each is now an error.
+#[test]
+fn fuzz_regressions_are_errors() {
+    let cases = [
+        // `return` without a value, inside an expression.
+        "fn f(x: f64, n: i32) -> f64 { let y = n as f64 + return; y }",
+    ];
+    for item in cases {
+        let expansion = expanded("", item);
+        assert!(expansion.contains("compile_error"), "{item}:\n{expansion}");
+    }
+}

@@ -103,4 +103,24 @@ pub mod __private {
     };
     pub use crate::rules::*;
     pub use crate::tape::Tape;
+
+    /// Implemented by a function item for itself only (each function item has a
+    /// type of its own): see [`same_fn`].
+    #[diagnostic::on_unimplemented(
+        message = "this is not the runtime's function `{F}`",
+        label = "`#[differentiate]` differentiates this call with the pullback of `{F}`",
+        note = "call the runtime's function by its absolute path, `::ad_runtime::…`, or rename yours"
+    )]
+    pub trait Is<F> {}
+
+    impl<F> Is<F> for F {}
+
+    /// Compiles only if `user` is the function `runtime`: generated code checks
+    /// that a path the user wrote (`detach`, `ad_runtime::dot`) names the
+    /// runtime's function, whose pullback the adjoint uses, and not a function
+    /// of the user's.
+    #[inline(always)]
+    pub fn same_fn<F, G: Is<F>>(runtime: F, user: G) {
+        let _ = (runtime, user);
+    }
 }

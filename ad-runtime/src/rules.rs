@@ -57,12 +57,14 @@
 //! A zero seed always gives exactly zero adjoints, at the singular points too: an input
 //! that does not influence the output must not receive `0 · ∞ = NaN`. The rules whose
 //! partial derivative can be infinite or NaN at a point of their domain (those with an
-//! IEEE entry above) check for a zero seed first; the others are branch-free, apart
-//! from the conventions listed.
+//! IEEE entry above), or can overflow to infinity (`exp`, `exp2`, `exp_m1`, `tan`,
+//! `sinh`, `cosh`), check for a zero seed first; the others are branch-free, apart from
+//! the conventions listed.
 //!
-//! Outside a primitive's domain (`sqrt` of a negative number) the primal is NaN, and so
-//! is the adjoint for a nonzero seed. Once a primal value overflows to infinity, its
-//! adjoints may be infinite or NaN too.
+//! Outside a primitive's domain (`sqrt` or `ln` of a negative number) the primal is
+//! NaN; the adjoint is whatever the formula gives there (NaN for `sqrt`, `dy / x` for
+//! `ln`), which is meaningless: do not rely on it. Once a primal value overflows to
+//! infinity, adjoints for a nonzero seed may be infinite or NaN too.
 
 use crate::Float;
 
@@ -91,18 +93,27 @@ pub fn cbrt<T: Float>(_x: T, y: T, dy: T) -> T {
 /// Pullback of `y = x.exp()`: returns `dy * y`.
 #[inline]
 pub fn exp<T: Float>(_x: T, y: T, dy: T) -> T {
+    if dy == T::ZERO {
+        return T::ZERO;
+    }
     dy * y
 }
 
 /// Pullback of `y = x.exp2()`: returns `dy * y * ln 2`.
 #[inline]
 pub fn exp2<T: Float>(_x: T, y: T, dy: T) -> T {
+    if dy == T::ZERO {
+        return T::ZERO;
+    }
     dy * y * T::LN_2
 }
 
 /// Pullback of `y = x.exp_m1()`: returns `dy * (y + 1)`.
 #[inline]
 pub fn exp_m1<T: Float>(_x: T, y: T, dy: T) -> T {
+    if dy == T::ZERO {
+        return T::ZERO;
+    }
     dy * (y + T::ONE)
 }
 
@@ -165,6 +176,9 @@ pub fn cos<T: Float>(x: T, _y: T, dy: T) -> T {
 /// Pullback of `y = x.tan()`: returns `dy * (1 + y²)`.
 #[inline]
 pub fn tan<T: Float>(_x: T, y: T, dy: T) -> T {
+    if dy == T::ZERO {
+        return T::ZERO;
+    }
     dy * (T::ONE + y * y)
 }
 
@@ -200,12 +214,18 @@ pub fn atan<T: Float>(x: T, _y: T, dy: T) -> T {
 /// Pullback of `y = x.sinh()`: returns `dy * cosh x`.
 #[inline]
 pub fn sinh<T: Float>(x: T, _y: T, dy: T) -> T {
+    if dy == T::ZERO {
+        return T::ZERO;
+    }
     dy * x.cosh()
 }
 
 /// Pullback of `y = x.cosh()`: returns `dy * sinh x`.
 #[inline]
 pub fn cosh<T: Float>(x: T, _y: T, dy: T) -> T {
+    if dy == T::ZERO {
+        return T::ZERO;
+    }
     dy * x.sinh()
 }
 
@@ -734,6 +754,18 @@ mod tests {
             unary(acosh, f64::acosh, 1.0);
             unary(recip, f64::recip, 0.0);
             unary(recip, f64::recip, -0.0);
+        }
+
+        /// Where the output (or the derivative) overflows, a zero seed still gives 0.
+        #[test]
+        fn overflowing_rules() {
+            unary(exp, f64::exp, 1000.0);
+            unary(exp2, f64::exp2, 2000.0);
+            unary(exp_m1, f64::exp_m1, 1000.0);
+            unary(sinh, f64::sinh, 1000.0);
+            unary(sinh, f64::sinh, -1000.0);
+            unary(cosh, f64::cosh, 1000.0);
+            unary(tan, f64::tan, std::f64::consts::FRAC_PI_2);
         }
 
         #[test]

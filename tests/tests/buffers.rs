@@ -1191,3 +1191,65 @@ fn writes_inside_branches() {
     );
     assert_close(&adjoint, &[2.0 * 1.5, -6.0, -(2.0 * 0.5)]);
 }
+
+/// An element chosen by an `if` expression: the adjoint `if` only writes the
+/// shadow in one branch (this panicked the macro once).
+#[differentiate]
+fn element_chosen_by_a_branch(xs: &[f64], c: f64) -> f64 {
+    if c > 0.0 { xs[0] * c } else { xs[1] }
+}
+
+#[test]
+fn an_element_chosen_by_a_branch() {
+    for c in [0.5, -0.5] {
+        let grad = check_scalar(
+            |p| element_chosen_by_a_branch(&p[..2], p[2]),
+            |p, s| {
+                let mut d = vec![0.0; 2];
+                let (out, d_c) = element_chosen_by_a_branch_vjp(&p[..2], &mut d, p[2], s);
+                d.push(d_c);
+                (out, d)
+            },
+            &[1.5, -2.0, c],
+        );
+        let expected = if c > 0.0 {
+            [c, 0.0, 1.5]
+        } else {
+            [0.0, 1.0, 0.0]
+        };
+        assert_close(&grad, &expected);
+    }
+}
+
+/// `&&` guards an index: the element is read only while `i < n` (this indexed
+/// past the end once, when `&&` was evaluated eagerly).
+#[differentiate]
+fn prefix_sum_while_large(xs: &[f64], n: usize) -> f64 {
+    let mut s = 0.0;
+    let mut i = 0;
+    while i < n && xs[i] * xs[i] > 0.5 {
+        s += xs[i] * xs[i];
+        i += 1;
+    }
+    s
+}
+
+#[test]
+fn short_circuit_guards_an_index() {
+    let xs = [1.0, -2.0, 1.5];
+    let grad = check_scalar(
+        |p| prefix_sum_while_large(p, 3),
+        |p, s| {
+            let mut d = vec![0.0; 3];
+            (prefix_sum_while_large_vjp(p, &mut d, 3, s), d)
+        },
+        &xs,
+    );
+    assert_close(&grad, &[2.0, -4.0, 3.0]);
+    // Stops at the small element: only the prefix before it counts.
+    let ys = [1.0, 0.1, 3.0];
+    let mut d = vec![0.0; 3];
+    let out = prefix_sum_while_large_vjp(&ys, &mut d, 3, 1.0);
+    assert_eq!(out, 1.0);
+    assert_close(&d, &[2.0, 0.0, 0.0]);
+}

@@ -28,6 +28,7 @@ impl Builder {
                 names: Vec::new(),
                 spans: Vec::new(),
                 adjoint_of: Vec::new(),
+                runtime_paths: Vec::new(),
             },
             open: Vec::new(),
             stretch: 0,

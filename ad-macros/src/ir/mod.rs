@@ -680,6 +680,11 @@ pub(crate) struct Function {
     pub(crate) spans: Vec<Span>,
     /// Side table: for an adjoint value, the primal value whose gradient it is.
     pub(crate) adjoint_of: Vec<Option<Value>>,
+    /// Paths the user wrote to functions of the runtime (`detach`,
+    /// `ad_runtime::dot`), with the runtime function each must name: the
+    /// generated code checks at compile time that it does, since a user's own
+    /// `detach` or module `ad_runtime` would otherwise get our pullback.
+    pub(crate) runtime_paths: Vec<(TokenStream, &'static str)>,
 }
 
 impl Function {

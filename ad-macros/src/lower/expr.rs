@@ -21,6 +21,9 @@ impl Lower<'_> {
             Expr::Paren(paren) => self.expr(&paren.expr),
             Expr::Group(group) => self.expr(&group.expr),
             Expr::Binary(binary) => match binary_op(&binary.op) {
+                Some(op) if op.is_logic() && may_panic(&binary.right) => {
+                    self.short_circuit(op, binary)
+                }
                 Some(op) => {
                     let lhs = self.expr(&binary.left);
                     let rhs = self.expr(&binary.right);
@@ -358,6 +361,29 @@ impl Lower<'_> {
         Ok(value.map(|_| results[0]))
     }
 
+    /// `a && b` as `if a { b } else { false }`, and `a || b` as
+    /// `if a { true } else { b }`: `b` runs only when Rust would run it (it may
+    /// index past the end when `a` is false: `i < n && xs[i] > 0.0`).
+    fn short_circuit(&mut self, op: BinOp, binary: &syn::ExprBinary) -> Lowered {
+        let span = binary.span();
+        let lhs = self.expr(&binary.left);
+        let decided = op == BinOp::Or;
+        let constant = |this: &mut Self| {
+            Ok(Some(this.push(
+                Inst::Const(Const::Bool(decided)),
+                Ty::Bool,
+                span,
+            )))
+        };
+        let rhs = |this: &mut Self| this.expr(&binary.right).map(Some);
+        let value = if decided {
+            self.branch(lhs, true, span, constant, rhs)?
+        } else {
+            self.branch(lhs, true, span, rhs, constant)?
+        };
+        Ok(value.expect("both branches have a value"))
+    }
+
     pub(super) fn binary(&mut self, op: BinOp, lhs: Value, rhs: Value, span: Span) -> Value {
         let ty = if op.is_comparison() || op.is_logic() {
             Ty::Bool
@@ -491,6 +517,7 @@ impl Lower<'_> {
             ["Vec", method] => return self.new_vec(call, method),
             ["ad_runtime", name] | ["ad_runtime", "linalg", name] => {
                 if let Some(callee) = Callee::primitive(name) {
+                    self.runtime_path(func, callee.name());
                     return self.runtime_call(callee, call);
                 }
             }
@@ -505,6 +532,7 @@ impl Lower<'_> {
             if call.args.len() != 1 {
                 return self.unsupported(func, msg::method_arity("detach", 1, call.args.len()));
             }
+            self.runtime_path(func, "detach");
             let arg = self.expr(&call.args[0])?;
             let ty = self.ty(arg);
             return Ok(self.push(Inst::Detach(arg), ty, call.span()));
@@ -535,6 +563,18 @@ impl Lower<'_> {
         let args: Vec<Lowered> = call.args.iter().map(|arg| self.expr(arg)).collect();
         let operands = args.into_iter().collect::<Result<Vec<_>, _>>()?;
         Ok(self.prim(prim, operands, Some(float_ty), call.span()))
+    }
+
+    /// Records a path to a runtime function, unless it is absolute
+    /// (`::ad_runtime::…`), for the check that it names that function.
+    fn runtime_path(&mut self, path: &ExprPath, function: &'static str) {
+        if path.path.leading_colon.is_none() {
+            let tokens = path.path.to_token_stream();
+            self.builder
+                .func_mut()
+                .runtime_paths
+                .push((tokens, function));
+        }
     }
 
     fn prim(
@@ -590,6 +630,31 @@ pub(super) fn local_name(expr: &Expr) -> Option<String> {
         Expr::Paren(paren) => local_name(&paren.expr),
         _ => None,
     }
+}
+
+/// Whether evaluating `expr` can panic (index out of bounds, integer division
+/// by zero) or call something: then `&&` and `||` must not evaluate it early.
+fn may_panic(expr: &Expr) -> bool {
+    struct Finder(bool);
+    impl<'ast> syn::visit::Visit<'ast> for Finder {
+        fn visit_expr(&mut self, expr: &'ast Expr) {
+            match expr {
+                Expr::Index(_) | Expr::Call(_) | Expr::MethodCall(_) => self.0 = true,
+                Expr::Binary(binary)
+                    if matches!(
+                        binary.op,
+                        syn::BinOp::Div(_) | syn::BinOp::Rem(_) | syn::BinOp::Sub(_)
+                    ) =>
+                {
+                    self.0 = true;
+                }
+                _ => syn::visit::visit_expr(self, expr),
+            }
+        }
+    }
+    let mut finder = Finder(false);
+    syn::visit::Visit::visit_expr(&mut finder, expr);
+    finder.0
 }
 
 fn binary_op(op: &syn::BinOp) -> Option<BinOp> {

@@ -289,7 +289,11 @@ impl Lower<'_> {
     fn return_(&mut self, ret: &syn::ExprReturn) {
         let value = match &ret.expr {
             Some(expr) => self.expr(expr),
-            None => Err(Poison),
+            None => {
+                self.cx
+                    .error_spanned_by(ret.return_token, msg::RETURN_WITHOUT_VALUE);
+                Err(Poison)
+            }
         };
         self.set_hidden(RET, value);
         let yes = self.push(Inst::Const(Const::Bool(true)), Ty::Bool, ret.span());
