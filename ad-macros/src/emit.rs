@@ -370,6 +370,31 @@ impl<'a> Emitter<'a> {
         }
     }
 
+    /// `: f64` for a variable bound to a float literal without a suffix: rustc
+    /// could not call a method on it otherwise (`let x = 0.5; x.abs()`), and the
+    /// user's own annotation is not in the IR.
+    fn annotation(&self, value: Value) -> Option<TokenStream> {
+        let ty = self.func.ty(value);
+        let scalar = ty.scalar().filter(|_| ty.is_float())?;
+        let ty = Ident::new(scalar.name(), Span::call_site());
+        self.is_untyped_literal(value).then(|| quote!(: #ty))
+    }
+
+    /// A float literal without a suffix, or its negation, as written.
+    fn is_untyped_literal(&self, value: Value) -> bool {
+        match self.func.inst(value) {
+            Inst::Const(Const::Zero) => true,
+            Inst::Const(Const::Lit(lit)) => {
+                let text = lit.to_string();
+                !text.ends_with("f64") && !text.ends_with("f32")
+            }
+            Inst::Unary(UnOp::Neg, arg) => {
+                self.forms[arg.index()] == Form::Inline && self.is_untyped_literal(*arg)
+            }
+            _ => false,
+        }
+    }
+
     /// Whether a value reads state that changes (a tape, a written buffer),
     /// so that it must be computed where the IR has it, never moved later.
     fn reads_state(&self, value: Value) -> bool {
@@ -466,8 +491,15 @@ impl<'a> Emitter<'a> {
                     let expr = self.inst_expr(value).tokens;
                     match self.components(value) {
                         Some(pattern) => stmts.extend(quote_spanned!(span=> let #pattern = #expr;)),
-                        // An `if` kept for what it writes: a statement of type `()`.
-                        None if func.has_effects(value) => stmts.extend(expr),
+                        // An `if` kept for what it writes: a statement of type `()`,
+                        // or, if its branches still yield values, those dropped.
+                        None if func.has_effects(value) => {
+                            if matches!(func.ty(value), Ty::Tuple(elems) if elems.is_empty()) {
+                                stmts.extend(expr);
+                            } else {
+                                stmts.extend(quote_spanned!(span=> let _ = #expr;));
+                            }
+                        }
                         None => {}
                     }
                 }
@@ -485,8 +517,9 @@ impl<'a> Emitter<'a> {
                         || self.written.contains(&value))
                     .then(|| quote!(mut));
                     let name = ident(name, span);
+                    let annotation = self.annotation(value);
                     let expr = self.inst_expr(value).tokens;
-                    stmts.extend(quote_spanned!(span=> let #mutability #name = #expr;));
+                    stmts.extend(quote_spanned!(span=> let #mutability #name #annotation = #expr;));
                 }
             }
         }
@@ -507,12 +540,15 @@ impl<'a> Emitter<'a> {
                 unreachable!("carried")
             };
             let var = ident(name, span);
+            let annotation = (self.forms[init.index()] == Form::Inline)
+                .then(|| self.annotation(init))
+                .flatten();
             let init = self.expr(init).at(Prec::Or);
             if yielded == arg {
                 // Carried through unchanged.
-                stmts.extend(quote_spanned!(span=> let #var = #init;));
+                stmts.extend(quote_spanned!(span=> let #var #annotation = #init;));
             } else {
-                stmts.extend(quote_spanned!(span=> let mut #var = #init;));
+                stmts.extend(quote_spanned!(span=> let mut #var #annotation = #init;));
                 assigned.push((var, arg, yielded));
             }
         }
@@ -927,7 +963,13 @@ impl<'a> Emitter<'a> {
         } else {
             prec
         };
-        let lhs = self.expr(lhs).at(lhs_min);
+        let lhs = self.expr(lhs);
+        // `n as f64 < x` parses `f64 <` as generic arguments: parenthesize.
+        let lhs = if matches!(op, BinOp::Lt | BinOp::Shl) && lhs.prec == Prec::Cast {
+            lhs.at(Prec::Prefix)
+        } else {
+            lhs.at(lhs_min)
+        };
         let rhs = self.expr(rhs).at(next(prec));
         let tokens = match op {
             BinOp::Add => quote_spanned!(span=> #lhs + #rhs),

@@ -411,8 +411,11 @@ impl Reverse<'_> {
         }
         // A slot needs an adjoint if its argument or its next value is active
         // (`loop { break x * x; }` never reads its argument).
+        // A slot needs an adjoint if its argument, its next value or its result
+        // is active: a loop that overwrites `x` with a constant still passes the
+        // seed of `x` to its initial value when it runs no trip.
         let carried: Vec<usize> = (0..inits.len())
-            .filter(|&k| self.is_active(args[k]) || self.is_active(next[k]))
+            .filter(|&k| self.is_active(args[k]) || self.is_active(next[k]) || seeds[k].is_some())
             .collect();
         let outer = self.outer_values(for_value);
         let span = primal.span(for_value);

@@ -471,3 +471,20 @@ fn fuzz_regressions_are_errors() {
         assert!(expansion.contains("compile_error"), "{item}:\n{expansion}");
     }
 }
+
+/// Programs the generator found broken, each now compiling to the right code;
+/// their gradients are checked in `tests/tests/regressions.rs`.
+#[test]
+fn generator_regressions_expand() {
+    let cases = [
+        "fn f(a: f64, n: usize) -> f64 { let mut x = a * a; for i in 0..n { x = i as f64; } x }",
+        "fn f(a: f64, xs: &[f64]) -> f64 { let mut v = xs.to_vec(); let mut x = a; if a > 0.5 { x -= 0.5; v[0] += x; } a }",
+        "fn f(a0: f64, n: usize) -> f64 { if (n as f64) < a0 { a0 } else { 2.0 * a0 } }",
+        "fn f(a0: f64) -> f64 { let x: f64 = 0.5; x.abs() * a0 }",
+        "fn f(a0: f64) -> f64 { let mut x = a0; x = 0.5; x.abs() * a0 }",
+    ];
+    for item in cases {
+        let expansion = expanded("", item);
+        assert!(!expansion.contains("compile_error"), "{item}:\n{expansion}");
+    }
+}

@@ -455,15 +455,20 @@ impl Lower<'_> {
             self.cx.error_spanned_by(target, msg::ASSIGN_TARGET);
             return;
         };
-        let Some(slot) = self.lookup_mut(&name) else {
+        let Some(old) = self.lookup(&name) else {
             self.cx.error_spanned_by(target, msg::ASSIGN_TARGET);
             return;
         };
-        if let Ok(old) = *slot
+        if let Ok(old) = old
             && matches!(self.builder.func().ty(old), Ty::Buf(_))
         {
             self.cx.error_spanned_by(target, msg::BUFFER_REASSIGN);
             return;
+        }
+        // A variable has one type: `x = 0.5` gives the literal the type of `x`.
+        if let (Ok(old), Ok(value)) = (old, value) {
+            let ty = self.builder.func().ty(old).clone();
+            self.builder.refine_ty(value, &ty);
         }
         let slot = self.lookup_mut(&name).expect("bound");
         *slot = value;
