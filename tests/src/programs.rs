@@ -209,7 +209,97 @@ impl Program {
     }
 }
 
+/// Checks a gradient of `program` at `input` the same way in every harness:
+/// `gradient(seed)` must return `seed` times the gradient, as
+/// `(d_a0, d_a1, d_a2, d_xs…)`. Each component is compared with finite
+/// differences, and the dot-product test runs with a seed other than one.
+/// Returns `Ok(false)` without comparing when the input is too close to a kink
+/// or a branch switch (`margin < 1e-2`) for finite differences to mean anything.
+pub fn check_gradient(
+    program: &Program,
+    input: &Input,
+    gradient: impl Fn(f64) -> Result<Vec<f64>, String>,
+) -> Result<bool, String> {
+    if program.eval(input).margin < 1e-2 {
+        return Ok(false);
+    }
+    let grad = gradient(1.0)?;
+    let f = |p: &[f64]| program.eval(&input.moved(p)).value;
+    let x = input.point();
+    if grad.len() != x.len() {
+        return Err(format!(
+            "the gradient has {} components, not {}",
+            grad.len(),
+            x.len()
+        ));
+    }
+    let mut e = vec![0.0; x.len()];
+    for index in 0..x.len() {
+        e[index] = 1.0;
+        let expected = directional(f, &x, &e, grad[index]);
+        e[index] = 0.0;
+        if !close(grad[index], expected) {
+            return Err(format!(
+                "component {index} of the gradient is {}, finite differences give {expected}",
+                grad[index]
+            ));
+        }
+    }
+    // The dot-product test: <J u, v> = <u, Jᵀ v>.
+    let v = -0.75;
+    let u: Vec<f64> = (0..x.len())
+        .map(|index| ((index * 7 % 5) as f64 - 2.0) / 2.0 + 0.1)
+        .collect();
+    let jt_v = gradient(v)?;
+    let rhs: f64 = u.iter().zip(&jt_v).map(|(a, b)| a * b).sum();
+    let lhs = v * directional(f, &x, &u, rhs / v);
+    if !close(lhs, rhs) {
+        return Err(format!(
+            "dot-product test: <J u, v> = {lhs}, <u, Jᵀ v> = {rhs}"
+        ));
+    }
+    Ok(true)
+}
+
+/// The derivative of `f` at `x` along `u`, by central differences with one
+/// Richardson extrapolation, at steps `1e-4`, `1e-5` and `1e-6`: the one
+/// closest to `expected`. Steep programs (derivatives in the thousands) need
+/// the smaller steps; the larger ones are more accurate on gentle ones.
+fn directional(f: impl Fn(&[f64]) -> f64, x: &[f64], u: &[f64], expected: f64) -> f64 {
+    let at = |t: f64| {
+        let moved: Vec<f64> = x.iter().zip(u).map(|(xi, ui)| xi + t * ui).collect();
+        f(&moved)
+    };
+    let central = |h: f64| (at(h) - at(-h)) / (2.0 * h);
+    [1e-4, 1e-5, 1e-6]
+        .into_iter()
+        .map(|h| (4.0 * central(h / 2.0) - central(h)) / 3.0)
+        .min_by(|a, b| (a - expected).abs().total_cmp(&(b - expected).abs()))
+        .expect("three steps")
+}
+
+/// Mixed relative agreement, `|a - b| <= 1e-6 max(1, |a|, |b|)`.
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 1e-6 * a.abs().max(b.abs()).max(1.0)
+}
+
 impl Input {
+    /// The float inputs as one point: `a0, a1, a2`, then `xs`.
+    pub fn point(&self) -> Vec<f64> {
+        let mut point = self.scalars.to_vec();
+        point.extend(&self.xs);
+        point
+    }
+
+    /// This input with its float inputs replaced by `point`.
+    pub fn moved(&self, point: &[f64]) -> Input {
+        Input {
+            scalars: [point[0], point[1], point[2]],
+            xs: point[3..].to_vec(),
+            n: self.n,
+        }
+    }
+
     /// The input of `seed`, deterministic.
     pub fn generate(seed: u64) -> Input {
         let mut rng = Rng(seed ^ 0x1D8E_4E27_C47D_124F);
