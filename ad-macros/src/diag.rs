@@ -127,7 +127,9 @@ pub(crate) mod msg {
     pub(crate) const INDEX_NOT_BUFFER: &str = "only buffers can be indexed: `&[f64]`, `&Vec<f64>` and `&[f64; N]` parameters (or their `&mut` forms) and local `Vec`s and arrays; pass this one as a parameter, e.g. `w: &[f64]`";
     pub(crate) const BUFFER_IN_REGION: &str = "buffers can be created only at the top level of the function body, not inside a loop or a branch; create it before the loop and overwrite its elements inside";
     pub(crate) const BUFFER_REASSIGN: &str = "a buffer variable cannot be assigned a new buffer; write its elements (`v[i] = …`), or bind the new buffer to a new variable with `let`";
-    pub(crate) const BUFFER_IN_BRANCH: &str = "a branch cannot choose between buffers; create one buffer and write the chosen elements into it";
+    pub(crate) const BUFFER_IN_BRANCH: &str = "a branch or a loop cannot choose between buffers or carry one; create one buffer and write the chosen elements into it";
+    pub(crate) const BUFFER_AS_SCALAR: &str = "a buffer is not a number: arithmetic, casts and float methods work on its elements; index it, `xs[i]`, or loop over its elements";
+    pub(crate) const EXIT_IN_CONDITION: &str = "`return`, `break` and `continue` inside a loop's condition are not supported; compute the condition before the loop body, or exit from the body";
     pub(crate) const PUSH_ON_PARAM: &str = "`push` is supported on local `Vec`s only; create the vector in the function (`let mut v = Vec::with_capacity(n);`) and return it";
     pub(crate) const CLONE_PARAM: &str =
         "`.clone()` of a parameter is not supported; copy it with `.to_vec()`";

@@ -150,13 +150,18 @@ pub(crate) fn header(item: &ItemFn, sig: &Signature) -> TokenStream {
     }
 }
 
+/// How deep an expression is written inline before a part is bound to a local.
+const MAX_INLINE_DEPTH: usize = 32;
+
 /// An identifier the expansion invents: hygienic, located at the user's code.
 fn ident(name: &str, span: Span) -> Ident {
     let span = Span::mixed_site().located_at(span);
-    if syn::parse_str::<Ident>(name).is_ok() {
-        Ident::new(name, span)
-    } else {
-        Ident::new_raw(name, span)
+    match name {
+        // Keywords that cannot be raw identifiers; rustc rejects the user's
+        // `let self = …` already, so the name only has to be valid.
+        "self" | "Self" | "super" | "crate" => Ident::new(&format!("{name}_"), span),
+        name if syn::parse_str::<Ident>(name).is_ok() => Ident::new(name, span),
+        name => Ident::new_raw(name, span),
     }
 }
 
@@ -250,7 +255,7 @@ impl<'a> Emitter<'a> {
         }
         let mut values = Vec::new();
         func.walk(&mut |_, value| values.push(value));
-        for value in values {
+        for &value in &values {
             let inst = func.inst(value);
             let named = func.name(value).is_some();
             let n_uses = uses[value.index()].len();
@@ -309,6 +314,39 @@ impl<'a> Emitter<'a> {
                 },
             };
             self.forms[value.index()] = form;
+        }
+        self.limit_inline_depth(&values);
+    }
+
+    /// Binds an inline expression nested deeper than [`MAX_INLINE_DEPTH`]:
+    /// `x + x + … + x` with a thousand terms would otherwise be one expression
+    /// a thousand levels deep, overflowing the stack of every recursive printer
+    /// (ours, prettyplease's, rustc's).
+    fn limit_inline_depth(&mut self, values: &[Value]) {
+        let func = self.func;
+        let mut depth = vec![0_usize; func.insts.len()];
+        for &value in values {
+            if self.forms[value.index()] != Form::Inline
+                || matches!(func.inst(value), Inst::Const(_))
+                || is_destructured(func, value)
+                || func.inst(value).is_effect()
+                || !func.regions(value).is_empty()
+            {
+                continue;
+            }
+            let nested = func
+                .inst(value)
+                .operands()
+                .iter()
+                .map(|operand| depth[operand.index()])
+                .max()
+                .unwrap_or(0);
+            if nested >= MAX_INLINE_DEPTH {
+                let name = self.fresh_temp();
+                self.forms[value.index()] = Form::Bound(name);
+            } else {
+                depth[value.index()] = nested + 1;
+            }
         }
     }
 

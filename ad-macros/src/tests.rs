@@ -462,13 +462,31 @@ check!(
 /// Inputs the fuzz tests found to panic the macro: each is now an error.
 #[test]
 fn fuzz_regressions_are_errors() {
-    let cases = [
+    let errors = [
         // `return` without a value, inside an expression.
         "fn f(x: f64, n: i32) -> f64 { let y = n as f64 + return; y }",
+        // Arithmetic on a buffer, carried by a `loop`.
+        "fn f(x: &[f64]) -> f64 { loop { break x * x; } }",
+        // An exit inside a `while` condition.
+        "fn f(x: f64) -> f64 { let mut y = x; while y < return x.sin() { y += 1.0; } y }",
+        // A negated array.
+        "fn f(b: &[f64]) -> f64 { let mut z = -[0.0; 1]; z[0] = b[0]; z[0] }",
     ];
-    for item in cases {
+    for item in errors {
         let expansion = expanded("", item);
         assert!(expansion.contains("compile_error"), "{item}:\n{expansion}");
+    }
+    // Ill-typed for rustc, but the macro must still terminate with code: an
+    // integer accumulator times a float (the activity fixpoint never settled),
+    // a `let self`.
+    let code = [
+        "fn f(x: f64, n: usize) -> f64 { let mut p = 0; for _ in 0..n { p *= x; } p }",
+        "fn f(x: f64, n: usize) -> (f64, f64) { for _ in 0..n { return x; } x }",
+        "fn f(x: f64) -> f64 { let self = x * 2.0; x }",
+    ];
+    for item in code {
+        let expansion = expanded("", item);
+        assert!(expansion.contains("fn f_vjp"), "{item}:\n{expansion}");
     }
 }
 

@@ -104,8 +104,11 @@ fn mark_varied(func: &Function, region: &Region, varied: &mut [bool]) {
                             carries && (varied[init.index()] || varied[next[k].index()]);
                     }
                     mark_varied(func, body, varied);
-                    let settled = (0..inits.len())
-                        .all(|k| !varied[next[k].index()] || varied[body.insts[k + 1].index()]);
+                    // Settled when no argument that can carry a gradient would change.
+                    let settled = (0..inits.len()).all(|k| {
+                        let arg = body.insts[k + 1];
+                        !func.ty(arg).is_float() || !varied[next[k].index()] || varied[arg.index()]
+                    });
                     if settled {
                         break;
                     }

@@ -29,6 +29,12 @@ impl Exits {
         scan.exits
     }
 
+    pub(super) fn of_expr(expr: &Expr) -> Exits {
+        let mut scan = Scan::default();
+        scan.visit_expr(expr);
+        scan.exits
+    }
+
     pub(super) fn of_block(block: &Block) -> Exits {
         let mut scan = Scan::default();
         scan.visit_block(block);

@@ -25,8 +25,8 @@ impl Lower<'_> {
                     self.short_circuit(op, binary)
                 }
                 Some(op) => {
-                    let lhs = self.expr(&binary.left);
-                    let rhs = self.expr(&binary.right);
+                    let lhs = self.scalar_expr(&binary.left);
+                    let rhs = self.scalar_expr(&binary.right);
                     Ok(self.binary(op, lhs?, rhs?, binary.span()))
                 }
                 None => self.unsupported(expr, msg::ASSIGN_IN_EXPR),
@@ -39,7 +39,7 @@ impl Lower<'_> {
                     syn::UnOp::Deref(_) => return self.expr(&unary.expr),
                     _ => return self.unsupported(unary.op, msg::DEREF),
                 };
-                let arg = self.expr(&unary.expr)?;
+                let arg = self.scalar_expr(&unary.expr)?;
                 let ty = match op {
                     UnOp::Neg => self.ty(arg),
                     UnOp::Not => self.ty(arg).join(&Ty::Bool),
@@ -440,7 +440,7 @@ impl Lower<'_> {
     }
 
     fn cast(&mut self, cast: &ExprCast) -> Lowered {
-        let arg = self.expr(&cast.expr);
+        let arg = self.scalar_expr(&cast.expr);
         let Some(to) = sig::scalar_type(&cast.ty) else {
             return self.unsupported(&cast.ty, msg::CAST_TARGET);
         };
@@ -470,8 +470,8 @@ impl Lower<'_> {
                 msg::method_arity(&name, prim.arity() - 1, call.args.len()),
             );
         }
-        let receiver = self.expr(&call.receiver);
-        let args: Vec<Lowered> = call.args.iter().map(|arg| self.expr(arg)).collect();
+        let receiver = self.scalar_expr(&call.receiver);
+        let args: Vec<Lowered> = call.args.iter().map(|arg| self.scalar_expr(arg)).collect();
         let mut operands = vec![receiver?];
         for arg in args {
             operands.push(arg?);
@@ -560,7 +560,7 @@ impl Lower<'_> {
                 msg::method_arity(&shown, prim.arity(), call.args.len()),
             );
         }
-        let args: Vec<Lowered> = call.args.iter().map(|arg| self.expr(arg)).collect();
+        let args: Vec<Lowered> = call.args.iter().map(|arg| self.scalar_expr(arg)).collect();
         let operands = args.into_iter().collect::<Result<Vec<_>, _>>()?;
         Ok(self.prim(prim, operands, Some(float_ty), call.span()))
     }
@@ -592,6 +592,15 @@ impl Lower<'_> {
             self.builder.refine_ty(operands[index], &ty);
         }
         self.push(Inst::Prim(prim, operands), ty, span)
+    }
+
+    /// An expression that must be a number, not a buffer.
+    fn scalar_expr(&mut self, expr: &Expr) -> Lowered {
+        let value = self.expr(expr)?;
+        if matches!(self.ty(value), Ty::Buf(_)) {
+            return self.unsupported(expr, msg::BUFFER_AS_SCALAR);
+        }
+        Ok(value)
     }
 
     pub(super) fn ty(&self, value: Value) -> Ty {

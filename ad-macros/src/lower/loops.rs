@@ -102,6 +102,10 @@ impl Lower<'_> {
     /// `c` holds and nothing broke out; its last iteration runs the empty `else`.
     pub(super) fn while_loop(&mut self, expr: &ExprWhile) -> Result<(), Poison> {
         let span = expr.span();
+        if Exits::of_expr(&expr.cond).any() {
+            self.cx.error_spanned_by(&expr.cond, msg::EXIT_IN_CONDITION);
+            return Err(Poison);
+        }
         let flags = self.new_flags(expr.label.as_ref(), false);
         let exits = Exits::of_block(&expr.body);
         let extra = self.outer_flags(&exits);
@@ -318,6 +322,21 @@ impl Lower<'_> {
             .collect();
         let mut body = self.builder.end_region(Vec::new());
 
+        // A buffer is one handle for its whole life: never carried by a loop.
+        let is_buffer = |this: &Self, value: &Result<Value, Poison>| {
+            value.is_ok_and(|value| matches!(this.builder.func().ty(value), Ty::Buf(_)))
+        };
+        if inits
+            .iter()
+            .chain(&yields)
+            .any(|value| is_buffer(self, value))
+        {
+            self.cx.error_at(span, msg::BUFFER_IN_BRANCH);
+            for &(scope, entry) in &carried {
+                self.scopes[scope][entry].1 = Err(Poison);
+            }
+            return Err(Poison);
+        }
         if keep.is_err() || inits.iter().chain(&yields).any(Result::is_err) {
             for &(scope, entry) in &carried {
                 self.scopes[scope][entry].1 = Err(Poison);
