@@ -265,16 +265,17 @@ impl Tally {
     fn report(&self, test: &str, start: Instant) {
         let tried = self.tried.get();
         let kept = self.derivatives.get() + self.errors.get();
+        // One line for `.ci/reliability-report`.
         eprintln!(
-            "{test}: {tried} inputs in {:?} ({} parse as fns, {} as other items): {} expanded \
-             to a _vjp, {} to compile_error!, {} broke the contract; slowest expansion {:?}",
-            start.elapsed(),
+            "report: {test} | {tried} inputs | {} parse as fns, {} as other items; {} expanded \
+             to a _vjp, {} to compile_error!, {} broke the contract; slowest expansion {:?}, all in {:?}",
             self.functions.get(),
             self.other_items.get(),
             self.derivatives.get(),
             self.errors.get(),
             tried - kept,
             self.slowest.get(),
+            start.elapsed(),
         );
     }
 }
@@ -1247,8 +1248,9 @@ fn expansion_is_deterministic() {
     let mutants = mutants.into_inner();
     check_same_in_threads(&mutants);
     eprintln!(
-        "determinism: {} corpus functions and {} mutants, each expanded twice here and \
-         once in each of two threads, in {:?}",
+        "report: determinism | {} inputs | {} corpus functions and {} mutants, each expanded \
+         twice here and once in each of two threads, byte-identical, in {:?}",
+        corpus.len() + mutants.len(),
         corpus.len(),
         mutants.len(),
         start.elapsed()
@@ -1296,7 +1298,8 @@ fn large_function_expands_quickly() {
         .unwrap_or_else(|error| panic!("{error}"));
     assert_eq!(expansion.outcome, Outcome::Derivative, "{}", expansion.text);
     eprintln!(
-        "large function (300 lets, a loop of 100 statements; {} bytes in, {} out): expanded in {:?}",
+        "report: large function | 1 input | 300 lets and a loop of 100 statements ({} bytes in, \
+         {} out), expanded in {:?}",
         item.len(),
         expansion.text.len(),
         expansion.elapsed
