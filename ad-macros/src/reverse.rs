@@ -18,10 +18,11 @@
 
 use crate::analysis::{Activity, Writes};
 use crate::lower::Signature;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use crate::ir::{
-    BinOp, Builder, Const, Function, Inst, LoopRange, Place, Region, Role, Scalar, Ty, UnOp, Value,
+    BinOp, Builder, Callee, Const, Function, Inst, LoopRange, Place, Region, Role, Scalar, Ty,
+    UnOp, Value,
 };
 use crate::rules;
 
@@ -52,6 +53,10 @@ pub(crate) struct Reverse<'a> {
     /// Copies of buffers that runtime calls read and later code overwrites,
     /// by buffer and call, as the adjoint reads them.
     snapshots: HashMap<(Value, Value), Value>,
+    /// Adjoints that may be an exact zero standing for "no dependence" (a
+    /// branch not taken, a loop that runs no trip, the loser of `max`): a
+    /// product with them is guarded, so that `0 · ∞` never becomes NaN.
+    maybe_zero: HashSet<Value>,
 }
 
 /// An adjoint loop under construction.
@@ -84,6 +89,7 @@ pub(crate) fn vjp(
         extracts: primal.extracts(),
         recomputed: Vec::new(),
         snapshots: HashMap::new(),
+        maybe_zero: HashSet::new(),
     };
     let out = primal.ret;
     let returns_unit = sig.seed_ty.is_none();
@@ -249,7 +255,35 @@ impl Reverse<'_> {
     /// copies the adjoint can see (see [`Reverse::available`]).
     pub(crate) fn push(&mut self, mut inst: Inst, ty: Ty, origin: Value) -> Value {
         inst.map_operands(|operand| self.available(operand));
-        self.builder.push(inst, ty, self.primal.span(origin))
+        let is_zero = matches!(inst, Inst::Const(Const::Zero));
+        let value = self.builder.push(inst, ty, self.primal.span(origin));
+        if is_zero {
+            self.maybe_zero.insert(value);
+        }
+        value
+    }
+
+    /// Marks an adjoint that may be a structural zero (see
+    /// [`Reverse::maybe_zero`]).
+    pub(crate) fn mark_maybe_zero(&mut self, adjoint: Value) {
+        self.maybe_zero.insert(adjoint);
+    }
+
+    pub(crate) fn is_maybe_zero(&self, adjoint: Value) -> bool {
+        self.maybe_zero.contains(&adjoint)
+    }
+
+    /// `d * factor`, the contribution of an adjoint through a product. When
+    /// `d` may be a structural zero it is `__ad::scale(d, factor)`, which is 0
+    /// for `d == 0` even when `factor` is infinite.
+    pub(crate) fn scale(&mut self, d: Value, factor: Value, origin: Value) -> Value {
+        if !self.is_maybe_zero(d) {
+            return self.binary(BinOp::Mul, d, factor, origin);
+        }
+        let ty = self.ty(d).join(self.ty(factor));
+        let scaled = self.push(Inst::Call(Callee::Scale, vec![d, factor]), ty, origin);
+        self.mark_maybe_zero(scaled);
+        scaled
     }
 
     /// Where `value` is defined; values the adjoint creates are never asked about
@@ -346,6 +380,7 @@ impl Reverse<'_> {
             return;
         }
         let mut regions = Vec::new();
+        let mut zero_yields = vec![false; changed.len()];
         for (mut region, grads) in branches {
             region.yields = changed
                 .iter()
@@ -354,6 +389,9 @@ impl Reverse<'_> {
                     None => self.push(Inst::Const(Const::Zero), primal.ty(value).clone(), value),
                 })
                 .collect();
+            for (zero, &yielded) in zero_yields.iter_mut().zip(&region.yields) {
+                *zero |= self.is_maybe_zero(yielded);
+            }
             regions.push(region);
         }
         let els = regions.pop().expect("two branches");
@@ -373,6 +411,9 @@ impl Reverse<'_> {
         );
         for (index, &value) in changed.iter().enumerate() {
             let adjoint = self.extract(adjoint_if, index, value);
+            if zero_yields[index] {
+                self.mark_maybe_zero(adjoint);
+            }
             self.grads[value.index()] = Some(adjoint);
         }
     }
@@ -451,6 +492,16 @@ impl Reverse<'_> {
             let arg_index = u32::try_from(position + 1).expect("small");
             adjoint_args.push(self.builder.push(Inst::Arg(arg_index), ty.clone(), span));
         }
+        // A loop may run no trip, and an overwritten carried value passes no
+        // adjoint to the iteration before: either can be a structural zero.
+        for (position, &arg) in adjoint_args.iter().enumerate() {
+            let overwritten = carried
+                .get(position)
+                .is_some_and(|&k| !self.is_active(args[k]));
+            if overwritten || self.is_maybe_zero(adjoint_inits[position]) {
+                self.mark_maybe_zero(arg);
+            }
+        }
         for (position, &k) in carried.iter().enumerate() {
             self.builder.set_adjoint_of(adjoint_args[position], args[k]);
         }
@@ -481,6 +532,13 @@ impl Reverse<'_> {
             yields.push(self.grads[value.index()].expect("an outer adjoint is carried"));
         }
         self.loops.pop();
+        // With no trip a result is its initial value; otherwise what the last
+        // iteration yields.
+        let may_be_zero: Vec<bool> = adjoint_args
+            .iter()
+            .zip(&yields)
+            .map(|(&arg, &yielded)| self.is_maybe_zero(arg) || self.is_maybe_zero(yielded))
+            .collect();
         let adjoint_body = self.end_region(yields);
 
         self.grads = before;
@@ -513,10 +571,16 @@ impl Reverse<'_> {
         );
         for (position, &value) in outer.iter().enumerate() {
             let adjoint = self.extract(adjoint_loop, carried.len() + position, value);
+            if may_be_zero[carried.len() + position] {
+                self.mark_maybe_zero(adjoint);
+            }
             self.grads[value.index()] = Some(adjoint);
         }
         for (position, &k) in carried.iter().enumerate() {
             let adjoint = self.extract(adjoint_loop, position, args[k]);
+            if may_be_zero[position] {
+                self.mark_maybe_zero(adjoint);
+            }
             self.add(inits[k], adjoint);
         }
     }
@@ -809,7 +873,11 @@ impl Reverse<'_> {
             other => unreachable!("extract from a value of type {other:?}"),
         };
         let index = u32::try_from(index).expect("small tuple");
-        self.push(Inst::Extract(tuple, index), ty, origin)
+        let component = self.push(Inst::Extract(tuple, index), ty, origin);
+        if self.is_maybe_zero(tuple) {
+            self.mark_maybe_zero(component);
+        }
+        component
     }
 
     /// `adjoint(target) += contribution`.
@@ -845,6 +913,12 @@ impl Reverse<'_> {
             },
             (Some(current), true) => self.binary(BinOp::Sub, current, contribution, target),
         };
+        // A sum is a structural zero only if every term may be one.
+        let zero = self.is_maybe_zero(contribution)
+            && self.grads[target.index()].is_none_or(|current| self.is_maybe_zero(current));
+        if zero {
+            self.mark_maybe_zero(sum);
+        }
         self.grads[target.index()] = Some(sum);
     }
 

@@ -179,6 +179,8 @@ callees! {
     // Helpers: the shadow of an overwritten output, and of a copy.
     Zero "zero" [Mut] unit,
     AddAssign "add_assign" [Mut Ref] unit,
+    // `d * factor`, but 0 for `d == 0` even if `factor` is infinite.
+    Scale "scale" [Val Val] float,
 }
 
 impl Callee {
@@ -227,11 +229,11 @@ pub(crate) fn pullback(rx: &mut Reverse<'_>, y: Value, dy: Value) {
         Inst::Binary(BinOp::Mul, a, b) => {
             // y = a * b: da = dy * b, db = dy * a.
             if rx.is_active(a) {
-                let da = rx.binary(BinOp::Mul, dy, b, y);
+                let da = rx.scale(dy, b, y);
                 rx.add(a, da);
             }
             if rx.is_active(b) {
-                let db = rx.binary(BinOp::Mul, dy, a, y);
+                let db = rx.scale(dy, a, y);
                 rx.add(b, db);
             }
         }
@@ -239,9 +241,12 @@ pub(crate) fn pullback(rx: &mut Reverse<'_>, y: Value, dy: Value) {
             // y = a / b: da = dy / b, db = -dy * a / b² = -da * y.
             if rx.is_active(a) || rx.is_active(b) {
                 let da = rx.binary(BinOp::Div, dy, b, y);
+                if rx.is_maybe_zero(dy) {
+                    rx.mark_maybe_zero(da);
+                }
                 rx.add(a, da);
                 if rx.is_active(b) {
-                    let minus_db = rx.binary(BinOp::Mul, da, y, y);
+                    let minus_db = rx.scale(da, y, y);
                     rx.sub(b, minus_db);
                 }
             }
@@ -469,6 +474,10 @@ fn runtime(rx: &mut Reverse<'_>, prim: Prim, args: &[Value], y: Value, dy: Value
     let mut operands = args.to_vec();
     operands.extend([y, dy]);
     let adjoints = rx.push(Inst::Pullback(prim, operands), ty, y);
+    // Selections and conventions give some inputs exactly 0.
+    if matches!(prim, Prim::Min | Prim::Max | Prim::Abs | Prim::Signum) {
+        rx.mark_maybe_zero(adjoints);
+    }
     if float_args.len() == 1 {
         rx.add(args[float_args[0]], adjoints);
         return;

@@ -161,6 +161,18 @@ pub fn log10<T: Float>(x: T, _y: T, dy: T) -> T {
     dy / (x * T::LN_10)
 }
 
+/// `d * factor`, except that a zero `d` gives exactly 0 even when `factor` is
+/// infinite or NaN: the contribution of an adjoint that may stand for "no
+/// dependence" (a branch not taken, a loop run zero times, the loser of `max`)
+/// through a product, so that `0 · ∞` does not turn an exact zero into NaN.
+#[inline]
+pub fn scale<T: Float>(d: T, factor: T) -> T {
+    if d == T::ZERO {
+        return T::ZERO;
+    }
+    d * factor
+}
+
 /// Pullback of `y = x.sin()`: returns `dy * cos x`.
 #[inline]
 pub fn sin<T: Float>(x: T, _y: T, dy: T) -> T {

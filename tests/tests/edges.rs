@@ -535,19 +535,19 @@ fn an_overflowed_loser_with_finite_partials_gets_nothing() {
 }
 
 #[test]
-fn an_overflowed_factor_times_a_zero_adjoint_is_nan() {
-    // Documented limitation: `x³ = (x · x) · x` overflows at `x = 1e200` and loses
-    // the `min`, so its adjoint is 0; but the adjoint of the product `t · x` is
-    // `d_x += d_t · t` with `t = x · x = ∞`, and `0 · ∞` is NaN. The exact gradient
-    // is 1 (central differences say so). Inline arithmetic does not test for a zero
-    // adjoint.
+fn an_overflowed_factor_times_a_zero_adjoint_gives_zero() {
+    // `x³ = (x · x) · x` overflows at `x = 1e200` and loses the `min`, so its
+    // adjoint is 0; the adjoint of the product `t · x` is then `0 · t` with
+    // `t = x · x = ∞`. The `min` marks that 0 as standing for "no dependence",
+    // and the product's pullback is `__ad::scale(0, ∞) = 0`, not NaN: the
+    // gradient is exactly 1, as central differences say.
     let x = 1e200;
     let (out, d_x) = overflowed_cube_loser_vjp(x, 1.0);
     assert_eq!(out, x);
-    assert!(d_x.is_nan(), "{d_x}");
+    assert_eq!(d_x, 1.0);
     let fd = check::gradient(|p| overflowed_cube_loser(p[0]), |_| vec![1.0], &[x]);
     fd.assert_within(TOL);
-    // Below the overflow, it is exact.
+    // Below the overflow, it is exact too.
     check_unary(overflowed_cube_loser, overflowed_cube_loser_vjp, 1e100, 1.0);
 }
 
@@ -564,10 +564,10 @@ fn a_zero_adjoint_from_signum_meets_an_infinite_input() {
         &check_binary(sign_of_product_plus, sign_of_product_plus_vjp, 0.5, 2.0),
         &[1.0, 0.0],
     );
-    // Documented limitation: `signum` gives `x y` the adjoint 0, and the adjoint
-    // of the product, `d_x += 0 · y`, is NaN for `y = ∞`. Finite differences in
-    // `x` (with `y = ∞` held) say 1.
-    assert_same(&at2(sign_of_product_plus_vjp, 0.5, INF), &[1.5, NAN, 0.0]);
+    // `signum` gives `x y` the adjoint 0, marked as standing for "no
+    // dependence", so the product's pullback `__ad::scale(0, ∞)` is 0, not NaN:
+    // finite differences in `x` (with `y = ∞` held) say 1.
+    assert_same(&at2(sign_of_product_plus_vjp, 0.5, INF), &[1.5, 1.0, 0.0]);
     check::gradient(|p| sign_of_product_plus(p[0], INF), |_| vec![1.0], &[0.5]).assert_within(TOL);
 }
 
@@ -919,4 +919,62 @@ fn product_plus(x: f64, y: f64) -> f64 {
 #[differentiate]
 fn sin_or(x: f64, y: f64) -> f64 {
     x.sin().max(y)
+}
+
+/// A product computed but not used on the branch taken: `x · y` with `y = ∞`.
+#[differentiate]
+fn product_on_the_branch_not_taken(x: f64, y: f64, take: bool) -> f64 {
+    let z = x * y;
+    if take { z } else { x }
+}
+
+/// A product added by a loop that runs `n` times.
+#[differentiate]
+fn product_in_a_loop_run_n_times(x: f64, y: f64, n: usize) -> f64 {
+    let z = x * y;
+    let mut s = x;
+    for _ in 0..n {
+        s += z;
+    }
+    s
+}
+
+#[test]
+fn an_unused_product_with_an_infinite_partner_gives_no_nan() {
+    // Not taken: the output is `x`, so d_x = 1 and d_y = 0, exactly, though
+    // the adjoint of `z` (0) meets `y = ∞` in the product's pullback.
+    let (out, d_x, d_y) = product_on_the_branch_not_taken_vjp(0.5, INF, false, 1.0);
+    assert_same(&[out, d_x, d_y], &[0.5, 1.0, 0.0]);
+    assert_close(
+        &check_binary(
+            |x, y| product_on_the_branch_not_taken(x, y, false),
+            |x, y, s| product_on_the_branch_not_taken_vjp(x, y, false, s),
+            0.5,
+            2.0,
+        ),
+        &[1.0, 0.0],
+    );
+    assert_close(
+        &check_binary(
+            |x, y| product_on_the_branch_not_taken(x, y, true),
+            |x, y, s| product_on_the_branch_not_taken_vjp(x, y, true, s),
+            0.5,
+            2.0,
+        ),
+        &[2.0, 0.5],
+    );
+    // No trip: the output is `x`.
+    let (out, d_x, d_y) = product_in_a_loop_run_n_times_vjp(0.5, INF, 0, 1.0);
+    assert_same(&[out, d_x, d_y], &[0.5, 1.0, 0.0]);
+    for n in [0_u32, 3] {
+        let grad = check_scalar(
+            |p| product_in_a_loop_run_n_times(p[0], p[1], n as usize),
+            |p, s| {
+                let (out, d_x, d_y) = product_in_a_loop_run_n_times_vjp(p[0], p[1], n as usize, s);
+                (out, vec![d_x, d_y])
+            },
+            &[0.5, 2.0],
+        );
+        assert_close(&grad, &[1.0 + 2.0 * f64::from(n), 0.5 * f64::from(n)]);
+    }
 }

@@ -1225,6 +1225,9 @@ fn call_runtime(
         Callee::LogsumexpDx => {
             linalg::logsumexp_dx(&refs[0], float(0)?, float(1)?, &mut muts[0]);
         }
+        Callee::Scale => {
+            return Ok(Val::Float(ad_runtime::rules::scale(float(0)?, float(1)?)));
+        }
         Callee::Zero => linalg::zero(&mut muts[0]),
         Callee::AddAssign => linalg::add_assign(&mut muts[0], &refs[0]),
     }
