@@ -818,57 +818,40 @@ fn path_constant(path: &TokenStream) -> Result<Val, String> {
     val.ok_or_else(|| format!("unknown constant `{text}`"))
 }
 
-fn f64_const(name: &str) -> Option<f64> {
-    use std::f64::consts::*;
-    Some(match name {
-        "PI" => PI,
-        "TAU" => TAU,
-        "E" => E,
-        "SQRT_2" => SQRT_2,
-        "FRAC_1_SQRT_2" => FRAC_1_SQRT_2,
-        "LN_2" => LN_2,
-        "LN_10" => LN_10,
-        "LOG2_E" => LOG2_E,
-        "LOG10_E" => LOG10_E,
-        "LOG2_10" => LOG2_10,
-        "LOG10_2" => LOG10_2,
-        "FRAC_PI_2" => FRAC_PI_2,
-        "FRAC_PI_3" => FRAC_PI_3,
-        "FRAC_PI_4" => FRAC_PI_4,
-        "FRAC_PI_6" => FRAC_PI_6,
-        "FRAC_PI_8" => FRAC_PI_8,
-        "FRAC_1_PI" => FRAC_1_PI,
-        "FRAC_2_PI" => FRAC_2_PI,
-        "FRAC_2_SQRT_PI" => FRAC_2_SQRT_PI,
-        _ => return None,
-    })
+/// The constant `name` of `std::f64::consts` or `std::f32::consts` (each
+/// type's own rounding of it).
+macro_rules! float_consts {
+    ($name:ident, $ty:ident) => {
+        fn $name(name: &str) -> Option<$ty> {
+            use std::$ty::consts::*;
+            Some(match name {
+                "PI" => PI,
+                "TAU" => TAU,
+                "E" => E,
+                "SQRT_2" => SQRT_2,
+                "FRAC_1_SQRT_2" => FRAC_1_SQRT_2,
+                "LN_2" => LN_2,
+                "LN_10" => LN_10,
+                "LOG2_E" => LOG2_E,
+                "LOG10_E" => LOG10_E,
+                "LOG2_10" => LOG2_10,
+                "LOG10_2" => LOG10_2,
+                "FRAC_PI_2" => FRAC_PI_2,
+                "FRAC_PI_3" => FRAC_PI_3,
+                "FRAC_PI_4" => FRAC_PI_4,
+                "FRAC_PI_6" => FRAC_PI_6,
+                "FRAC_PI_8" => FRAC_PI_8,
+                "FRAC_1_PI" => FRAC_1_PI,
+                "FRAC_2_PI" => FRAC_2_PI,
+                "FRAC_2_SQRT_PI" => FRAC_2_SQRT_PI,
+                _ => return None,
+            })
+        }
+    };
 }
 
-fn f32_const(name: &str) -> Option<f32> {
-    use std::f32::consts::*;
-    Some(match name {
-        "PI" => PI,
-        "TAU" => TAU,
-        "E" => E,
-        "SQRT_2" => SQRT_2,
-        "FRAC_1_SQRT_2" => FRAC_1_SQRT_2,
-        "LN_2" => LN_2,
-        "LN_10" => LN_10,
-        "LOG2_E" => LOG2_E,
-        "LOG10_E" => LOG10_E,
-        "LOG2_10" => LOG2_10,
-        "LOG10_2" => LOG10_2,
-        "FRAC_PI_2" => FRAC_PI_2,
-        "FRAC_PI_3" => FRAC_PI_3,
-        "FRAC_PI_4" => FRAC_PI_4,
-        "FRAC_PI_6" => FRAC_PI_6,
-        "FRAC_PI_8" => FRAC_PI_8,
-        "FRAC_1_PI" => FRAC_1_PI,
-        "FRAC_2_PI" => FRAC_2_PI,
-        "FRAC_2_SQRT_PI" => FRAC_2_SQRT_PI,
-        _ => return None,
-    })
-}
+float_consts!(f64_const, f64);
+float_consts!(f32_const, f32);
 
 fn f64_assoc(name: &str) -> Option<f64> {
     Some(match name {
