@@ -61,6 +61,39 @@ pub fn check_vector(
     adjoint
 }
 
+/// [`check_vector`] for a function that updates a state in place, with one
+/// scalar parameter `k`: the map `(state, k) ↦ final state`. `f` runs the
+/// function on a state; `vjp` runs its `_vjp` on a state and a shadow (which
+/// holds the seed on entry) and returns the adjoint of `k`. Returns the
+/// adjoint `(d_state…, d_k)`.
+pub fn check_in_place(
+    f: impl Fn(&mut Vec<f64>, f64),
+    vjp: impl Fn(&mut Vec<f64>, &mut Vec<f64>, f64) -> f64,
+    state: &[f64],
+    k: f64,
+    seed: &[f64],
+) -> Vec<f64> {
+    let n = state.len();
+    let mut point = state.to_vec();
+    point.push(k);
+    check_vector(
+        |p| {
+            let mut state = p[..n].to_vec();
+            f(&mut state, p[n]);
+            state
+        },
+        |p, s| {
+            let mut state = p[..n].to_vec();
+            let mut shadow = s.to_vec();
+            let d_k = vjp(&mut state, &mut shadow, p[n]);
+            shadow.push(d_k);
+            (state, shadow)
+        },
+        &point,
+        seed,
+    )
+}
+
 /// Asserts `actual` equals `expected` to a few ulps (closed forms computed
 /// another way round differ in the last bits).
 #[track_caller]

@@ -11,7 +11,7 @@
 )]
 
 use ad_runtime::differentiate;
-use ad_tests::{assert_close, check_scalar, check_vector};
+use ad_tests::{assert_close, check_in_place, check_scalar, check_vector};
 
 /// Splits `p` into the pieces of the given lengths.
 fn split<'a>(mut p: &'a [f64], lens: &[usize]) -> Vec<&'a [f64]> {
@@ -197,21 +197,12 @@ fn in_place_update_takes_the_seed_in_and_gives_the_adjoint_out() {
 
     // Several steps: finite differences and the dot-product test on (u, dt) ↦ u_final.
     for steps in [0, 1, 4] {
-        check_vector(
-            |p| {
-                let mut u = p[..3].to_vec();
-                decay(&mut u, p[3], steps);
-                u
-            },
-            |p, seed| {
-                let mut u = p[..3].to_vec();
-                let mut d_u = seed.to_vec();
-                let d_dt = decay_vjp(&mut u, &mut d_u, p[3], steps);
-                d_u.push(d_dt);
-                (u, d_u)
-            },
-            &[0.5, -1.0, 2.0, dt],
-            &[1.0, 2.0, 3.0],
+        check_in_place(
+            |u, dt| decay(u, dt, steps),
+            |u, d_u, dt| decay_vjp(u, d_u, dt, steps),
+            &u0,
+            dt,
+            &seed,
         );
     }
 }
@@ -236,27 +227,20 @@ fn heat(u: &mut [f64], nu: f64, steps: usize) {
 fn in_place_time_stepping() {
     let u0 = [0.0, 1.0, 0.5, -0.25, 0.75, 0.0];
     let nu = 0.2;
-    let run = |p: &[f64], steps: usize| {
-        let mut u = p[..6].to_vec();
-        heat(&mut u, p[6], steps);
-        u
-    };
-    let vjp = |p: &[f64], seed: &[f64], steps: usize| {
-        let mut u = p[..6].to_vec();
-        let mut d_u = seed.to_vec();
-        let d_nu = heat_vjp(&mut u, &mut d_u, p[6], steps);
-        d_u.push(d_nu);
-        (u, d_u)
-    };
-    let mut p = u0.to_vec();
-    p.push(nu);
     let seed = [0.3, -1.0, 2.0, 0.5, 1.0, -0.7];
-    for steps in [1, 5] {
-        check_vector(|p| run(p, steps), |p, s| vjp(p, s, steps), &p, &seed);
-    }
+    let check = |steps| {
+        check_in_place(
+            |u, nu| heat(u, nu, steps),
+            |u, d_u, nu| heat_vjp(u, d_u, nu, steps),
+            &u0,
+            nu,
+            &seed,
+        )
+    };
+    check(5);
     // Closed form for one step: u'_i = u_i + nu (u_{i-1} - 2 u_i + u_{i+1}) - 0.01 u_i²
     // for the interior, with the old neighbours; the ends stay.
-    let (_, adjoint) = vjp(&p, &seed, 1);
+    let adjoint = check(1);
     let mut expected = seed.to_vec();
     let mut d_nu = 0.0;
     for i in 1..5 {
@@ -1066,20 +1050,11 @@ fn the_examples_in_the_buffers_doc() {
     assert_eq!(u, expected);
     assert_close(&d_u, &[1.0 - 2.0 * dt * u0[0], 1.0 - 2.0 * dt * u0[1]]);
     assert_close(&[d_dt], &[-(u0[0] * u0[0] + u0[1] * u0[1])]);
-    check_vector(
-        |p| {
-            let mut u = p[..2].to_vec();
-            decay_once(&mut u, p[2]);
-            u
-        },
-        |p, s| {
-            let mut u = p[..2].to_vec();
-            let mut d_u = s.to_vec();
-            let d_dt = decay_once_vjp(&mut u, &mut d_u, p[2]);
-            d_u.push(d_dt);
-            (u, d_u)
-        },
-        &[0.5, 2.0, dt],
+    check_in_place(
+        |u, dt| decay_once(u, dt),
+        |u, d_u, dt| decay_once_vjp(u, d_u, dt),
+        &u0,
+        dt,
         &[1.0, -0.5],
     );
 }
@@ -1110,20 +1085,11 @@ fn in_place_on_vec_and_array_references() {
     assert_close(&v, &[1.5 * 0.25, 1.5 * 4.0]);
     assert_close(&d_v, &[2.0 * 1.5 * 0.5, 3.0 * 2.0 * 1.5 * -2.0]);
     assert_close(&[d_k], &[0.25 + 3.0 * 4.0]);
-    check_vector(
-        |p| {
-            let mut v = p[..2].to_vec();
-            scale_vec(&mut v, p[2]);
-            v
-        },
-        |p, s| {
-            let mut v = p[..2].to_vec();
-            let mut d_v = s.to_vec();
-            let d_k = scale_vec_vjp(&mut v, &mut d_v, p[2]);
-            d_v.push(d_k);
-            (v, d_v)
-        },
-        &[0.5, -2.0, 1.5],
+    check_in_place(
+        scale_vec,
+        |v, d_v, k| scale_vec_vjp(v, d_v, k),
+        &[0.5, -2.0],
+        1.5,
         &[1.0, 3.0],
     );
 
@@ -1137,19 +1103,21 @@ fn in_place_on_vec_and_array_references() {
     assert_close(&p, &[c - 2.0 * s, s + 2.0 * c]);
     assert_close(&d_p, &[c - s, -s - c]);
     assert_close(&[d_angle], &[(-s - 2.0 * c) - (c - 2.0 * s)]);
-    check_vector(
-        |q| {
-            let mut p = [q[0], q[1]];
-            rotate(&mut p, q[2]);
-            p.to_vec()
+    check_in_place(
+        |p, angle| {
+            let mut q = [p[0], p[1]];
+            rotate(&mut q, angle);
+            p.copy_from_slice(&q);
         },
-        |q, seed| {
-            let mut p = [q[0], q[1]];
-            let mut d_p = [seed[0], seed[1]];
-            let d_angle = rotate_vjp(&mut p, &mut d_p, q[2]);
-            (p.to_vec(), vec![d_p[0], d_p[1], d_angle])
+        |p, d_p, angle| {
+            let (mut q, mut d_q) = ([p[0], p[1]], [d_p[0], d_p[1]]);
+            let d_angle = rotate_vjp(&mut q, &mut d_q, angle);
+            p.copy_from_slice(&q);
+            d_p.copy_from_slice(&d_q);
+            d_angle
         },
-        &[1.0, 2.0, theta],
+        &p0,
+        theta,
         &[1.0, -1.0],
     );
 }
