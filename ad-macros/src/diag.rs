@@ -224,6 +224,13 @@ pub(crate) mod msg {
         )
     }
 
+    pub(crate) const CUSTOM_NOT_A_FUNCTION: &str =
+        "`#[custom_vjp(rule)]` applies to functions with a body; put it on a `fn`";
+    pub(crate) const CUSTOM_ARGS: &str = "name the rule: `#[custom_vjp(my_rule)]`, where `my_rule` takes the arguments of `_vjp`, the output and the seed, and returns the adjoints";
+    pub(crate) const CUSTOM_BUFFER_OUTPUT: &str = "a function with a custom rule returns floats or nothing; return a buffer through a `&mut` parameter instead";
+    pub(crate) const CALL_REFERENCE: &str = "only buffers can be passed by reference to a function called from differentiated code: pass floats and integers by value";
+    pub(crate) const CALL_BUFFER_BY_VALUE: &str = "pass the buffer by reference (`&v` or `&mut v`): functions called from differentiated code cannot take buffers by value";
+
     pub(crate) fn call(func: &str) -> String {
         format!(
             "calls to `{func}` cannot be differentiated yet: only float methods such as `x.sin()` or `f64::sin(x)` and `ad_runtime::detach(x)` are supported; inline the function's body"

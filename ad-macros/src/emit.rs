@@ -16,10 +16,14 @@ use std::collections::HashSet;
 
 use proc_macro2::{Literal, Span, TokenStream};
 use quote::{ToTokens, quote, quote_spanned};
+use syn::ext::IdentExt;
 use syn::{Ident, ItemFn};
 
 use crate::ir::{BinOp, Const, Function, Inst, LoopRange, Mode, NewBuf, Region, Ty, UnOp, Value};
 use crate::lower::Signature;
+
+mod split;
+pub(crate) use split::{adjoint_types, forward, forward_header, pullback_trait, shared};
 
 /// The generated `_vjp` function.
 pub(crate) fn vjp(item: &ItemFn, sig: &Signature, func: &Function) -> TokenStream {
@@ -110,9 +114,18 @@ pub(crate) fn header(item: &ItemFn, sig: &Signature) -> TokenStream {
         takes,
         format!(" returns {returns}."),
     ];
+    let allows = allows();
     quote! {
         #(#[doc = #doc])*
         #(#cfgs)*
+        #allows
+        #vis fn #vjp_ident #generics (#(#params)* #seed) #ret #where_clause
+    }
+}
+
+/// The lints generated functions allow, each for a reason.
+fn allows() -> TokenStream {
+    quote! {
         #[allow(
             // A parameter the user leaves unused is reported once, on the original function.
             unused_variables,
@@ -146,7 +159,6 @@ pub(crate) fn header(item: &ItemFn, sig: &Signature) -> TokenStream {
             clippy::if_not_else,
             clippy::suspicious_else_formatting
         )]
-        #vis fn #vjp_ident #generics (#(#params)* #seed) #ret #where_clause
     }
 }
 
@@ -154,7 +166,7 @@ pub(crate) fn header(item: &ItemFn, sig: &Signature) -> TokenStream {
 const MAX_INLINE_DEPTH: usize = 32;
 
 /// An identifier the expansion invents: hygienic, located at the user's code.
-fn ident(name: &str, span: Span) -> Ident {
+pub(crate) fn ident(name: &str, span: Span) -> Ident {
     let span = Span::mixed_site().located_at(span);
     match name {
         // Keywords that cannot be raw identifiers; rustc rejects the user's
@@ -225,6 +237,8 @@ struct Emitter<'a> {
     /// The buffers some instruction writes into: `let mut`, and their
     /// elements are read where the IR reads them, never later.
     written: HashSet<Value>,
+    /// Set when emitting the split API rather than `_vjp`.
+    split: Option<split::Mode>,
 }
 
 impl<'a> Emitter<'a> {
@@ -240,6 +254,7 @@ impl<'a> Emitter<'a> {
                 .iter()
                 .flat_map(|data| data.inst.written())
                 .collect(),
+            split: None,
         };
         emitter.assign_forms();
         emitter
@@ -480,6 +495,19 @@ impl<'a> Emitter<'a> {
 
     fn body(&self) -> TokenStream {
         let func = self.func;
+        let mut stmts = self.prologue();
+        stmts.extend(self.stmts(&func.body));
+        // A function returning `()` ends with its last statement.
+        if !matches!(func.inst(func.ret), Inst::Tuple(elems) if elems.is_empty()) {
+            stmts.extend(self.expr(func.ret).tokens);
+        }
+        stmts
+    }
+
+    /// `use … as __ad;` if the body needs the runtime's rules, and the checks
+    /// that the runtime functions the user named are the runtime's.
+    fn prologue(&self) -> TokenStream {
+        let func = self.func;
         let mut stmts = TokenStream::new();
         if func.insts.iter().any(|data| match &data.inst {
             Inst::Pullback(..)
@@ -508,11 +536,6 @@ impl<'a> Emitter<'a> {
                     ::ad_runtime::__private::same_fn(::ad_runtime::#function::<f64>, #path);
                 });
             }
-        }
-        stmts.extend(self.stmts(&func.body));
-        // A function returning `()` ends with its last statement.
-        if !matches!(func.inst(func.ret), Inst::Tuple(elems) if elems.is_empty()) {
-            stmts.extend(self.expr(func.ret).tokens);
         }
         stmts
     }
@@ -860,6 +883,11 @@ impl<'a> Emitter<'a> {
                     }
                     _ => self.block(els, span),
                 };
+                // An `if` kept for what it writes in one branch only.
+                let empty = |block: &TokenStream| matches!(syn::parse2::<syn::Block>(block.clone()), Ok(block) if block.stmts.is_empty());
+                if empty(&els) {
+                    return postfix(quote_spanned!(span=> if #cond #then));
+                }
                 postfix(quote_spanned!(span=> if #cond #then else #els))
             }
             Inst::For { .. } | Inst::While { .. } | Inst::Arg(_) => {
@@ -879,7 +907,21 @@ impl<'a> Emitter<'a> {
             }
             Inst::Pop(tape) => {
                 let tape = self.expr(*tape).at(Prec::Postfix);
-                postfix(quote_spanned!(span=> #tape.pop()))
+                // A pullback that may run again reads its tapes without
+                // taking the values (`TapeReader::pop` gives a reference).
+                let copied = self.split.is_some()
+                    && matches!(
+                        func.ty(value),
+                        Ty::F32 | Ty::F64 | Ty::Float | Ty::Int | Ty::Bool
+                    );
+                if copied {
+                    Expr {
+                        tokens: quote_spanned!(span=> *#tape.pop()),
+                        prec: Prec::Prefix,
+                    }
+                } else {
+                    postfix(quote_spanned!(span=> #tape.pop()))
+                }
             }
             Inst::Extract(tuple, index) => {
                 let tuple = self.expr(*tuple).at(Prec::Postfix);
@@ -967,6 +1009,41 @@ impl<'a> Emitter<'a> {
                 let shadow = self.argument(*shadow, Mode::Mut);
                 postfix(quote_spanned!(span=> __ad::pop_shadow(#shadow)))
             }
+            Inst::Forward { callee, args } => {
+                let path = &func.user_calls[*callee as usize].path;
+                let forward = forward_path(path);
+                let args = args.iter().map(|&(arg, mode)| self.argument(arg, mode));
+                let call = quote_spanned!(span=> #forward(#(#args),*));
+                match &self.split {
+                    // A function calling itself keeps its callee's pullback in
+                    // its own: boxed, or its type would contain itself.
+                    Some(mode) if path.is_ident(&func.name) => {
+                        let pullback_ty = &mode.pullback_ty;
+                        postfix(quote_spanned! {span=>
+                            {
+                                let (out, pullback) = #call;
+                                (out, ::std::boxed::Box::new(pullback) as ::std::boxed::Box<dyn #pullback_ty>)
+                            }
+                        })
+                    }
+                    _ => postfix(call),
+                }
+            }
+            Inst::Some(wrapped) => {
+                let wrapped = self.expr(*wrapped).at(Prec::Or);
+                postfix(quote_spanned!(span=> ::core::option::Option::Some(#wrapped)))
+            }
+            Inst::Apply { pullback, args } => {
+                let optional = matches!(func.ty(*pullback), Ty::Option(_));
+                let mut pullback = self.expr(*pullback).at(Prec::Postfix);
+                // Carried out of the branch that called it, which the
+                // adjoint's branch mirrors: it is `Some` here.
+                if optional {
+                    pullback = quote_spanned!(span=> #pullback.as_ref().unwrap());
+                }
+                let args = args.iter().map(|&(arg, mode)| self.argument(arg, mode));
+                postfix(quote_spanned!(span=> #pullback(#(#args),*)))
+            }
         }
     }
 
@@ -974,6 +1051,12 @@ impl<'a> Emitter<'a> {
     /// or a value.
     fn argument(&self, value: Value, mode: Mode) -> TokenStream {
         let tokens = self.expr(value).at(Prec::Or);
+        if let Ty::Option(_) = self.func.ty(value) {
+            // A copy carried out of the branch that made it, which the
+            // adjoint's branch mirrors: it is `Some` here.
+            let tokens = self.expr(value).at(Prec::Postfix);
+            return quote!(#tokens.as_deref().unwrap());
+        }
         match mode {
             Mode::Ref | Mode::Mut if self.func.is_param(value) => tokens,
             Mode::Ref => quote!(&#tokens),
@@ -1054,12 +1137,25 @@ fn is_statement(func: &Function, value: Value, n_uses: usize) -> bool {
         && !matches!(inst, Inst::TapeNew { .. })
 }
 
+/// `f_forward` for the path `f` of a function called from differentiated
+/// code (`m::f` → `m::f_forward`), located at the user's `f`.
+pub(crate) fn forward_path(path: &syn::Path) -> syn::Path {
+    let mut path = path.clone();
+    if let Some(last) = path.segments.last_mut() {
+        let name = last.ident.unraw();
+        last.ident = Ident::new(&format!("{name}_forward"), last.ident.span());
+    }
+    path
+}
+
 /// Whether the components of `value` are bound by a pattern: the results of an
-/// `if`, or of a pullback with several.
+/// `if` or of a call, or of a pullback with several.
 fn is_destructured(func: &Function, value: Value) -> bool {
     match func.inst(value) {
-        Inst::If { .. } => true,
-        Inst::Pullback(..) => matches!(func.ty(value), Ty::Tuple(_)),
+        Inst::If { .. } | Inst::Forward { .. } => true,
+        Inst::Pullback(..) | Inst::Apply { .. } => {
+            matches!(func.ty(value), Ty::Tuple(elems) if !elems.is_empty())
+        }
         _ => false,
     }
 }

@@ -31,7 +31,13 @@ pub(crate) fn differentiate(args: TokenStream, input: TokenStream) -> TokenStrea
     match stages(args, &item, applied_twice) {
         Ok(stages) => {
             let vjp = emit::vjp(&item, &stages.sig, &stages.vjp);
-            quote!(#original #vjp)
+            let forward = emit::forward(
+                &item,
+                &stages.split_sig,
+                &stages.split,
+                stages.split_primal_len,
+            );
+            quote!(#original #vjp #forward)
         }
         Err(failed) => fallback(&item, &failed.0, &failed.1),
     }
@@ -59,6 +65,12 @@ pub(crate) struct Stages {
     #[cfg_attr(not(test), allow(dead_code))]
     pub(crate) primal: Function,
     pub(crate) vjp: Function,
+    /// The signature and `_vjp` IR with every float parameter active, from
+    /// which the split API is emitted (the same as above without `wrt`).
+    pub(crate) split_sig: Signature,
+    pub(crate) split: Function,
+    /// How many instructions the primal IR of `split` has.
+    pub(crate) split_primal_len: usize,
 }
 
 pub(crate) fn stages(
@@ -74,7 +86,31 @@ pub(crate) fn stages(
         cx.push(error);
         args::Args::default()
     });
-    let sig = lower::signature(&cx, item, &args);
+    let (sig, primal, vjp) = differentiated(cx, item, &args)?;
+    // The split API differentiates with respect to every float parameter:
+    // its callers may pass active values anywhere.
+    let (split_sig, split_primal, split) = if args.wrt.is_some() {
+        differentiated(Ctxt::new(), item, &args::Args::default())?
+    } else {
+        (sig.clone(), primal.clone(), vjp.clone())
+    };
+    Ok(Stages {
+        sig,
+        primal,
+        vjp,
+        split_sig,
+        split_primal_len: split_primal.insts.len(),
+        split,
+    })
+}
+
+/// Lowers, checks and differentiates `item`.
+fn differentiated(
+    cx: Ctxt,
+    item: &ItemFn,
+    args: &args::Args,
+) -> Result<(Signature, Function, Function), Box<(Signature, syn::Error)>> {
+    let sig = lower::signature(&cx, item, args);
     let primal = lower::body(&cx, item, &sig);
     if let Err(error) = cx.check() {
         return Err(Box::new((sig, error)));
@@ -88,7 +124,7 @@ pub(crate) fn stages(
         return Err(Box::new((sig, error)));
     }
     let vjp = verified(reverse::vjp(&primal, &activity, &writes, &sig), "reverse");
-    Ok(Stages { sig, primal, vjp })
+    Ok((sig, primal, vjp))
 }
 
 /// A broken invariant is a bug of ours: panic, printing the IR.

@@ -8,6 +8,7 @@
 
 mod analysis;
 mod args;
+mod custom;
 mod diag;
 #[cfg(test)]
 mod differential;
@@ -38,4 +39,18 @@ use proc_macro::TokenStream;
 #[proc_macro_attribute]
 pub fn differentiate(args: TokenStream, item: TokenStream) -> TokenStream {
     expand::differentiate(args.into(), item.into()).into()
+}
+
+/// Gives a function a derivative of your own: `#[custom_vjp(rule)]` on `f`
+/// generates `f_vjp` and `f_forward` from `rule`, without looking into `f`'s
+/// body, and every differentiated function that calls `f` uses it.
+///
+/// The rule takes the arguments of `f_vjp` (each buffer as the call left it,
+/// a float buffer followed by its shadow, into which the rule adds), then the
+/// output and the seed, and returns the adjoints of the float parameters taken
+/// by value. A rule whose signature does not match is a compile error at its
+/// path.
+#[proc_macro_attribute]
+pub fn custom_vjp(args: TokenStream, item: TokenStream) -> TokenStream {
+    custom::custom_vjp(args.into(), item.into()).into()
 }

@@ -21,8 +21,8 @@ use crate::lower::Signature;
 use std::collections::{HashMap, HashSet};
 
 use crate::ir::{
-    BinOp, Builder, Callee, Const, Function, Inst, LoopRange, Place, Region, Role, Scalar, Ty,
-    UnOp, Value,
+    BinOp, Builder, Callee, Const, Function, Inst, LoopRange, Mode, Place, Region, Role, Scalar,
+    Ty, UnOp, Value,
 };
 use crate::rules;
 
@@ -309,6 +309,7 @@ impl Reverse<'_> {
                 // Control flow has no adjoint of its own: its results do.
                 Inst::If { .. } => self.reverse_if(value),
                 Inst::For { .. } | Inst::While { .. } => self.reverse_for(value),
+                Inst::Forward { .. } => self.reverse_call(value),
                 inst if !inst.written().is_empty() => rules::write_pullback(self, value),
                 _ => {
                     if let Some(adjoint) = self.grads[value.index()] {
@@ -585,6 +586,103 @@ impl Reverse<'_> {
         }
     }
 
+    /// Reverses a call of a function with a derivative of its own: calls the
+    /// pullback its forward part returned, with the buffers as the call left
+    /// them (copied if later code overwrites them), their shadows and the
+    /// seed, and adds what it returns to the adjoints of the float arguments.
+    ///
+    /// ```text
+    /// let (y, g_pullback) = g_forward(x, &xs);
+    /// ⇒ let d_x = g_pullback(&xs, &mut d_xs, d_y);
+    /// ```
+    ///
+    /// A buffer argument with no shadow of its own (a constant) gets a
+    /// scratch one: the callee's pullback computes every adjoint.
+    fn reverse_call(&mut self, call: Value) {
+        let primal = self.primal;
+        let Inst::Forward { args, .. } = primal.inst(call) else {
+            unreachable!("reverse_call on a non-call")
+        };
+        let (mut output, mut pullback) = (None, None);
+        for &(index, extract) in &self.extracts[call.index()] {
+            match index {
+                0 => output = Some(extract),
+                _ => pullback = Some(extract),
+            }
+        }
+        let pullback = pullback.expect("a call's pullback is extracted");
+        let seed = output.and_then(|output| self.grads[output.index()]);
+        let any_active = args.iter().any(|&(arg, _)| self.is_active(arg));
+        if !any_active || (seed.is_none() && !self.writes_shadow(call)) {
+            return;
+        }
+        let mut operands = Vec::new();
+        let mut floats = Vec::new();
+        for &(arg, mode) in args {
+            match mode {
+                Mode::Val => {
+                    if primal.ty(arg).is_float() {
+                        floats.push(arg);
+                    }
+                }
+                Mode::Ref | Mode::Mut => {
+                    let contents = self.read_back(arg, call);
+                    operands.push((contents, Mode::Ref));
+                    if primal.ty(arg).is_float_buf() {
+                        let shadow = match self.shadow(arg) {
+                            Some(shadow) => shadow,
+                            None => self.push(
+                                Inst::Shadow {
+                                    of: arg,
+                                    seed: None,
+                                },
+                                primal.ty(arg).clone(),
+                                call,
+                            ),
+                        };
+                        operands.push((shadow, Mode::Mut));
+                    }
+                }
+            }
+        }
+        let seed = seed.unwrap_or_else(|| self.push(Inst::Const(Const::Zero), Ty::Unknown, call));
+        operands.push((seed, Mode::Val));
+        let pullback = self.available(pullback);
+        let tys: Vec<Ty> = floats.iter().map(|&arg| primal.ty(arg).clone()).collect();
+        let ty = match tys.as_slice() {
+            [single] => single.clone(),
+            _ => Ty::Tuple(tys.clone()),
+        };
+        let adjoints = self.push(
+            Inst::Apply {
+                pullback,
+                args: operands,
+            },
+            ty,
+            call,
+        );
+        if let [arg] = floats.as_slice() {
+            self.add(*arg, adjoints);
+            return;
+        }
+        for (position, &arg) in floats.iter().enumerate() {
+            if self.is_active(arg) {
+                let adjoint = self.extract(adjoints, position, call);
+                self.add(arg, adjoint);
+            }
+        }
+    }
+
+    /// Whether the call passes an active buffer by `&mut`: its pullback
+    /// turns that buffer's shadow into the adjoint of its contents before.
+    fn writes_shadow(&self, call: Value) -> bool {
+        self.primal
+            .inst(call)
+            .written()
+            .iter()
+            .any(|&buf| self.shadow(buf).is_some())
+    }
+
     /// The active values from outside `owner` (an `if` or a loop) that its
     /// regions read or yield: the only ones whose adjoints its adjoint changes.
     fn outer_values(&self, owner: Value) -> Vec<Value> {
@@ -815,8 +913,30 @@ impl Reverse<'_> {
     /// Adds `value` (defined in branch `branch` of `owner`) to the values `owner`
     /// yields, and returns the `extract` that reads it after `owner`.
     fn export(&mut self, value: Value, owner: Value, branch: u8) -> Value {
-        let ty = self.builder.func().ty(value).clone();
+        let mut ty = self.builder.func().ty(value).clone();
         let span = self.builder.func().span(value);
+        // A pullback or a copy of a buffer has no placeholder: it leaves as
+        // `Some(…)`, and the other branch yields `None`.
+        let value = if ty == Ty::Pullback || ty.elem().is_some() {
+            ty = Ty::Option(Box::new(ty));
+            let wrapped = self
+                .builder
+                .push_detached(Inst::Some(value), ty.clone(), span);
+            if let Some(name) = self.builder.func().name(value) {
+                let name = name.to_owned();
+                self.builder.name(wrapped, &name);
+            }
+            self.set_place(wrapped, Place::In(owner, branch));
+            let func = self.builder.func_mut();
+            let Inst::If { then, els, .. } = &mut func.insts[owner.index()].inst else {
+                unreachable!("values are exported from `if`s")
+            };
+            let inside = if branch == 0 { then } else { els };
+            inside.insts.push(wrapped);
+            wrapped
+        } else {
+            value
+        };
         let placeholder = self
             .builder
             .push_detached(Inst::Const(Const::Zero), ty.clone(), span);

@@ -285,7 +285,9 @@ pub(crate) fn pullback(rx: &mut Reverse<'_>, y: Value, dy: Value) {
         Inst::TapeNew { .. } | Inst::Push(..) | Inst::Pop(_) => {
             unreachable!("adjoint-only instruction %{} in the primal", y.0)
         }
-        Inst::Pullback(..) | Inst::Shadow { .. } | Inst::PopShadow(_) => {
+        Inst::Forward { .. } => unreachable!("calls are reversed by the reverse pass"),
+        Inst::Some(_) => unreachable!("made by the reverse pass"),
+        Inst::Pullback(..) | Inst::Shadow { .. } | Inst::PopShadow(_) | Inst::Apply { .. } => {
             unreachable!("adjoint-only instruction %{} in the primal", y.0)
         }
         // `dy` is the shadow of these buffers: their elements got their

@@ -219,13 +219,22 @@ fn fallback_keeps_function_and_stub() {
     ));
 }
 
+/// The `_vjp` function of an expansion, from `start` to the split API.
+fn vjp_of<'a>(expansion: &'a str, start: &str) -> &'a str {
+    let start = expansion.find(start).expect("a _vjp function");
+    let end = expansion
+        .find("/// The forward part of")
+        .expect("the split API follows");
+    &expansion[start..end]
+}
+
 /// The README shows the expansion of its example: it must be the real one.
 #[test]
 fn readme_shows_the_real_expansion() {
     let readme = include_str!("../../README.md");
     let item = "fn f(x: f64, y: f64) -> f64 { let s = x * y; s.sin() + s * x }";
     let expansion = expanded("", item);
-    let generated = &expansion[expansion.find("fn f_vjp").expect("a _vjp function")..];
+    let generated = vjp_of(&expansion, "fn f_vjp");
     let shown = readme
         .split("```rust\n")
         .nth(2)
@@ -244,10 +253,12 @@ fn docs_show_the_real_expansions() {
     ];
     for item in fixtures {
         let expansion = expanded("", item);
-        let start = expansion
-            .find("fn f_vjp")
-            .or_else(|| expansion.find("fn step_vjp"));
-        let generated = &expansion[start.expect("a _vjp function")..];
+        let start = if expansion.contains("fn f_vjp") {
+            "fn f_vjp"
+        } else {
+            "fn step_vjp"
+        };
+        let generated = vjp_of(&expansion, start);
         assert!(
             doc.contains(generated),
             "update docs/buffers.md with the expansion of `{item}`:\n{generated}"
@@ -506,3 +517,26 @@ fn generator_regressions_expand() {
         assert!(!expansion.contains("compile_error"), "{item}:\n{expansion}");
     }
 }
+
+// Calls of functions with a derivative of their own go through their split
+// API: `g_forward` in the primal, its pullback in the adjoint.
+check!(
+    call_of_a_differentiated_function,
+    "",
+    "fn f(x: f64, y: f64) -> f64 { let s = square(x) + y.sin(); s * geometry::norm(x, y) }"
+);
+check!(
+    call_in_a_loop,
+    "",
+    "fn f(x: f64, n: usize) -> f64 { let mut s = x; for _ in 0..n { s = step(s, x); } s }"
+);
+check!(
+    call_with_buffers,
+    "",
+    "fn f(xs: &[f64], u: &mut [f64], c: f64) -> f64 { advance(&mut u, xs, c); dot3(xs, &u) }"
+);
+check!(
+    recursive_call,
+    "",
+    "fn f(x: f64, n: usize) -> f64 { if n == 0 { x } else { f(x, n - 1).sin() * x } }"
+);

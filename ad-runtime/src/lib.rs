@@ -72,7 +72,7 @@
 
 #![forbid(unsafe_code)]
 
-pub use ad_macros::differentiate;
+pub use ad_macros::{custom_vjp, differentiate};
 
 pub mod check;
 pub mod float;
@@ -102,7 +102,7 @@ pub mod __private {
         matvec_dx, norm2_dx, pop_shadow, softmax_dx, sum_dx, zero, zeros_like,
     };
     pub use crate::rules::*;
-    pub use crate::tape::Tape;
+    pub use crate::tape::{Tape, TapeReader};
 
     /// Implemented by a function item for itself only (each function item has a
     /// type of its own): see [`same_fn`].

@@ -48,6 +48,16 @@ impl<T> Tape<T> {
     }
 
     /// How many values are saved.
+    /// Reads the values back, last first, without taking them: what a
+    /// pullback that may run several times (one per row of a Jacobian) uses
+    /// in place of [`Tape::pop`].
+    #[inline]
+    pub fn reader(&self) -> TapeReader<'_, T> {
+        TapeReader {
+            values: &self.values,
+        }
+    }
+
     #[inline]
     pub fn len(&self) -> usize {
         self.values.len()
@@ -66,9 +76,46 @@ impl<T> Tape<T> {
     }
 }
 
+/// Reads a [`Tape`] back to front; see [`Tape::reader`].
+#[derive(Debug)]
+pub struct TapeReader<'a, T> {
+    values: &'a [T],
+}
+
+impl<'a, T> TapeReader<'a, T> {
+    /// The last value not read yet.
+    #[inline]
+    #[track_caller]
+    pub fn pop(&mut self) -> &'a T {
+        let (last, rest) = self.values.split_last().expect(
+            "ad-runtime: tape underflow; this is a bug in #[differentiate], please report it",
+        );
+        self.values = rest;
+        last
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::Tape;
+
+    #[test]
+    fn a_reader_reads_back_to_front_and_leaves_the_tape_as_it_was() {
+        let mut tape = Tape::new();
+        for value in [1.0, 2.0, 3.0] {
+            tape.push(value);
+        }
+        for _ in 0..2 {
+            let mut reader = tape.reader();
+            assert_eq!(
+                [*reader.pop(), *reader.pop(), *reader.pop()],
+                [3.0, 2.0, 1.0]
+            );
+        }
+        assert_eq!(tape.len(), 3);
+        let result = std::panic::catch_unwind(|| *Tape::<f64>::new().reader().pop());
+        assert!(result.is_err(), "reading past the start must panic");
+    }
 
     #[test]
     fn pops_in_reverse_order_of_pushes() {

@@ -76,17 +76,23 @@ fn mark_varied(func: &Function, region: &Region, varied: &mut [bool]) {
                 .operands()
                 .iter()
                 .any(|operand| !written.contains(operand) && varied[operand.index()]);
-            for buf in written {
+            for &buf in &written {
                 let constant_param = matches!(func.inst(buf), Inst::Param(index) if func.params[*index as usize].role != Role::Active);
                 if writes_varied && !constant_param && func.ty(buf).is_float_buf() {
                     varied[buf.index()] = true;
                 }
             }
+            // A call's output depends on all its arguments, including the
+            // contents of the buffers it changes.
+            if matches!(inst, Inst::Forward { .. }) {
+                varied[value.index()] |=
+                    writes_varied || written.iter().any(|buf| varied[buf.index()]);
+            }
             continue;
         }
         let carries_gradient = func.ty(value).is_float()
             || func.ty(value).is_float_buf()
-            || matches!(inst, Inst::Tuple(_));
+            || matches!(inst, Inst::Tuple(_) | Inst::Forward { .. });
         let is_varied = match inst {
             Inst::If { then, els, .. } => {
                 mark_varied(func, then, varied);

@@ -292,7 +292,8 @@ impl Machine<'_> {
             Inst::Cast(arg, to) => cast(self.get(*arg)?, *to)?,
             Inst::Prim(prim, args) => self::prim(*prim, &self.gets(args)?)?,
             Inst::Pullback(prim, args) => pullback(*prim, &self.gets(args)?)?,
-            Inst::Detach(arg) => self.get(*arg)?,
+            // `None` is the placeholder `Val::Unit`, never read.
+            Inst::Detach(arg) | Inst::Some(arg) => self.get(*arg)?,
             Inst::Tuple(elems) => Val::Tuple(self.gets(elems)?),
             Inst::Extract(tuple, index) => match self.get(*tuple)? {
                 Val::Tuple(mut elems) if (*index as usize) < elems.len() => {
@@ -457,6 +458,11 @@ impl Machine<'_> {
                     Data::Floats(_) => Err("pop_shadow from an empty shadow".to_owned())?,
                     Data::Ints(_) => Err("pop_shadow from an integer buffer".to_owned())?,
                 }
+            }
+            // The callee's IR is in another expansion: generated programs
+            // call no functions of their own.
+            Inst::Forward { .. } | Inst::Apply { .. } => {
+                Err("calls of user functions are not interpreted".to_owned())?
             }
         };
         Ok(val)
@@ -685,6 +691,7 @@ fn inst_name(inst: &Inst) -> &'static str {
         Inst::Prim(prim, _) => prim.name(),
         Inst::Pullback(..) => "pullback",
         Inst::Detach(_) => "detach",
+        Inst::Some(_) => "some",
         Inst::Tuple(_) => "tuple",
         Inst::Extract(..) => "extract",
         Inst::If { .. } => "if",
@@ -704,6 +711,8 @@ fn inst_name(inst: &Inst) -> &'static str {
         Inst::Call(callee, _) => callee.name(),
         Inst::Shadow { .. } => "shadow",
         Inst::PopShadow(_) => "pop.shadow",
+        Inst::Forward { .. } => "forward",
+        Inst::Apply { .. } => "apply",
     }
 }
 

@@ -161,6 +161,13 @@ pub(crate) enum Ty {
     /// A buffer of elements of this type: `&[T]`, `&mut [T]`, `Vec<T>`,
     /// `[T; N]` (see invariant 11).
     Buf(Box<Ty>),
+    /// The pullback a call's forward part returns: a closure whose type only
+    /// rustc knows.
+    Pullback,
+    /// `Option<T>`: a pullback or a copy of a buffer carried out of a
+    /// branch, `None` when the branch did not run (neither has a placeholder
+    /// value).
+    Option(Box<Ty>),
 }
 
 impl Ty {
@@ -369,6 +376,34 @@ pub(crate) enum Inst {
     },
     /// `__ad::pop_shadow(&mut shadow)`: the adjoint of a `push` (an effect).
     PopShadow(Value),
+    /// `Some(value)`: a pullback or a buffer yielded out of a branch (see
+    /// [`Ty::Option`]).
+    Some(Value),
+    /// A call of a function that has a derivative (`#[differentiate]` or a
+    /// custom rule), `callee` indexing [`Function::user_calls`]: its forward
+    /// part `f_forward(args…)`, whose value is the pair `(output, pullback)`.
+    /// Buffers are passed as the call's modes say; it is an effect if one is
+    /// passed `&mut`.
+    Forward {
+        callee: u32,
+        args: Vec<(Value, Mode)>,
+    },
+    /// Adjoint only: calls the pullback a [`Inst::Forward`] returned, with
+    /// each operand passed as its mode says (the buffers as the call left
+    /// them, their shadows, the seed). Its value is the adjoint of the call's
+    /// float arguments taken by value: one float, a tuple, or `()`.
+    Apply {
+        pullback: Value,
+        args: Vec<(Value, Mode)>,
+    },
+}
+
+/// A function called from differentiated code that has a derivative of its
+/// own: its split API `f_forward` is called in its place.
+#[derive(Clone, Debug)]
+pub(crate) struct UserCall {
+    /// The path as the user wrote it (`f`, `module::f`).
+    pub(crate) path: syn::Path,
 }
 
 /// How a new local buffer is made.
@@ -488,6 +523,7 @@ impl Inst {
             Inst::Unary(_, arg)
             | Inst::Cast(arg, _)
             | Inst::Detach(arg)
+            | Inst::Some(arg)
             | Inst::Extract(arg, _)
             | Inst::If { cond: arg, .. } => *arg = map(*arg),
             Inst::Binary(_, lhs, rhs) => {
@@ -525,6 +561,17 @@ impl Inst {
                     *seed = map(*seed);
                 }
             }
+            Inst::Forward { args, .. } => {
+                for (arg, _) in args {
+                    *arg = map(*arg);
+                }
+            }
+            Inst::Apply { pullback, args } => {
+                *pullback = map(*pullback);
+                for (arg, _) in args {
+                    *arg = map(*arg);
+                }
+            }
         }
     }
 
@@ -557,6 +604,7 @@ impl Inst {
             | Inst::PushElem(..)
             | Inst::PopShadow(_) => true,
             Inst::Call(callee, _) => callee.modes().contains(&Mode::Mut),
+            Inst::Forward { .. } | Inst::Apply { .. } => !self.written().is_empty(),
             _ => false,
         }
     }
@@ -574,6 +622,11 @@ impl Inst {
                 .zip(args)
                 .filter(|(mode, _)| **mode == Mode::Mut)
                 .map(|(_, &arg)| arg)
+                .collect(),
+            Inst::Forward { args, .. } | Inst::Apply { args, .. } => args
+                .iter()
+                .filter(|(_, mode)| *mode == Mode::Mut)
+                .map(|&(arg, _)| arg)
                 .collect(),
             _ => Vec::new(),
         }
@@ -600,6 +653,7 @@ impl Inst {
             Inst::Unary(_, arg)
             | Inst::Cast(arg, _)
             | Inst::Detach(arg)
+            | Inst::Some(arg)
             | Inst::Extract(arg, _) => vec![*arg],
             Inst::Binary(_, lhs, rhs) => vec![*lhs, *rhs],
             Inst::Prim(_, args)
@@ -616,6 +670,12 @@ impl Inst {
             Inst::Shadow { of, seed } => {
                 let mut operands = vec![*of];
                 operands.extend(*seed);
+                operands
+            }
+            Inst::Forward { args, .. } => args.iter().map(|&(arg, _)| arg).collect(),
+            Inst::Apply { pullback, args } => {
+                let mut operands = vec![*pullback];
+                operands.extend(args.iter().map(|&(arg, _)| arg));
                 operands
             }
         }
@@ -685,6 +745,9 @@ pub(crate) struct Function {
     /// generated code checks at compile time that it does, since a user's own
     /// `detach` or module `ad_runtime` would otherwise get our pullback.
     pub(crate) runtime_paths: Vec<(TokenStream, &'static str)>,
+    /// The functions with a derivative of their own that the body calls
+    /// (see [`Inst::Forward`]).
+    pub(crate) user_calls: Vec<UserCall>,
 }
 
 impl Function {

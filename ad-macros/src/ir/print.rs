@@ -11,7 +11,7 @@
 
 use std::fmt::Write;
 
-use super::{Const, Function, Inst, LoopRange, NewBuf, Region, Role, Ty, UnOp, Value};
+use super::{Const, Function, Inst, LoopRange, Mode, NewBuf, Region, Role, Ty, UnOp, Value};
 
 pub(super) fn function(func: &Function) -> String {
     let mut out = String::new();
@@ -107,6 +107,8 @@ fn ty(ty_: &Ty) -> String {
         Ty::Tape(elem) => format!("tape<{}>", ty(elem)),
         Ty::Unit => "()".to_owned(),
         Ty::Buf(elem) => format!("[{}]", ty(elem)),
+        Ty::Pullback => "pullback".to_owned(),
+        Ty::Option(elem) => format!("option<{}>", ty(elem)),
     }
 }
 
@@ -137,6 +139,7 @@ fn inst(func: &Function, id: Value) -> String {
         Inst::Prim(prim, args) => format!("{} {}", prim.name(), values(args)),
         Inst::Pullback(prim, args) => format!("pullback.{} {}", prim.name(), values(args)),
         Inst::Detach(arg) => format!("detach {}", value(*arg)),
+        Inst::Some(arg) => format!("some {}", value(*arg)),
         Inst::Tuple(elems) => format!("tuple {}", values(elems)),
         Inst::Extract(tuple, index) => format!("extract {}.{index}", value(*tuple)),
         Inst::If { cond, .. } => format!("if {} {{", value(*cond)),
@@ -195,5 +198,25 @@ fn inst(func: &Function, id: Value) -> String {
             seed: Some(seed),
         } => format!("shadow {} from {}", value(*of), value(*seed)),
         Inst::PopShadow(shadow) => format!("pop.shadow {}", value(*shadow)),
+        Inst::Forward { callee, args } => {
+            let path = &func.user_calls[*callee as usize].path;
+            let path = quote::ToTokens::to_token_stream(path)
+                .to_string()
+                .replace(' ', "");
+            format!("forward {path} {}", moded(args))
+        }
+        Inst::Apply { pullback, args } => format!("apply {} {}", value(*pullback), moded(args)),
     }
+}
+
+/// Operands with the way each is passed: `%1, &%2, &mut %3`.
+fn moded(args: &[(Value, Mode)]) -> String {
+    args.iter()
+        .map(|&(arg, mode)| match mode {
+            Mode::Val => value(arg),
+            Mode::Ref => format!("&{}", value(arg)),
+            Mode::Mut => format!("&mut {}", value(arg)),
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
 }

@@ -9,7 +9,7 @@ use syn::{
     RangeLimits,
 };
 
-use super::{Lower, Lowered, Poison, sig};
+use super::{Lower, Lowered, Poison, calls, sig};
 use crate::diag::msg;
 use crate::ir::{self, BinOp, Callee, Const, Inst, Prim, Ty, UnOp, Value};
 
@@ -540,6 +540,7 @@ impl Lower<'_> {
         let float_ty = match segments.as_slice() {
             [ty, _] if ty == "f64" => Ty::F64,
             [ty, _] if ty == "f32" => Ty::F32,
+            _ if calls::is_user_function(func) => return self.user_call(func, call),
             _ => return self.unsupported(func, msg::call(&shown)),
         };
         if segments[1] == "from" {

@@ -7,12 +7,13 @@
 //! would have defined stay silent, so each mistake is reported once.
 
 mod buffers;
+mod calls;
 mod exits;
 mod expr;
 mod loops;
 mod sig;
 
-pub(crate) use sig::{Signature, signature};
+pub(crate) use sig::{SigParam, Signature, signature};
 
 use proc_macro2::Span;
 use syn::ext::IdentExt;

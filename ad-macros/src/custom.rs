@@ -1,0 +1,234 @@
+//! `#[custom_vjp(rule)]`: a function whose derivative the user gives.
+//!
+//! The macro does not look into the body. It generates the same API as
+//! `#[differentiate]` — `f_vjp` and `f_forward` — from the user's rule, whose
+//! signature is checked at compile time at the user's span: the rule takes the
+//! arguments of `f_vjp` (buffers as the call left them, each float buffer
+//! followed by its shadow), then the output and the seed, and returns the
+//! adjoints of the float parameters taken by value.
+//!
+//! ```text
+//! #[custom_vjp(softplus_rule)]
+//! fn softplus(x: f64) -> f64 { x.exp().ln_1p() }
+//! fn softplus_rule(x: f64, out: f64, d_out: f64) -> f64 { d_out / (1.0 + (-x).exp()) }
+//! ```
+
+use proc_macro2::{Span, TokenStream};
+use quote::{ToTokens, quote, quote_spanned};
+use syn::ItemFn;
+use syn::spanned::Spanned;
+
+use crate::args::Args;
+use crate::diag::{Ctxt, msg};
+use crate::emit;
+use crate::ir::Role;
+use crate::lower::{self, Signature};
+
+pub(crate) fn custom_vjp(args: TokenStream, input: TokenStream) -> TokenStream {
+    let item: ItemFn = match syn::parse2(input.clone()) {
+        Ok(item) => item,
+        Err(_) => {
+            let mut tokens =
+                syn::Error::new(Span::call_site(), msg::CUSTOM_NOT_A_FUNCTION).to_compile_error();
+            tokens.extend(input);
+            return tokens;
+        }
+    };
+    let cx = Ctxt::new();
+    let rule = match syn::parse2::<syn::Path>(args.clone()) {
+        Ok(rule) => Some(rule),
+        Err(_) => {
+            cx.error_spanned_by(&args, msg::CUSTOM_ARGS);
+            if args.is_empty() {
+                cx.push(syn::Error::new(Span::call_site(), msg::CUSTOM_ARGS));
+            }
+            None
+        }
+    };
+    let sig = lower::signature(&cx, &item, &Args::default());
+    if sig.output_ty.elem().is_some() {
+        cx.error_spanned_by(&item.sig.output, msg::CUSTOM_BUFFER_OUTPUT);
+    }
+    match (cx.check(), rule) {
+        (Ok(()), Some(rule)) => {
+            let vjp = vjp(&item, &sig, &rule);
+            let forward = forward(&item, &sig, &rule);
+            quote!(#item #vjp #forward)
+        }
+        (Err(error), _) => {
+            let error = error.to_compile_error();
+            quote!(#item #error)
+        }
+        (Ok(()), None) => unreachable!("a missing rule is an error"),
+    }
+}
+
+/// `let rule: fn(…) -> … = user_rule;`: the pairing, checked by rustc at the
+/// rule's path.
+fn rule_binding(sig: &Signature, rule: &syn::Path) -> TokenStream {
+    let mut params = Vec::new();
+    for param in &sig.params {
+        if param.ir_ty.elem().is_some() {
+            params.push(emit::shared(&param.ty));
+        } else {
+            params.push(param.ty.to_token_stream());
+        }
+        if let Some(shadow) = &param.shadow {
+            params.push(shadow.ty.to_token_stream());
+        }
+    }
+    if let Some(seed) = &sig.seed_ty {
+        params.push(sig.output.to_token_stream());
+        params.push(seed.to_token_stream());
+    }
+    let adjoints = emit::adjoint_types(sig);
+    let span = rule.span();
+    quote_spanned! {span=>
+        let rule: fn(#(#params),*) #adjoints = #rule;
+    }
+}
+
+/// The arguments of the call of the function itself.
+fn primal_args(sig: &Signature) -> Vec<TokenStream> {
+    sig.params
+        .iter()
+        .map(|param| emit::ident(&param.name, param.span).to_token_stream())
+        .collect()
+}
+
+/// The arguments of the rule: each parameter (its shadow after it), the
+/// output, the seed.
+fn rule_args(sig: &Signature, out: &TokenStream) -> Vec<TokenStream> {
+    let mut args = Vec::new();
+    for param in &sig.params {
+        // A `&mut` buffer is passed as `&`: the rule reads what the call left.
+        args.push(emit::ident(&param.name, param.span).to_token_stream());
+        if let Some(shadow) = &param.shadow {
+            args.push(emit::ident(&shadow.name, param.span).to_token_stream());
+        }
+    }
+    if sig.seed_ty.is_some() {
+        args.push(out.clone());
+        args.push(emit::ident(&sig.seed_name, sig.ident.span()).to_token_stream());
+    }
+    args
+}
+
+/// The names the adjoints are bound to: `d_x` for `x`.
+fn adjoint_names(sig: &Signature) -> Vec<TokenStream> {
+    sig.params
+        .iter()
+        .filter(|param| param.role == Role::Active && param.ir_ty.elem().is_none())
+        .map(|param| emit::ident(&format!("d_{}", param.name), param.span).to_token_stream())
+        .collect()
+}
+
+fn pattern(names: &[TokenStream]) -> TokenStream {
+    match names {
+        [] => quote!(()),
+        [single] => single.clone(),
+        names => quote!((#(#names),*)),
+    }
+}
+
+fn vjp(item: &ItemFn, sig: &Signature, rule: &syn::Path) -> TokenStream {
+    let header = emit::header(item, sig);
+    let binding = rule_binding(sig, rule);
+    let out = emit::ident(&fresh_out(sig), sig.ident.span()).to_token_stream();
+    let rule_args = rule_args(sig, &out);
+    let names = adjoint_names(sig);
+    let adjoints = pattern(&names);
+    let mut returned = Vec::new();
+    if sig.seed_ty.is_some() {
+        returned.push(out.clone());
+    }
+    returned.extend(names.iter().cloned());
+    let result = match returned.as_slice() {
+        [] => TokenStream::new(),
+        [single] => single.clone(),
+        returned => quote!((#(#returned),*)),
+    };
+    let call = if names.is_empty() {
+        quote!(rule(#(#rule_args),*);)
+    } else {
+        quote!(let #adjoints = rule(#(#rule_args),*);)
+    };
+    let output = call_function(item, sig, &out);
+    quote! {
+        #header {
+            #binding
+            #output
+            #call
+            #result
+        }
+    }
+}
+
+fn forward(item: &ItemFn, sig: &Signature, rule: &syn::Path) -> TokenStream {
+    let pullback_ty = emit::pullback_trait(sig);
+    let header = emit::forward_header(item, sig, &pullback_ty);
+    let binding = rule_binding(sig, rule);
+    let out = emit::ident(&fresh_out(sig), sig.ident.span()).to_token_stream();
+    let mut params = Vec::new();
+    for param in sig
+        .params
+        .iter()
+        .filter(|param| param.ir_ty.elem().is_some())
+    {
+        let name = emit::ident(&param.name, param.span);
+        let ty = emit::shared(&param.ty);
+        params.push(quote!(#name: #ty));
+        if let Some(shadow) = &param.shadow {
+            let name = emit::ident(&shadow.name, param.span);
+            let ty = &shadow.ty;
+            params.push(quote!(#name: #ty));
+        }
+    }
+    match &sig.seed_ty {
+        Some(seed_ty) => {
+            let seed = emit::ident(&sig.seed_name, sig.ident.span());
+            params.push(quote!(#seed: #seed_ty));
+        }
+        None => params.push(quote!(_: ())),
+    }
+    let rule_args = rule_args(sig, &out);
+    let adjoint_ty = emit::adjoint_types(sig);
+    let returned = if sig.seed_ty.is_some() {
+        out.clone()
+    } else {
+        quote!(())
+    };
+    let output = call_function(item, sig, &out);
+    quote! {
+        #header {
+            #binding
+            #output
+            (#returned, move |#(#params),*| #adjoint_ty { rule(#(#rule_args),*) })
+        }
+    }
+}
+
+/// `let out = f(args…);`, or `f(args…);` for a function returning nothing.
+fn call_function(item: &ItemFn, sig: &Signature, out: &TokenStream) -> TokenStream {
+    let function = &item.sig.ident;
+    let args = primal_args(sig);
+    if sig.seed_ty.is_some() {
+        quote!(let #out = #function(#(#args),*);)
+    } else {
+        quote!(#function(#(#args),*);)
+    }
+}
+
+/// `out`, or `out_` (…) if a parameter is called that.
+fn fresh_out(sig: &Signature) -> String {
+    let mut name = "out".to_owned();
+    while sig
+        .params
+        .iter()
+        .any(|param| param.name == name || param.shadow.as_ref().is_some_and(|s| s.name == name))
+        || name == sig.seed_name
+    {
+        name.push('_');
+    }
+    name
+}

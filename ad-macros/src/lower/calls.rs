@@ -1,0 +1,128 @@
+//! Lowering calls of functions that have a derivative of their own: a
+//! `#[differentiate]`d function, or one with a custom rule.
+//!
+//! The macro sees only the path, so it relies on the convention every such
+//! function follows: beside `f` there is `f_forward`, which runs `f` and
+//! returns its output and its pullback. A call becomes one instruction whose
+//! value is that pair; the adjoint calls the pullback.
+//!
+//! ```text
+//! let y = g(x, &xs);       %4: (float, pullback) = forward g %x, &%xs
+//!                    ⇒     %5: float = extract %4.0    ; y
+//!                          %6: pullback = extract %4.1 ; g_pullback
+//! ```
+
+use syn::ext::IdentExt;
+use syn::spanned::Spanned;
+use syn::{Expr, ExprCall, ExprPath};
+
+use super::{Lower, Lowered, Poison};
+use crate::diag::msg;
+use crate::ir::{Inst, Mode, Ty, UserCall};
+
+/// Types whose associated functions (`usize::pow`) are not user functions.
+const PRIMITIVE_TYPES: [&str; 16] = [
+    "f32", "f64", "i8", "i16", "i32", "i64", "i128", "isize", "u8", "u16", "u32", "u64", "u128",
+    "usize", "bool", "char",
+];
+
+/// Whether `path` can name a function of the user's: not a constructor
+/// (`Some`, `Point`), not a method of a standard type, not in `std`.
+pub(super) fn is_user_function(path: &ExprPath) -> bool {
+    let segments: Vec<String> = path
+        .path
+        .segments
+        .iter()
+        .map(|segment| segment.ident.unraw().to_string())
+        .collect();
+    let Some(last) = segments.last() else {
+        return false;
+    };
+    let lower_case = last.starts_with(|c: char| c.is_lowercase() || c == '_');
+    let foreign = segments.first().is_some_and(|first| {
+        ["std", "core", "alloc", "Vec", "Box", "String"].contains(&first.as_str())
+            || PRIMITIVE_TYPES.contains(&first.as_str())
+    });
+    lower_case && !foreign && path.qself.is_none()
+}
+
+impl Lower<'_> {
+    /// `g(x, &xs, &mut u, n)`: floats and integers are passed by value,
+    /// buffers by `&` or `&mut` as written.
+    pub(super) fn user_call(&mut self, func: &ExprPath, call: &ExprCall) -> Lowered {
+        let mut args = Vec::new();
+        let mut poisoned = false;
+        for arg in &call.args {
+            match self.call_arg(arg) {
+                Ok(arg) => args.push(arg),
+                Err(Poison) => poisoned = true,
+            }
+        }
+        if poisoned {
+            return Err(Poison);
+        }
+        let name = func
+            .path
+            .segments
+            .last()
+            .map(|segment| segment.ident.unraw().to_string())
+            .unwrap_or_default();
+        let user_calls = &mut self.builder.func_mut().user_calls;
+        let callee = u32::try_from(user_calls.len()).expect("fewer than 2³² calls");
+        user_calls.push(UserCall {
+            path: func.path.clone(),
+        });
+        let span = call.span();
+        let pair = self.push(
+            Inst::Forward { callee, args },
+            Ty::Tuple(vec![Ty::Float, Ty::Pullback]),
+            span,
+        );
+        let output = self.push(Inst::Extract(pair, 0), Ty::Float, span);
+        let pullback = self.push(Inst::Extract(pair, 1), Ty::Pullback, span);
+        self.builder.name(pullback, &format!("{name}_pullback"));
+        Ok(output)
+    }
+
+    /// One argument of a call and how it is passed.
+    ///
+    /// A `&mut` buffer parameter passed as it is (`g(u)`), or reborrowed
+    /// (`g(&mut *u)`), is taken to be changed by the call: the macro cannot
+    /// see whether `g` takes `&` or `&mut`, and for a callee that only reads
+    /// it the adjoint is the same, only more conservative.
+    fn call_arg(&mut self, arg: &Expr) -> Result<(crate::ir::Value, Mode), Poison> {
+        if let Expr::Reference(reference) = arg {
+            let inner = match &*reference.expr {
+                Expr::Unary(unary) if matches!(unary.op, syn::UnOp::Deref(_)) => &*unary.expr,
+                inner => inner,
+            };
+            return match self.buffer_of(inner) {
+                Some(buf) => {
+                    let mode = if reference.mutability.is_some() {
+                        Mode::Mut
+                    } else {
+                        Mode::Ref
+                    };
+                    Ok((buf?, mode))
+                }
+                None => self
+                    .unsupported(arg, msg::CALL_REFERENCE)
+                    .map(|value| (value, Mode::Val)),
+            };
+        }
+        let value = self.expr(arg)?;
+        let func = self.builder.func();
+        match func.ty(value) {
+            Ty::Buf(_) => match func.inst(value) {
+                Inst::Param(index) if func.params[*index as usize].mutable => {
+                    Ok((value, Mode::Mut))
+                }
+                Inst::Param(_) => Ok((value, Mode::Ref)),
+                _ => self
+                    .unsupported(arg, msg::CALL_BUFFER_BY_VALUE)
+                    .map(|value| (value, Mode::Val)),
+            },
+            _ => Ok((value, Mode::Val)),
+        }
+    }
+}

@@ -1,0 +1,430 @@
+//! Composition: differentiated functions calling each other (across modules,
+//! in loops and branches, with buffers, recursively), custom rules, and the
+//! split API `f_forward` used directly. Each function is checked against a
+//! closed form, finite differences and the dot-product test.
+
+use ad_runtime::{custom_vjp, differentiate};
+use ad_tests::{assert_close, check_scalar};
+
+// ---------------------------------------------------------------------------
+// A chain of three functions across two modules.
+
+mod shapes {
+    use ad_runtime::differentiate;
+
+    #[differentiate]
+    pub(crate) fn radius(x: f64, y: f64) -> f64 {
+        (x * x + y * y).sqrt()
+    }
+
+    /// Calls `radius` in the same module.
+    #[differentiate]
+    pub(crate) fn area(x: f64, y: f64) -> f64 {
+        std::f64::consts::PI * radius(x, y).powi(2)
+    }
+}
+
+mod energy {
+    use ad_runtime::differentiate;
+
+    /// Calls into another module by an absolute path.
+    #[differentiate]
+    pub(crate) fn potential(x: f64, y: f64, k: f64) -> f64 {
+        k * crate::shapes::area(x, y).ln()
+    }
+}
+
+/// Calls both modules by relative paths.
+#[differentiate]
+fn total(x: f64, y: f64, k: f64) -> f64 {
+    energy::potential(x, y, k) + shapes::radius(x, y)
+}
+
+#[test]
+fn a_chain_of_three_functions_across_two_modules() {
+    let (x, y, k) = (0.8, -1.3, 2.5);
+    let grad = check_scalar(
+        |p| total(p[0], p[1], p[2]),
+        |p, seed| {
+            let (out, d_x, d_y, d_k) = total_vjp(p[0], p[1], p[2], seed);
+            (out, vec![d_x, d_y, d_k])
+        },
+        &[x, y, k],
+    );
+    // total = k ln(π r²) + r with r² = x² + y².
+    let r2 = x * x + y * y;
+    let r = r2.sqrt();
+    assert_close(
+        &grad,
+        &[
+            2.0 * k * x / r2 + x / r,
+            2.0 * k * y / r2 + y / r,
+            (std::f64::consts::PI * r2).ln(),
+        ],
+    );
+}
+
+// ---------------------------------------------------------------------------
+// A callee in a loop and in both arms of a branch.
+
+#[differentiate]
+fn logistic(r: f64, x: f64) -> f64 {
+    r * x * (1.0 - x)
+}
+
+#[differentiate]
+fn iterate(r: f64, x0: f64, n: usize) -> f64 {
+    let mut x = x0;
+    for _ in 0..n {
+        x = logistic(r, x);
+    }
+    x
+}
+
+#[differentiate]
+fn square(x: f64) -> f64 {
+    x * x
+}
+
+#[differentiate]
+fn branchy(x: f64, y: f64) -> f64 {
+    if x > y {
+        square(x - y) * y
+    } else {
+        square(y - x) + x
+    }
+}
+
+#[test]
+fn a_callee_in_a_loop_keeps_one_pullback_per_iteration() {
+    let (r, x0) = (2.5, 0.3);
+    for n in [0, 1, 2, 6] {
+        check_scalar(
+            |p| iterate(p[0], p[1], n),
+            |p, seed| {
+                let (out, d_r, d_x0) = iterate_vjp(p[0], p[1], n, seed);
+                (out, vec![d_r, d_x0])
+            },
+            &[r, x0],
+        );
+    }
+    // Two steps, by hand: x1 = r x0 (1 − x0), x2 = r x1 (1 − x1).
+    let x1 = r * x0 * (1.0 - x0);
+    let (_, d_r, d_x0) = iterate_vjp(r, x0, 2, 1.0);
+    let dx2_dx1 = r * (1.0 - 2.0 * x1);
+    let expected_r = x1 * (1.0 - x1) + dx2_dx1 * x0 * (1.0 - x0);
+    assert_close(&[d_r, d_x0], &[expected_r, dx2_dx1 * r * (1.0 - 2.0 * x0)]);
+}
+
+#[test]
+fn a_callee_in_both_arms_of_a_branch() {
+    for (x, y) in [(2.0, 0.5), (0.5, 2.0)] {
+        let grad = check_scalar(
+            |p| branchy(p[0], p[1]),
+            |p, seed| {
+                let (out, d_x, d_y) = branchy_vjp(p[0], p[1], seed);
+                (out, vec![d_x, d_y])
+            },
+            &[x, y],
+        );
+        let expected = if x > y {
+            // (x − y)² y
+            vec![2.0 * (x - y) * y, -2.0 * (x - y) * y + (x - y) * (x - y)]
+        } else {
+            // (y − x)² + x
+            vec![-2.0 * (y - x) + 1.0, 2.0 * (y - x)]
+        };
+        assert_close(&grad, &expected);
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Buffers: a callee that reads slices, one that updates a slice in place.
+
+#[differentiate]
+fn weighted(w: &[f64], xs: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for i in 0..xs.len() {
+        s += w[i] * xs[i] * xs[i];
+    }
+    s
+}
+
+#[differentiate]
+fn relax(u: &mut [f64], c: f64) {
+    for v in u.iter_mut() {
+        *v -= c * v.sin();
+    }
+}
+
+/// `steps` in-place updates, then a weighted energy of the result.
+#[differentiate]
+fn relaxed_energy(u: &mut [f64], w: &[f64], c: f64, steps: usize) -> f64 {
+    for _ in 0..steps {
+        relax(u, c);
+    }
+    weighted(w, u)
+}
+
+#[test]
+fn callees_with_slices_and_in_place_updates() {
+    let u0 = [0.3, -1.2, 2.0];
+    let w = [1.5, 0.5, -2.0];
+    let c = 0.4;
+    let n = u0.len();
+    let f = |p: &[f64]| {
+        let mut u = p[..n].to_vec();
+        relaxed_energy(&mut u, &p[n..2 * n], p[2 * n], 3)
+    };
+    let vjp = |p: &[f64], seed: f64| {
+        let mut u = p[..n].to_vec();
+        let mut d_u = vec![0.0; n];
+        let mut d_w = vec![0.0; n];
+        let (out, d_c) =
+            relaxed_energy_vjp(&mut u, &mut d_u, &p[n..2 * n], &mut d_w, p[2 * n], 3, seed);
+        let mut grad = d_u;
+        grad.extend(d_w);
+        grad.push(d_c);
+        (out, grad)
+    };
+    let mut point = u0.to_vec();
+    point.extend(w);
+    point.push(c);
+    let grad = check_scalar(f, vjp, &point);
+    // One step, by hand: u1 = u0 − c sin u0, E = Σ w u1².
+    let (_, d_c) = {
+        let mut u = u0.to_vec();
+        let mut d_u = vec![0.0; n];
+        let mut d_w = vec![0.0; n];
+        let result = relaxed_energy_vjp(&mut u, &mut d_u, &w, &mut d_w, c, 1, 1.0);
+        let u1: Vec<f64> = u0.iter().map(|u| u - c * u.sin()).collect();
+        let expected_d_u: Vec<f64> = (0..n)
+            .map(|i| 2.0 * w[i] * u1[i] * (1.0 - c * u0[i].cos()))
+            .collect();
+        assert_close(&d_u, &expected_d_u);
+        assert_close(&d_w, &u1.iter().map(|u| u * u).collect::<Vec<_>>());
+        result
+    };
+    let u1: Vec<f64> = u0.iter().map(|u| u - c * u.sin()).collect();
+    let expected_d_c: f64 = (0..n).map(|i| -2.0 * w[i] * u1[i] * u0[i].sin()).sum();
+    assert_close(&[d_c], &[expected_d_c]);
+    assert_eq!(grad.len(), 2 * n + 1);
+}
+
+// ---------------------------------------------------------------------------
+// `wrt` on either side: the split API differentiates with respect to every
+// float parameter, so a callee's `wrt` never drops a caller's gradient.
+
+#[differentiate(wrt(a))]
+fn scaled(a: f64, b: f64) -> f64 {
+    a * b.exp()
+}
+
+#[differentiate(wrt(x))]
+fn uses_scaled(x: f64, c: f64) -> f64 {
+    scaled(c, x * x)
+}
+
+#[test]
+fn wrt_of_the_callee_does_not_drop_the_callers_gradient() {
+    let (x, c) = (0.7, 1.9);
+    let (out, d_x) = uses_scaled_vjp(x, c, 1.0);
+    assert_eq!(out, uses_scaled(x, c));
+    // d/dx c e^{x²} = 2 x c e^{x²}.
+    assert_close(&[d_x], &[2.0 * x * c * (x * x).exp()]);
+    check_scalar(
+        |p| uses_scaled(p[0], c),
+        |p, seed| {
+            let (out, d_x) = uses_scaled_vjp(p[0], c, seed);
+            (out, vec![d_x])
+        },
+        &[x],
+    );
+}
+
+// ---------------------------------------------------------------------------
+// Custom rules.
+
+/// `ln(1 + eˣ)`: the naive derivative `eˣ / (1 + eˣ)` is NaN for large `x`.
+#[custom_vjp(softplus_rule)]
+fn softplus(x: f64) -> f64 {
+    if x > 30.0 { x } else { x.exp().ln_1p() }
+}
+
+/// The logistic function, stable for every `x`.
+fn softplus_rule(x: f64, _out: f64, d_out: f64) -> f64 {
+    d_out / (1.0 + (-x).exp())
+}
+
+#[differentiate]
+fn softplus_loss(w: f64, x: f64) -> f64 {
+    softplus(w * x) + softplus(-w)
+}
+
+#[test]
+fn a_custom_rule_is_used_by_its_vjp_and_by_callers() {
+    let sigmoid = |t: f64| 1.0 / (1.0 + (-t).exp());
+    for x in [-3.0, 0.0, 2.5, 800.0] {
+        let (out, d_x) = softplus_vjp(x, 1.0);
+        assert_eq!(out, softplus(x));
+        assert_close(&[d_x], &[sigmoid(x)]);
+    }
+    let (w, x) = (0.9, -1.7);
+    let grad = check_scalar(
+        |p| softplus_loss(p[0], p[1]),
+        |p, seed| {
+            let (out, d_w, d_x) = softplus_loss_vjp(p[0], p[1], seed);
+            (out, vec![d_w, d_x])
+        },
+        &[w, x],
+    );
+    assert_close(
+        &grad,
+        &[x * sigmoid(w * x) - sigmoid(-w), w * sigmoid(w * x)],
+    );
+}
+
+/// A rule for a function of a slice: the rule adds into the shadow.
+#[custom_vjp(norm_rule)]
+fn norm(xs: &[f64]) -> f64 {
+    xs.iter().map(|x| x * x).sum::<f64>().sqrt()
+}
+
+fn norm_rule(xs: &[f64], d_xs: &mut [f64], out: f64, d_out: f64) {
+    for (d, x) in d_xs.iter_mut().zip(xs) {
+        *d += d_out * x / out;
+    }
+}
+
+#[differentiate]
+fn normalized_first(xs: &[f64]) -> f64 {
+    xs[0] / norm(xs)
+}
+
+#[test]
+fn a_custom_rule_with_a_buffer() {
+    let xs = [3.0, 4.0, 12.0];
+    let f = |p: &[f64]| normalized_first(p);
+    let vjp = |p: &[f64], seed: f64| {
+        let mut d_xs = vec![0.0; p.len()];
+        let out = normalized_first_vjp(p, &mut d_xs, seed);
+        (out, d_xs)
+    };
+    let grad = check_scalar(f, vjp, &xs);
+    // x₀ / ‖x‖: δ₀ⱼ/‖x‖ − x₀ xⱼ/‖x‖³.
+    let n = 13.0_f64;
+    let expected: Vec<f64> = (0..3)
+        .map(|j| f64::from(u8::from(j == 0)) / n - xs[0] * xs[j] / (n * n * n))
+        .collect();
+    assert_close(&grad, &expected);
+}
+
+// ---------------------------------------------------------------------------
+// Recursion: the determinant by expansion in minors along the first row.
+
+#[differentiate]
+fn det(a: &[f64], n: usize) -> f64 {
+    let mut minor = vec![0.0; (n - 1) * (n - 1)];
+    if n == 1 {
+        return a[0];
+    }
+    let mut total = 0.0;
+    for j in 0..n {
+        for r in 1..n {
+            let mut k = 0;
+            for c in 0..n {
+                if c != j {
+                    minor[(r - 1) * (n - 1) + k] = a[r * n + c];
+                    k += 1;
+                }
+            }
+        }
+        let sign = if j % 2 == 0 { 1.0 } else { -1.0 };
+        total += sign * a[j] * det(&minor, n - 1);
+    }
+    total
+}
+
+#[test]
+fn recursion_determinant_by_minors() {
+    let a = [2.0, -1.0, 0.5, 1.5, 3.0, -2.0, 0.25, 1.0, 4.0];
+    let f = |p: &[f64]| det(p, 3);
+    let vjp = |p: &[f64], seed: f64| {
+        let mut d_a = vec![0.0; p.len()];
+        let out = det_vjp(p, &mut d_a, 3, seed);
+        (out, d_a)
+    };
+    let grad = check_scalar(f, vjp, &a);
+    // ∂ det A / ∂ a_ij is the cofactor C_ij.
+    let m = |i: usize, j: usize| a[i * 3 + j];
+    let cofactor = |i: usize, j: usize| {
+        let rows: Vec<usize> = (0..3).filter(|&r| r != i).collect();
+        let cols: Vec<usize> = (0..3).filter(|&c| c != j).collect();
+        let minor =
+            m(rows[0], cols[0]) * m(rows[1], cols[1]) - m(rows[0], cols[1]) * m(rows[1], cols[0]);
+        if (i + j).is_multiple_of(2) {
+            minor
+        } else {
+            -minor
+        }
+    };
+    let expected: Vec<f64> = (0..9).map(|k| cofactor(k / 3, k % 3)).collect();
+    assert_close(&grad, &expected);
+    let direct = (0..3).map(|j| m(0, j) * cofactor(0, j)).sum::<f64>();
+    assert_close(&[det(&a, 3)], &[direct]);
+}
+
+// ---------------------------------------------------------------------------
+// The split API used directly: one forward pass, several pullbacks.
+
+#[differentiate]
+fn polar(x: f64, y: f64) -> (f64, f64) {
+    (x.hypot(y), y.atan2(x))
+}
+
+#[test]
+fn one_forward_pass_and_a_pullback_per_row_of_the_jacobian() {
+    let (out, pullback) = polar_forward(3.0, 4.0);
+    assert_eq!(out, polar(3.0, 4.0));
+    let rows = [pullback((1.0, 0.0)), pullback((0.0, 1.0))];
+    for (row, seed) in rows.iter().zip([(1.0, 0.0), (0.0, 1.0)]) {
+        let (_, d_x, d_y) = polar_vjp(3.0, 4.0, seed);
+        assert_eq!(*row, (d_x, d_y));
+    }
+    assert_close(
+        &[rows[0].0, rows[0].1, rows[1].0, rows[1].1],
+        &[0.6, 0.8, -0.16, 0.12],
+    );
+}
+
+#[test]
+fn a_pullback_that_reads_tapes_can_run_again() {
+    let (out, pullback) = iterate_forward(3.3, 0.3, 5);
+    assert_eq!(out, iterate(3.3, 0.3, 5));
+    let first = pullback(1.0);
+    let again = pullback(1.0);
+    let scaled = pullback(-2.0);
+    assert_eq!(first, again);
+    let (_, d_r, d_x0) = iterate_vjp(3.3, 0.3, 5, 1.0);
+    assert_eq!(first, (d_r, d_x0));
+    assert_close(&[scaled.0, scaled.1], &[-2.0 * d_r, -2.0 * d_x0]);
+}
+
+#[test]
+fn the_split_api_with_buffers() {
+    let w = [1.0, 2.0];
+    let xs = [0.5, -1.5];
+    let (out, pullback) = weighted_forward(&w, &xs);
+    assert_eq!(out, weighted(&w, &xs));
+    let (mut d_w, mut d_xs) = (vec![0.0; 2], vec![0.0; 2]);
+    pullback(&w, &mut d_w, &xs, &mut d_xs, 1.0);
+    assert_close(&d_w, &[0.25, 2.25]);
+    assert_close(&d_xs, &[1.0, -6.0]);
+
+    let mut u = vec![0.5, 1.0];
+    let ((), pullback) = relax_forward(&mut u, 0.5);
+    let mut d_u = vec![1.0, 0.0];
+    let d_c = pullback(&u, &mut d_u, ());
+    assert_close(&d_u, &[1.0 - 0.5 * 0.5_f64.cos(), 0.0]);
+    assert_close(&[d_c], &[-(0.5_f64.sin())]);
+}
