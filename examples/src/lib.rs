@@ -1,1 +1,3 @@
-//! Examples live in `examples/`.
+//! Examples live in `examples/`; the GradBench tool's evals live in [`gradbench`].
+
+pub mod gradbench;
