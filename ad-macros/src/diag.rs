@@ -79,7 +79,7 @@ pub(crate) mod msg {
     pub(crate) const APPLIED_TWICE: &str = "`#[differentiate]` is applied twice; remove one (use `wrt(…)` on the other to choose parameters)";
     pub(crate) const WRT_EMPTY: &str =
         "`wrt()` names no parameter; list the parameters to differentiate, or remove `wrt`";
-    pub(crate) const GENERICS: &str = "generic functions are not supported by `#[differentiate]` yet; write the function for `f64` or `f32`";
+    pub(crate) const GENERICS: &str = "`#[differentiate]` supports one generic parameter, the float type: write `fn f<T: ad_runtime::Float>(…)`, or write the function for `f64` or `f32`";
     pub(crate) const RECEIVER: &str = "methods are not supported by `#[differentiate]` yet; write a free function that takes the fields it needs";
     pub(crate) const ASYNC: &str = "`async fn` cannot be differentiated; write a plain `fn`";
     pub(crate) const UNSAFE_FN: &str = "`unsafe fn` cannot be differentiated; write a safe `fn`";

@@ -19,7 +19,9 @@ use quote::{ToTokens, quote, quote_spanned};
 use syn::ext::IdentExt;
 use syn::{Ident, ItemFn};
 
-use crate::ir::{BinOp, Const, Function, Inst, LoopRange, Mode, NewBuf, Region, Ty, UnOp, Value};
+use crate::ir::{
+    BinOp, Const, Function, Inst, LoopRange, Mode, NewBuf, Region, Scalar, Ty, UnOp, Value,
+};
 use crate::lower::Signature;
 
 mod split;
@@ -801,6 +803,9 @@ impl<'a> Emitter<'a> {
             Inst::Const(Const::Bool(b)) => postfix(quote_spanned!(span=> #b)),
             Inst::Const(Const::Path(path)) => postfix(path.clone()),
             Inst::Const(Const::Zero) => postfix(match func.ty(value) {
+                Ty::Float if let Some(param) = &func.float_param => {
+                    quote_spanned!(span=> <#param as ::ad_runtime::Float>::ZERO)
+                }
                 Ty::Int => quote_spanned!(span=> 0),
                 Ty::Bool => quote_spanned!(span=> false),
                 Ty::F32 | Ty::F64 | Ty::Float => quote_spanned!(span=> 0.0),
@@ -826,6 +831,7 @@ impl<'a> Emitter<'a> {
                 }
             }
             Inst::Binary(op, lhs, rhs) => self.binary(*op, *lhs, *rhs, span),
+            Inst::Cast(arg, to) if func.float_param.is_some() => self.generic_cast(*arg, *to, span),
             Inst::Cast(arg, to) => {
                 let to_ident = Ident::new(to.name(), span);
                 // `bool as f64` is not Rust; `f64::from(b)` is.
@@ -1044,6 +1050,54 @@ impl<'a> Emitter<'a> {
                 let args = args.iter().map(|&(arg, mode)| self.argument(arg, mode));
                 postfix(quote_spanned!(span=> #pullback(#(#args),*)))
             }
+        }
+    }
+
+    /// A conversion in a function generic over `T: Float`, through the
+    /// runtime's trait: `T::from_f64(x)`, `x.to_f64()`, and `as` between
+    /// other types.
+    fn generic_cast(&self, arg: Value, to: Scalar, span: Span) -> Expr {
+        let func = self.func;
+        let param = func.float_param.as_ref().expect("a generic function");
+        let from = func.ty(arg);
+        let postfix = |tokens| Expr {
+            tokens,
+            prec: Prec::Postfix,
+        };
+        if to == Scalar::Float {
+            let arg = match from {
+                Ty::F64 => self.expr(arg).at(Prec::Or),
+                Ty::Bool => {
+                    let arg = self.expr(arg).at(Prec::Or);
+                    quote_spanned!(span=> f64::from(#arg))
+                }
+                _ => {
+                    let arg = self.expr(arg).at(Prec::Cast);
+                    quote_spanned!(span=> #arg as f64)
+                }
+            };
+            return postfix(quote_spanned!(span=> <#param as ::ad_runtime::Float>::from_f64(#arg)));
+        }
+        let to_ident = Ident::new(to.name(), span);
+        if *from == Ty::Float {
+            let arg = self.expr(arg).at(Prec::Or);
+            let to_f64 = quote_spanned!(span=> ::ad_runtime::Float::to_f64(#arg));
+            if to == Scalar::F64 {
+                return postfix(to_f64);
+            }
+            return Expr {
+                tokens: quote_spanned!(span=> #to_f64 as #to_ident),
+                prec: Prec::Cast,
+            };
+        }
+        if *from == Ty::Bool && to.ty().is_float() {
+            let arg = self.expr(arg).at(Prec::Or);
+            return postfix(quote_spanned!(span=> #to_ident::from(#arg)));
+        }
+        let arg = self.expr(arg).at(Prec::Cast);
+        Expr {
+            tokens: quote_spanned!(span=> #arg as #to_ident),
+            prec: Prec::Cast,
         }
     }
 

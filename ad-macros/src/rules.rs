@@ -8,7 +8,7 @@
 //! primitive's inputs in call order, its output, the seed; it returns the adjoint
 //! of each float input (a tuple for several).
 
-use crate::ir::{BinOp, Const, Inst, NewBuf, Ty, UnOp, Value};
+use crate::ir::{BinOp, Const, Inst, NewBuf, Scalar, Ty, UnOp, Value};
 use crate::reverse::Reverse;
 
 macro_rules! prims {
@@ -258,7 +258,12 @@ pub(crate) fn pullback(rx: &mut Reverse<'_>, y: Value, dy: Value) {
         Inst::Cast(x, _) => {
             if rx.is_active(x) {
                 let from = rx.primal().ty(x).clone();
-                let dx = match from.scalar() {
+                // In a function generic over `T: Float`, `Float` values are `T`.
+                let scalar = match from {
+                    Ty::Float if rx.primal().float_param.is_some() => Some(Scalar::Float),
+                    _ => from.scalar(),
+                };
+                let dx = match scalar {
                     Some(scalar) if &from != rx.primal().ty(y) => rx.cast(dy, scalar, y),
                     _ => dy,
                 };

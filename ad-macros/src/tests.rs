@@ -540,3 +540,8 @@ check!(
     "",
     "fn f(x: f64, n: usize) -> f64 { if n == 0 { x } else { f(x, n - 1).sin() * x } }"
 );
+check!(
+    generic_float,
+    "",
+    "fn f<T: Float>(xs: &[T], w: T) -> T { let mut s = T::ZERO; for i in 0..xs.len() { s += (w * xs[i]).exp() / T::from_i32(i as i32 + 1); } s * T::HALF + T::from_f64(w.to_f64().sin()) * w }"
+);

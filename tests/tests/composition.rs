@@ -428,3 +428,79 @@ fn the_split_api_with_buffers() {
     assert_close(&d_u, &[1.0 - 0.5 * 0.5_f64.cos(), 0.0]);
     assert_close(&[d_c], &[-(0.5_f64.sin())]);
 }
+
+// ---------------------------------------------------------------------------
+// Generic floats: one function for `f32` and `f64`.
+
+use ad_runtime::Float;
+
+/// `½ Σᵢ ln(1 + e^{w xᵢ}) / (i + 1)`, with a generic helper call.
+#[differentiate]
+fn smooth_sum<T: Float>(xs: &[T], w: T) -> T {
+    let mut s = T::ZERO;
+    for i in 0..xs.len() {
+        s += generic_softplus(w * xs[i]) / T::from_i32(i as i32 + 1);
+    }
+    s * T::HALF
+}
+
+#[differentiate]
+fn generic_softplus<T: Float>(x: T) -> T {
+    x.exp().ln_1p()
+}
+
+#[test]
+fn one_generic_function_for_f32_and_f64() {
+    let xs = [0.5, -1.0, 2.0];
+    let w = 0.75;
+    let sigmoid = |t: f64| 1.0 / (1.0 + (-t).exp());
+    let f = |p: &[f64]| smooth_sum(&p[..3], p[3]);
+    let vjp = |p: &[f64], seed: f64| {
+        let mut d_xs = vec![0.0; 3];
+        let (out, d_w) = smooth_sum_vjp(&p[..3], &mut d_xs, p[3], seed);
+        d_xs.push(d_w);
+        (out, d_xs)
+    };
+    let grad = check_scalar(f, vjp, &[xs[0], xs[1], xs[2], w]);
+    let expected_xs: Vec<f64> = (0..3)
+        .map(|i| 0.5 * w * sigmoid(w * xs[i]) / (i as f64 + 1.0))
+        .collect();
+    let expected_w: f64 = (0..3)
+        .map(|i| 0.5 * xs[i] * sigmoid(w * xs[i]) / (i as f64 + 1.0))
+        .sum();
+    assert_close(&grad[..3], &expected_xs);
+    assert_close(&grad[3..], &[expected_w]);
+
+    // The same function in single precision agrees to f32 accuracy.
+    let xs32 = xs.map(|x| x as f32);
+    let mut d_xs32 = [0.0_f32; 3];
+    let (out32, d_w32) = smooth_sum_vjp(&xs32, &mut d_xs32, w as f32, 1.0_f32);
+    assert!((f64::from(out32) - f(&[xs[0], xs[1], xs[2], w])).abs() < 1e-6);
+    assert!((f64::from(d_w32) - expected_w).abs() < 1e-6);
+    for (d32, d64) in d_xs32.iter().zip(&expected_xs) {
+        assert!((f64::from(*d32) - d64).abs() < 1e-6, "{d32} vs {d64}");
+    }
+}
+
+/// Conversions through `f64` inside a generic function.
+#[differentiate]
+fn through_f64<T: Float>(w: T) -> T {
+    T::from_f64(w.to_f64().sin()) * w
+}
+
+#[test]
+fn conversions_through_f64_in_a_generic_function() {
+    for w in [0.3, -1.2] {
+        let grad = check_scalar(
+            |p| through_f64(p[0]),
+            |p, seed| {
+                let (out, d_w) = through_f64_vjp(p[0], seed);
+                (out, vec![d_w])
+            },
+            &[w],
+        );
+        assert_close(&grad, &[w.cos() * w + w.sin()]);
+        let (_, d_w32) = through_f64_vjp(w as f32, 1.0_f32);
+        assert!((f64::from(d_w32) - grad[0]).abs() < 1e-6);
+    }
+}

@@ -88,12 +88,14 @@ pub(crate) fn forward_header(
         " of the float parameters taken by value. It can be called any number of times.".to_owned(),
     ];
     let allows = allows();
+    // The pullback captures values of type `T`, nothing borrowed.
+    let float_param = &sig.float_param;
     quote! {
         #(#[doc = #doc])*
         #(#cfgs)*
         #allows
         #[allow(clippy::type_complexity)]
-        #vis fn #name #generics (#(#params),*) -> (#output, impl #pullback_ty + use<>) #where_clause
+        #vis fn #name #generics (#(#params),*) -> (#output, impl #pullback_ty + use<#float_param>) #where_clause
     }
 }
 

@@ -903,7 +903,7 @@ fn int_bound(scalar: Scalar, name: &str) -> Option<i128> {
         Scalar::U64 => (0, u64::MAX.into()),
         Scalar::U128 => (0, u128::MAX),
         Scalar::Usize => (0, usize::MAX as u128),
-        Scalar::F32 | Scalar::F64 | Scalar::Bool => return None,
+        Scalar::F32 | Scalar::F64 | Scalar::Float | Scalar::Bool => return None,
     };
     match name {
         "MIN" => Some(min),
@@ -988,9 +988,9 @@ fn bool_binary(op: BinOp, a: bool, b: bool) -> Option<Val> {
 /// `arg as to`.
 fn cast(arg: Val, to: Scalar) -> Result<Val, String> {
     Ok(match (arg, to) {
-        (Val::Float(x), Scalar::F32 | Scalar::F64) => Val::Float(x),
-        (Val::Int(n), Scalar::F32 | Scalar::F64) => Val::Float(n as f64),
-        (Val::Bool(b), Scalar::F32 | Scalar::F64) => Val::Float(f64::from(b)),
+        (Val::Float(x), Scalar::F32 | Scalar::F64 | Scalar::Float) => Val::Float(x),
+        (Val::Int(n), Scalar::F32 | Scalar::F64 | Scalar::Float) => Val::Float(n as f64),
+        (Val::Bool(b), Scalar::F32 | Scalar::F64 | Scalar::Float) => Val::Float(f64::from(b)),
         (Val::Bool(b), Scalar::Bool) => Val::Bool(b),
         (Val::Bool(b), to) if to != Scalar::Bool => Val::Int(i128::from(b)),
         (Val::Float(x), to) if to != Scalar::Bool => float_to_int(x, to)?,
@@ -1014,7 +1014,7 @@ fn float_to_int(x: f64, to: Scalar) -> Result<Val, String> {
         Scalar::U64 => (x as u64).into(),
         Scalar::U128 => i128::try_from(x as u128).map_err(|_| format!("{x} as u128"))?,
         Scalar::Usize => x as usize as i128,
-        Scalar::F32 | Scalar::F64 | Scalar::Bool => unreachable!("an integer type"),
+        Scalar::F32 | Scalar::F64 | Scalar::Float | Scalar::Bool => unreachable!("an integer type"),
     };
     Ok(Val::Int(n))
 }
@@ -1034,7 +1034,7 @@ fn int_to_int(n: i128, to: Scalar) -> Result<Val, String> {
         Scalar::U64 => (n as u64).into(),
         Scalar::U128 => i128::try_from(n as u128).map_err(|_| format!("{n} as u128"))?,
         Scalar::Usize => n as usize as i128,
-        Scalar::F32 | Scalar::F64 | Scalar::Bool => unreachable!("an integer type"),
+        Scalar::F32 | Scalar::F64 | Scalar::Float | Scalar::Bool => unreachable!("an integer type"),
     };
     Ok(Val::Int(n))
 }

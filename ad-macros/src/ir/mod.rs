@@ -81,6 +81,8 @@ pub(crate) enum Scalar {
     U128,
     Usize,
     Bool,
+    /// The float type parameter `T` of a function generic over `T: Float`.
+    Float,
 }
 
 impl Scalar {
@@ -120,6 +122,7 @@ impl Scalar {
             Scalar::U128 => "u128",
             Scalar::Usize => "usize",
             Scalar::Bool => "bool",
+            Scalar::Float => "T",
         }
     }
 
@@ -132,6 +135,7 @@ impl Scalar {
             Scalar::F32 => Ty::F32,
             Scalar::F64 => Ty::F64,
             Scalar::Bool => Ty::Bool,
+            Scalar::Float => Ty::Float,
             _ => Ty::Int,
         }
     }
@@ -736,6 +740,9 @@ pub(crate) struct Function {
     pub(crate) ret: Value,
     /// Side table: the user's name for a value, if it has one.
     pub(crate) names: Vec<Option<String>>,
+    /// `T` of a function generic over `T: Float`: the type of its `Float`
+    /// values (see [`Scalar::Float`]).
+    pub(crate) float_param: Option<syn::Ident>,
     /// Side table: where a value comes from in the user's code.
     pub(crate) spans: Vec<Span>,
     /// Side table: for an adjoint value, the primal value whose gradient it is.

@@ -11,7 +11,7 @@ use syn::{
 
 use super::{Lower, Lowered, Poison, calls, sig};
 use crate::diag::msg;
-use crate::ir::{self, BinOp, Callee, Const, Inst, Prim, Ty, UnOp, Value};
+use crate::ir::{self, BinOp, Callee, Const, Inst, Prim, Scalar, Ty, UnOp, Value};
 
 impl Lower<'_> {
     pub(super) fn expr(&mut self, expr: &Expr) -> Lowered {
@@ -431,6 +431,10 @@ impl Lower<'_> {
                 match first.ident.to_string().as_str() {
                     "f32" => Ty::F32,
                     "f64" => Ty::F64,
+                    // `T::PI` in a function generic over `T: Float`.
+                    _ if self.builder.func().float_param.as_ref() == Some(&first.ident) => {
+                        Ty::Float
+                    }
                     _ => Ty::Unknown,
                 }
             }
@@ -441,7 +445,7 @@ impl Lower<'_> {
 
     fn cast(&mut self, cast: &ExprCast) -> Lowered {
         let arg = self.scalar_expr(&cast.expr);
-        let Some(to) = sig::scalar_type(&cast.ty) else {
+        let Some(to) = sig::scalar_type(&cast.ty, self.builder.func().float_param.as_ref()) else {
             return self.unsupported(&cast.ty, msg::CAST_TARGET);
         };
         let arg = arg?;
@@ -453,6 +457,11 @@ impl Lower<'_> {
             return lowered;
         }
         let name = call.method.unraw().to_string();
+        if name == "to_f64" && call.args.is_empty() {
+            // `Float::to_f64`, in a function generic over `T: Float`.
+            let receiver = self.scalar_expr(&call.receiver)?;
+            return Ok(self.push(Inst::Cast(receiver, Scalar::F64), Ty::F64, call.span()));
+        }
         let Some(prim) = Prim::from_method(&name) else {
             let receiver = self.expr(&call.receiver)?;
             let message = match self.ty(receiver) {
@@ -537,9 +546,27 @@ impl Lower<'_> {
             let ty = self.ty(arg);
             return Ok(self.push(Inst::Detach(arg), ty, call.span()));
         }
+        let generic = self
+            .builder
+            .func()
+            .float_param
+            .as_ref()
+            .map(ToString::to_string);
+        if let [ty, name] = segments.as_slice()
+            && generic.as_ref() == Some(ty)
+            && (name == "from_f64" || name == "from_i32")
+        {
+            // `T::from_f64(x)`: a conversion into the generic float type.
+            if call.args.len() != 1 {
+                return self.unsupported(func, msg::method_arity(&shown, 1, call.args.len()));
+            }
+            let arg = self.scalar_expr(&call.args[0])?;
+            return Ok(self.push(Inst::Cast(arg, Scalar::Float), Ty::Float, call.span()));
+        }
         let float_ty = match segments.as_slice() {
             [ty, _] if ty == "f64" => Ty::F64,
             [ty, _] if ty == "f32" => Ty::F32,
+            [ty, _] if generic.as_ref() == Some(ty) => Ty::Float,
             _ if calls::is_user_function(func) => return self.user_call(func, call),
             _ => return self.unsupported(func, msg::call(&shown)),
         };

@@ -45,6 +45,7 @@ pub(crate) fn body(cx: &Ctxt, func: &ItemFn, sig: &Signature) -> Option<Function
         elements: Vec::new(),
         loads: Vec::new(),
     };
+    lower.builder.func_mut().float_param = sig.float_param.clone();
     for param in &sig.params {
         let value = lower.builder.param(
             param.name.clone(),
@@ -435,7 +436,7 @@ impl Lower<'_> {
         let is_buffer = value.is_ok_and(|value| matches!(self.ty(value), Ty::Buf(_)));
         // A buffer's annotation (`Vec<f64>`, `[f64; 3]`) is checked by rustc.
         if let (Ok(value), Some(annotation), false) = (value, annotation, is_buffer) {
-            match sig::scalar_type(annotation) {
+            match sig::scalar_type(annotation, self.builder.func().float_param.as_ref()) {
                 Some(scalar) => self.builder.refine_ty(value, &scalar.ty()),
                 None => self.cx.error_spanned_by(
                     annotation,

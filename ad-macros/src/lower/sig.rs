@@ -14,6 +14,8 @@ use crate::ir::{Role, Scalar, Ty};
 #[derive(Clone)]
 pub(crate) struct Signature {
     pub(crate) ident: Ident,
+    /// `T` of `fn f<T: Float>`: the float type the function is generic over.
+    pub(crate) float_param: Option<Ident>,
     pub(crate) params: Vec<SigParam>,
     /// The user's return type, as written (`()` if there is none).
     pub(crate) output: Type,
@@ -60,11 +62,13 @@ impl Signature {
 
 pub(crate) fn signature(cx: &Ctxt, func: &ItemFn, args: &Args) -> Signature {
     let sig = &func.sig;
-    if !sig.generics.params.is_empty() {
+    let float_param = float_param(&sig.generics);
+    if float_param.is_none() && !sig.generics.params.is_empty() {
         cx.error_spanned_by(&sig.generics, msg::GENERICS);
     } else if let Some(where_clause) = &sig.generics.where_clause {
         cx.error_spanned_by(where_clause, msg::GENERICS);
     }
+    let generic = float_param.as_ref();
     if let Some(asyncness) = &sig.asyncness {
         cx.error_spanned_by(asyncness, msg::ASYNC);
     }
@@ -98,8 +102,8 @@ pub(crate) fn signature(cx: &Ctxt, func: &ItemFn, args: &Args) -> Signature {
                         (format!("arg{index}"), Span::call_site(), false)
                     }
                 };
-                let buffer = buffer_param(&typed.ty);
-                let ir_ty = match (scalar_type(&typed.ty), &buffer) {
+                let buffer = buffer_param(&typed.ty, generic);
+                let ir_ty = match (scalar_type(&typed.ty, generic), &buffer) {
                     (Some(scalar), _) => scalar.ty(),
                     (None, Some(buffer)) => Ty::Buf(Box::new(buffer.elem.ty())),
                     (None, None) => {
@@ -146,7 +150,7 @@ pub(crate) fn signature(cx: &Ctxt, func: &ItemFn, args: &Args) -> Signature {
             ((**ty).clone(), Ty::Unit, None)
         }
         ReturnType::Type(_, ty) => {
-            let ir_ty = output_type(ty);
+            let ir_ty = output_type(ty, generic);
             match (&ir_ty, &**ty) {
                 (Some(_), _) => {}
                 // The error on the generics covers `-> T`.
@@ -158,7 +162,7 @@ pub(crate) fn signature(cx: &Ctxt, func: &ItemFn, args: &Args) -> Signature {
                 // Point at the element that is not a float.
                 (None, Type::Tuple(tuple)) if !tuple.elems.is_empty() => {
                     for elem in &tuple.elems {
-                        if !scalar_type(elem)
+                        if !scalar_type(elem, generic)
                             .map(Scalar::ty)
                             .is_some_and(|ty| ty.is_float())
                         {
@@ -196,6 +200,7 @@ pub(crate) fn signature(cx: &Ctxt, func: &ItemFn, args: &Args) -> Signature {
     let seed_name = fresh_name("d_out", &taken);
     Signature {
         ident: sig.ident.clone(),
+        float_param,
         params,
         output,
         output_ty,
@@ -227,25 +232,31 @@ struct BufferParam {
 
 /// `&[T]`, `&Vec<T>`, `&[T; N]`, or their `&mut` forms. The shadow is
 /// `&mut [T]`, or `&mut [T; N]` for an array.
-fn buffer_param(ty: &Type) -> Option<BufferParam> {
+fn buffer_param(ty: &Type, generic: Option<&Ident>) -> Option<BufferParam> {
     let Type::Reference(reference) = ty else {
         return None;
     };
     let (elem, shadow_ty) = match &*reference.elem {
         Type::Slice(slice) => {
             let elem_ty = &slice.elem;
-            (scalar_type(elem_ty)?, syn::parse_quote!(&mut [#elem_ty]))
+            (
+                scalar_type(elem_ty, generic)?,
+                syn::parse_quote!(&mut [#elem_ty]),
+            )
         }
         Type::Array(array) => {
             let (elem_ty, len) = (&array.elem, &array.len);
             (
-                scalar_type(elem_ty)?,
+                scalar_type(elem_ty, generic)?,
                 syn::parse_quote!(&mut [#elem_ty; #len]),
             )
         }
         other => {
             let elem_ty = vec_elem(other)?;
-            (scalar_type(elem_ty)?, syn::parse_quote!(&mut [#elem_ty]))
+            (
+                scalar_type(elem_ty, generic)?,
+                syn::parse_quote!(&mut [#elem_ty]),
+            )
         }
     };
     Some(BufferParam {
@@ -342,22 +353,39 @@ pub(crate) fn type_string(ty: &Type) -> String {
     shown
 }
 
-/// `f32`, `f64`, an integer type or `bool`, written as a plain path.
-pub(crate) fn scalar_type(ty: &Type) -> Option<Scalar> {
+/// `f32`, `f64`, an integer type or `bool`, written as a plain path; or the
+/// function's float type parameter `generic`.
+pub(crate) fn scalar_type(ty: &Type, generic: Option<&Ident>) -> Option<Scalar> {
     match ty {
         Type::Path(path) if path.qself.is_none() => {
             let ident = path.path.get_ident()?;
+            if generic == Some(ident) {
+                return Some(Scalar::Float);
+            }
             Scalar::from_name(&ident.to_string())
         }
-        Type::Paren(paren) => scalar_type(&paren.elem),
-        Type::Group(group) => scalar_type(&group.elem),
+        Type::Paren(paren) => scalar_type(&paren.elem, generic),
+        Type::Group(group) => scalar_type(&group.elem, generic),
         _ => None,
     }
 }
 
-fn output_type(ty: &Type) -> Option<Ty> {
+/// `T` of `<T: Float>` (the runtime's trait, or any trait called `Float`):
+/// one type parameter with that bound and nothing else.
+fn float_param(generics: &syn::Generics) -> Option<Ident> {
+    let [syn::GenericParam::Type(param)] = generics.params.iter().collect::<Vec<_>>()[..] else {
+        return None;
+    };
+    let is_float = param.bounds.iter().any(|bound| {
+        matches!(bound, syn::TypeParamBound::Trait(bound)
+            if bound.path.segments.last().is_some_and(|segment| segment.ident == "Float"))
+    });
+    (is_float && param.default.is_none()).then(|| param.ident.clone())
+}
+
+fn output_type(ty: &Type, generic: Option<&Ident>) -> Option<Ty> {
     let float_buf = |elem: &Type| {
-        scalar_type(elem)
+        scalar_type(elem, generic)
             .map(Scalar::ty)
             .filter(Ty::is_float)
             .map(|elem| Ty::Buf(Box::new(elem)))
@@ -369,10 +397,16 @@ fn output_type(ty: &Type) -> Option<Ty> {
             let elems: Option<Vec<Ty>> = tuple
                 .elems
                 .iter()
-                .map(|elem| scalar_type(elem).map(Scalar::ty).filter(Ty::is_float))
+                .map(|elem| {
+                    scalar_type(elem, generic)
+                        .map(Scalar::ty)
+                        .filter(Ty::is_float)
+                })
                 .collect();
             elems.map(Ty::Tuple)
         }
-        _ => scalar_type(ty).map(Scalar::ty).filter(Ty::is_float),
+        _ => scalar_type(ty, generic)
+            .map(Scalar::ty)
+            .filter(Ty::is_float),
     }
 }
