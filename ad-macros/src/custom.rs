@@ -68,7 +68,7 @@ pub(crate) fn custom_vjp(args: TokenStream, input: TokenStream) -> TokenStream {
 fn rule_binding(sig: &Signature, rule: &syn::Path) -> TokenStream {
     let mut params = Vec::new();
     for param in &sig.params {
-        if param.ir_ty.elem().is_some() {
+        if param.ir_ty.is_by_reference() {
             params.push(emit::shared(&param.ty));
         } else {
             params.push(param.ty.to_token_stream());
@@ -118,7 +118,7 @@ fn rule_args(sig: &Signature, out: &TokenStream) -> Vec<TokenStream> {
 fn adjoint_names(sig: &Signature) -> Vec<TokenStream> {
     sig.params
         .iter()
-        .filter(|param| param.role == Role::Active && param.ir_ty.elem().is_none())
+        .filter(|param| param.role == Role::Active && !param.ir_ty.is_by_reference())
         .map(|param| emit::ident(&format!("d_{}", param.name), param.span).to_token_stream())
         .collect()
 }
@@ -173,7 +173,7 @@ fn forward(item: &ItemFn, sig: &Signature, rule: &syn::Path) -> TokenStream {
     for param in sig
         .params
         .iter()
-        .filter(|param| param.ir_ty.elem().is_some())
+        .filter(|param| param.ir_ty.is_by_reference())
     {
         let name = emit::ident(&param.name, param.span);
         let ty = emit::shared(&param.ty);

@@ -80,7 +80,7 @@ pub(crate) mod msg {
     pub(crate) const WRT_EMPTY: &str =
         "`wrt()` names no parameter; list the parameters to differentiate, or remove `wrt`";
     pub(crate) const GENERICS: &str = "`#[differentiate]` supports one generic parameter, the float type: write `fn f<T: ad_runtime::Float>(…)`, or write the function for `f64` or `f32`";
-    pub(crate) const RECEIVER: &str = "methods are not supported by `#[differentiate]` yet; write a free function that takes the fields it needs";
+    pub(crate) const RECEIVER: &str = "`#[differentiate]` methods take `&self`; a method taking `&mut self` or `self` is not supported: take what it changes as a `&mut` buffer parameter";
     pub(crate) const ASYNC: &str = "`async fn` cannot be differentiated; write a plain `fn`";
     pub(crate) const UNSAFE_FN: &str = "`unsafe fn` cannot be differentiated; write a safe `fn`";
     pub(crate) const EXTERN_FN: &str =
@@ -228,8 +228,19 @@ pub(crate) mod msg {
         "`#[custom_vjp(rule)]` applies to functions with a body; put it on a `fn`";
     pub(crate) const CUSTOM_ARGS: &str = "name the rule: `#[custom_vjp(my_rule)]`, where `my_rule` takes the arguments of `_vjp`, the output and the seed, and returns the adjoints";
     pub(crate) const CUSTOM_BUFFER_OUTPUT: &str = "a function with a custom rule returns floats or nothing; return a buffer through a `&mut` parameter instead";
+    pub(crate) const TANGENT_NOT_A_STRUCT: &str =
+        "`#[derive(Tangent)]` applies to structs of floats, float buffers and such structs";
+    pub(crate) const TANGENT_NO_FIELDS: &str =
+        "`#[derive(Tangent)]` needs at least one field: a float, a float buffer or such a struct";
+    pub(crate) const FIELD_OF_A_NON_STRUCT: &str = "only fields of parameter structs (`p: &Params` or `&self`) can be read; pass the value as its own `f64` parameter";
     pub(crate) const CALL_REFERENCE: &str = "only buffers can be passed by reference to a function called from differentiated code: pass floats and integers by value";
     pub(crate) const CALL_BUFFER_BY_VALUE: &str = "pass the buffer by reference (`&v` or `&mut v`): functions called from differentiated code cannot take buffers by value";
+
+    pub(crate) fn field_both(path: &str) -> String {
+        format!(
+            "the field `{path}` is used both as a float and as a buffer; a field is one or the other"
+        )
+    }
 
     pub(crate) fn call(func: &str) -> String {
         format!(

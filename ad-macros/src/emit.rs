@@ -56,6 +56,9 @@ pub(crate) fn header(item: &ItemFn, sig: &Signature) -> TokenStream {
             let ty = &shadow.ty;
             quote!(#name: #ty,)
         });
+        if param.is_receiver() {
+            return quote!(&self, #shadow);
+        }
         quote!(#ident: #ty, #shadow)
     });
     let output = &sig.output;
@@ -297,6 +300,9 @@ impl<'a> Emitter<'a> {
             let single_use = n_uses == 1 && uses[value.index()][0] == places[value.index()];
             let form = match inst {
                 Inst::Param(_) => continue,
+                // A place (`p.w`, `d_p.w`): written where it is used, so
+                // that no borrow of the struct outlives the statement.
+                Inst::Field { .. } => Form::Inline,
                 Inst::Extract(tuple, _) if is_destructured(func, *tuple) => {
                     if uses[value.index()].is_empty() {
                         Form::Component(None)
@@ -776,6 +782,12 @@ impl<'a> Emitter<'a> {
     }
 
     fn expr(&self, value: Value) -> Expr {
+        if self.is_receiver(value) {
+            return Expr {
+                tokens: quote!(self),
+                prec: Prec::Postfix,
+            };
+        }
         match &self.forms[value.index()] {
             Form::Bound(name) | Form::Component(Some(name)) => Expr {
                 tokens: ident(name, self.func.span(value)).into_token_stream(),
@@ -788,6 +800,13 @@ impl<'a> Emitter<'a> {
             Form::Inline => self.inst_expr(value),
             Form::Component(None) => unreachable!("an unused component is used"),
         }
+    }
+
+    /// Whether `value` is the `&self` of a method.
+    fn is_receiver(&self, value: Value) -> bool {
+        matches!(self.func.inst(value), Inst::Param(_))
+            && self.func.name(value) == Some("self")
+            && *self.func.ty(value) == Ty::Struct
     }
 
     fn inst_expr(&self, value: Value) -> Expr {
@@ -1034,6 +1053,15 @@ impl<'a> Emitter<'a> {
                     }
                     _ => postfix(call),
                 }
+            }
+            Inst::Field { base, path } => {
+                let base = self.expr(*base).at(Prec::Postfix);
+                postfix(quote_spanned!(span=> #base #(.#path)*))
+            }
+            Inst::FieldUpdate { base, path, value } => {
+                let base = self.expr(*base).at(Prec::Postfix);
+                let value = self.expr(*value).at(Prec::Or);
+                postfix(quote_spanned!(span=> #base #(.#path)* += #value))
             }
             Inst::Some(wrapped) => {
                 let wrapped = self.expr(*wrapped).at(Prec::Or);

@@ -31,12 +31,17 @@ pub(crate) fn differentiate(args: TokenStream, input: TokenStream) -> TokenStrea
     match stages(args, &item, applied_twice) {
         Ok(stages) => {
             let vjp = emit::vjp(&item, &stages.sig, &stages.vjp);
-            let forward = emit::forward(
-                &item,
-                &stages.split_sig,
-                &stages.split,
-                stages.split_primal_len,
-            );
+            // A method has no split API: its pullback could not take `self`
+            // again, and calls of methods are not differentiated.
+            let is_method = stages.sig.params.iter().any(|param| param.is_receiver());
+            let forward = (!is_method).then(|| {
+                emit::forward(
+                    &item,
+                    &stages.split_sig,
+                    &stages.split,
+                    stages.split_primal_len,
+                )
+            });
             quote!(#original #vjp #forward)
         }
         Err(failed) => fallback(&item, &failed.0, &failed.1),

@@ -1373,7 +1373,7 @@ fn deep_functions() -> Vec<(&'static str, String)> {
 }
 
 /// Each of [`deep_functions`] expands, on a thread with rustc's stack, in less
-/// than 2 s. A stack overflow aborts the process, so each is expanded in a
+/// than 5 s. A stack overflow aborts the process, so each is expanded in a
 /// child process (the test binary running [`expand_deep_function`]).
 #[test]
 fn deep_functions_expand_on_rustc_stack() {
@@ -1408,7 +1408,10 @@ fn expand_deep_function() {
     let index: usize = index.parse().expect("an index");
     let expand = move || {
         let (what, item) = &deep_functions()[index];
-        let limit = Duration::from_secs(2);
+        // A guard against blow-ups, not a benchmark: each takes under 0.6 s
+        // alone (both `_vjp` and the split API), and the suite runs them
+        // beside other tests on two cores.
+        let limit = Duration::from_secs(5);
         let expansion = check_contract_within(&TokenStream::new(), &lex(item), limit)
             .unwrap_or_else(|error| panic!("{error}"));
         assert_eq!(

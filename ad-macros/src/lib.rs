@@ -26,6 +26,7 @@ mod lower;
 mod programs;
 mod reverse;
 mod rules;
+mod tangent;
 #[cfg(test)]
 mod tests;
 
@@ -53,4 +54,12 @@ pub fn differentiate(args: TokenStream, item: TokenStream) -> TokenStream {
 #[proc_macro_attribute]
 pub fn custom_vjp(args: TokenStream, item: TokenStream) -> TokenStream {
     custom::custom_vjp(args.into(), item.into()).into()
+}
+
+/// Implements `ad_runtime::Tangent` (and `ZerosLike`) for a struct of floats,
+/// float buffers and nested such structs, field by field, so that it can be
+/// a parameter of differentiated functions, with a shadow of its own type.
+#[proc_macro_derive(Tangent)]
+pub fn derive_tangent(item: TokenStream) -> TokenStream {
+    tangent::derive(item.into()).into()
 }

@@ -115,6 +115,31 @@ pub(crate) fn vjp(
             primal.span(out),
         )
     });
+    // The shadow of a buffer field of an active struct is that field of the
+    // struct's shadow.
+    let mut fields = Vec::new();
+    primal.walk(&mut |_, value| {
+        if let Inst::Field { .. } = primal.inst(value)
+            && primal.ty(value).elem().is_some()
+            && activity.is_active(value)
+        {
+            fields.push(value);
+        }
+    });
+    for field in fields {
+        let Inst::Field { base, path } = primal.inst(field).clone() else {
+            unreachable!("a field")
+        };
+        if let Some(d_base) = rx.grads[base.index()] {
+            let shadow = rx.builder.push(
+                Inst::Field { base: d_base, path },
+                primal.ty(field).clone(),
+                primal.span(field),
+            );
+            rx.builder.set_adjoint_of(shadow, field);
+            rx.grads[field.index()] = Some(shadow);
+        }
+    }
     // The shadows of active local buffers, zero but for the returned one.
     let mut locals = Vec::new();
     primal.walk(&mut |_, value| {
@@ -145,7 +170,7 @@ pub(crate) fn vjp(
     for param in primal
         .params
         .iter()
-        .filter(|param| param.role == Role::Active && primal.ty(param.value).elem().is_none())
+        .filter(|param| param.role == Role::Active && !primal.ty(param.value).is_by_reference())
     {
         let adjoint = rx.grads[param.value.index()].unwrap_or_else(|| {
             let ty = primal.ty(param.value).clone();
@@ -628,7 +653,7 @@ impl Reverse<'_> {
                 Mode::Ref | Mode::Mut => {
                     let contents = self.read_back(arg, call);
                     operands.push((contents, Mode::Ref));
-                    if primal.ty(arg).is_float_buf() {
+                    if primal.ty(arg).is_float_buf() || *primal.ty(arg) == Ty::Struct {
                         let shadow = match self.shadow(arg) {
                             Some(shadow) => shadow,
                             None => self.push(

@@ -292,6 +292,24 @@ pub(crate) fn pullback(rx: &mut Reverse<'_>, y: Value, dy: Value) {
         }
         Inst::Forward { .. } => unreachable!("calls are reversed by the reverse pass"),
         Inst::Some(_) => unreachable!("made by the reverse pass"),
+        // A float field's adjoint goes into the same field of the shadow; a
+        // buffer field's shadow is the shadow's field (see `reverse::vjp`).
+        Inst::Field { base, path } => {
+            if let Some(d_base) = rx.shadow(base)
+                && rx.primal().ty(y).is_float()
+            {
+                rx.push(
+                    Inst::FieldUpdate {
+                        base: d_base,
+                        path,
+                        value: dy,
+                    },
+                    Ty::Unit,
+                    y,
+                );
+            }
+        }
+        Inst::FieldUpdate { .. } => unreachable!("adjoint-only instruction %{}", y.0),
         Inst::Pullback(..) | Inst::Shadow { .. } | Inst::PopShadow(_) | Inst::Apply { .. } => {
             unreachable!("adjoint-only instruction %{} in the primal", y.0)
         }

@@ -545,3 +545,13 @@ check!(
     "",
     "fn f<T: Float>(xs: &[T], w: T) -> T { let mut s = T::ZERO; for i in 0..xs.len() { s += (w * xs[i]).exp() / T::from_i32(i as i32 + 1); } s * T::HALF + T::from_f64(w.to_f64().sin()) * w }"
 );
+check!(
+    parameter_struct,
+    "",
+    "fn f(p: &Params, x: f64) -> f64 { let mut s = p.scale * x; for i in 0..p.layer.w.len() { s += p.layer.w[i] * x; } s + inner(&p.layer, x) }"
+);
+check!(
+    method_with_self,
+    "",
+    "fn f(&self, x: f64) -> f64 { self.a * x.sin() + self.v[0] }"
+);

@@ -72,16 +72,18 @@
 
 #![forbid(unsafe_code)]
 
-pub use ad_macros::{custom_vjp, differentiate};
+pub use ad_macros::{Tangent, custom_vjp, differentiate};
 
 pub mod check;
 pub mod float;
 pub mod linalg;
 pub mod rules;
+pub mod tangent;
 pub mod tape;
 
 pub use float::Float;
 pub use linalg::{axpy, dot, logsumexp, matmul, matvec, norm2, softmax, sum};
+pub use tangent::Tangent;
 
 /// Stops the gradient: returns `x` unchanged, but `#[differentiate]` treats the result as a constant.
 ///

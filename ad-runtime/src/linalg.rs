@@ -564,37 +564,51 @@ pub fn pop_shadow<T: Float>(d: &mut Vec<T>) -> T {
     )
 }
 
-/// A buffer that has a zero of its own shape: the shadow of a local buffer
-/// starts as one (see [`zeros_like`]).
+/// A value that has a zero of its own shape: the shadow of a local buffer,
+/// or of a buffer or parameter struct that a call needs a scratch adjoint
+/// for, starts as one (see [`zeros_like`]).
 pub trait ZerosLike {
-    /// A buffer of the same shape, all zeros.
-    fn zeros_like(&self) -> Self;
+    /// The owned zero: `Vec<T>` for a slice, the type itself otherwise.
+    type Zeros;
+    /// Zeros of the same shape.
+    fn zeros_like(&self) -> Self::Zeros;
 }
 
 impl<T: Float> ZerosLike for Vec<T> {
+    type Zeros = Vec<T>;
     #[inline]
-    fn zeros_like(&self) -> Self {
+    fn zeros_like(&self) -> Vec<T> {
+        vec![T::ZERO; self.len()]
+    }
+}
+
+impl<T: Float> ZerosLike for [T] {
+    type Zeros = Vec<T>;
+    #[inline]
+    fn zeros_like(&self) -> Vec<T> {
         vec![T::ZERO; self.len()]
     }
 }
 
 impl<T: Float, const N: usize> ZerosLike for [T; N] {
+    type Zeros = [T; N];
     #[inline]
-    fn zeros_like(&self) -> Self {
+    fn zeros_like(&self) -> [T; N] {
         [T::ZERO; N]
     }
 }
 
 /// The shadow of a local buffer before the adjoint runs: zeros of its shape
-/// (`vec![0.0; v.len()]` for a `Vec`, `[0.0; N]` for an array).
+/// (`vec![0.0; v.len()]` for a `Vec` or a slice, `[0.0; N]` for an array).
 ///
 /// ```
 /// use ad_runtime::linalg::zeros_like;
 ///
 /// assert_eq!(zeros_like(&vec![1.0_f64, 2.0]), vec![0.0, 0.0]);
 /// assert_eq!(zeros_like(&[3.0_f32; 3]), [0.0; 3]);
+/// assert_eq!(zeros_like(&[1.0_f64, 2.0][..]), vec![0.0, 0.0]);
 /// ```
 #[inline]
-pub fn zeros_like<B: ZerosLike>(buf: &B) -> B {
+pub fn zeros_like<B: ?Sized + ZerosLike>(buf: &B) -> B::Zeros {
     buf.zeros_like()
 }

@@ -438,8 +438,8 @@ use ad_runtime::Float;
 #[differentiate]
 fn smooth_sum<T: Float>(xs: &[T], w: T) -> T {
     let mut s = T::ZERO;
-    for i in 0..xs.len() {
-        s += generic_softplus(w * xs[i]) / T::from_i32(i as i32 + 1);
+    for (i, &x) in xs.iter().enumerate() {
+        s += generic_softplus(w * x) / T::from_i32(i as i32 + 1);
     }
     s * T::HALF
 }

@@ -90,9 +90,8 @@ fn mark_varied(func: &Function, region: &Region, varied: &mut [bool]) {
             }
             continue;
         }
-        let carries_gradient = func.ty(value).is_float()
-            || func.ty(value).is_float_buf()
-            || matches!(inst, Inst::Tuple(_) | Inst::Forward { .. });
+        let carries_gradient =
+            func.ty(value).can_be_active() || matches!(inst, Inst::Tuple(_) | Inst::Forward { .. });
         let is_varied = match inst {
             Inst::If { then, els, .. } => {
                 mark_varied(func, then, varied);

@@ -106,7 +106,7 @@ pub(crate) fn pullback_trait(sig: &Signature) -> TokenStream {
     for param in sig
         .params
         .iter()
-        .filter(|param| param.ir_ty.elem().is_some())
+        .filter(|param| param.ir_ty.is_by_reference())
     {
         params.push(shared(&param.ty));
         if let Some(shadow) = &param.shadow {
@@ -135,7 +135,7 @@ pub(crate) fn adjoint_types(sig: &Signature) -> TokenStream {
 fn scalar_actives(sig: &Signature) -> impl Iterator<Item = &crate::lower::SigParam> {
     sig.params
         .iter()
-        .filter(|param| param.role == Role::Active && param.ir_ty.elem().is_none())
+        .filter(|param| param.role == Role::Active && !param.ir_ty.is_by_reference())
 }
 
 /// `&mut [f64]` → `&[f64]`: the pullback reads the contents only.
@@ -193,7 +193,7 @@ impl Emitter<'_> {
             if param.role == Role::Shadow || param.role == Role::Seed {
                 continue;
             }
-            if sig_param.ir_ty.elem().is_none() {
+            if !sig_param.ir_ty.is_by_reference() {
                 continue;
             }
             let name = self.expr(param.value).tokens;

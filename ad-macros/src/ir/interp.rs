@@ -464,6 +464,9 @@ impl Machine<'_> {
             Inst::Forward { .. } | Inst::Apply { .. } => {
                 Err("calls of user functions are not interpreted".to_owned())?
             }
+            Inst::Field { .. } | Inst::FieldUpdate { .. } => {
+                Err("parameter structs are not interpreted".to_owned())?
+            }
         };
         Ok(val)
     }
@@ -692,6 +695,8 @@ fn inst_name(inst: &Inst) -> &'static str {
         Inst::Pullback(..) => "pullback",
         Inst::Detach(_) => "detach",
         Inst::Some(_) => "some",
+        Inst::Field { .. } => "field",
+        Inst::FieldUpdate { .. } => "field.update",
         Inst::Tuple(_) => "tuple",
         Inst::Extract(..) => "extract",
         Inst::If { .. } => "if",

@@ -168,6 +168,9 @@ pub(crate) enum Ty {
     /// The pullback a call's forward part returns: a closure whose type only
     /// rustc knows.
     Pullback,
+    /// A parameter struct (`p: &Params`, `&self`): constant data but for its
+    /// fields, each read as an [`Inst::Field`].
+    Struct,
     /// `Option<T>`: a pullback or a copy of a buffer carried out of a
     /// branch, `None` when the branch did not run (neither has a placeholder
     /// value).
@@ -191,6 +194,18 @@ impl Ty {
     /// Whether this is a buffer of floats, which can carry a gradient.
     pub(crate) fn is_float_buf(&self) -> bool {
         self.elem().is_some_and(Ty::is_float)
+    }
+
+    /// Whether a parameter of this type is passed by reference and has a
+    /// shadow rather than a returned adjoint: a buffer or a struct.
+    pub(crate) fn is_by_reference(&self) -> bool {
+        matches!(self, Ty::Buf(_) | Ty::Struct)
+    }
+
+    /// Whether a parameter of this type can be active: floats, float
+    /// buffers, structs.
+    pub(crate) fn can_be_active(&self) -> bool {
+        self.is_float() || self.is_float_buf() || *self == Ty::Struct
     }
 
     pub(crate) fn scalar(&self) -> Option<Scalar> {
@@ -380,6 +395,19 @@ pub(crate) enum Inst {
     },
     /// `__ad::pop_shadow(&mut shadow)`: the adjoint of a `push` (an effect).
     PopShadow(Value),
+    /// `base.path`: a field of a parameter struct, read once at the start of
+    /// the body; a float, or a buffer (a handle, like a parameter).
+    Field {
+        base: Value,
+        path: Vec<syn::Member>,
+    },
+    /// `base.path += value` (an effect): the adjoint of a float field, added
+    /// into the field of the struct's shadow.
+    FieldUpdate {
+        base: Value,
+        path: Vec<syn::Member>,
+        value: Value,
+    },
     /// `Some(value)`: a pullback or a buffer yielded out of a branch (see
     /// [`Ty::Option`]).
     Some(Value),
@@ -528,8 +556,13 @@ impl Inst {
             | Inst::Cast(arg, _)
             | Inst::Detach(arg)
             | Inst::Some(arg)
+            | Inst::Field { base: arg, .. }
             | Inst::Extract(arg, _)
             | Inst::If { cond: arg, .. } => *arg = map(*arg),
+            Inst::FieldUpdate { base, value, .. } => {
+                *base = map(*base);
+                *value = map(*value);
+            }
             Inst::Binary(_, lhs, rhs) => {
                 *lhs = map(*lhs);
                 *rhs = map(*rhs);
@@ -606,7 +639,8 @@ impl Inst {
             | Inst::Store(..)
             | Inst::Update(..)
             | Inst::PushElem(..)
-            | Inst::PopShadow(_) => true,
+            | Inst::PopShadow(_)
+            | Inst::FieldUpdate { .. } => true,
             Inst::Call(callee, _) => callee.modes().contains(&Mode::Mut),
             Inst::Forward { .. } | Inst::Apply { .. } => !self.written().is_empty(),
             _ => false,
@@ -658,7 +692,9 @@ impl Inst {
             | Inst::Cast(arg, _)
             | Inst::Detach(arg)
             | Inst::Some(arg)
+            | Inst::Field { base: arg, .. }
             | Inst::Extract(arg, _) => vec![*arg],
+            Inst::FieldUpdate { base, value, .. } => vec![*base, *value],
             Inst::Binary(_, lhs, rhs) => vec![*lhs, *rhs],
             Inst::Prim(_, args)
             | Inst::Pullback(_, args)

@@ -108,6 +108,7 @@ fn ty(ty_: &Ty) -> String {
         Ty::Unit => "()".to_owned(),
         Ty::Buf(elem) => format!("[{}]", ty(elem)),
         Ty::Pullback => "pullback".to_owned(),
+        Ty::Struct => "struct".to_owned(),
         Ty::Option(elem) => format!("option<{}>", ty(elem)),
     }
 }
@@ -140,6 +141,19 @@ fn inst(func: &Function, id: Value) -> String {
         Inst::Pullback(prim, args) => format!("pullback.{} {}", prim.name(), values(args)),
         Inst::Detach(arg) => format!("detach {}", value(*arg)),
         Inst::Some(arg) => format!("some {}", value(*arg)),
+        Inst::Field { base, path } => format!("field {}.{}", value(*base), dotted(path)),
+        Inst::FieldUpdate {
+            base,
+            path,
+            value: added,
+        } => {
+            format!(
+                "field {}.{} add= {}",
+                value(*base),
+                dotted(path),
+                value(*added)
+            )
+        }
         Inst::Tuple(elems) => format!("tuple {}", values(elems)),
         Inst::Extract(tuple, index) => format!("extract {}.{index}", value(*tuple)),
         Inst::If { cond, .. } => format!("if {} {{", value(*cond)),
@@ -207,6 +221,17 @@ fn inst(func: &Function, id: Value) -> String {
         }
         Inst::Apply { pullback, args } => format!("apply {} {}", value(*pullback), moded(args)),
     }
+}
+
+/// `a.b.c`.
+fn dotted(path: &[syn::Member]) -> String {
+    path.iter()
+        .map(|member| match member {
+            syn::Member::Named(ident) => ident.to_string(),
+            syn::Member::Unnamed(index) => index.index.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join(".")
 }
 
 /// Operands with the way each is passed: `%1, &%2, &mut %3`.

@@ -80,6 +80,7 @@ impl Lower<'_> {
             Expr::Reference(reference) => self.buffer_of(&reference.expr),
             Expr::Paren(paren) => self.buffer_of(&paren.expr),
             Expr::Group(group) => self.buffer_of(&group.expr),
+            Expr::Field(field) => self.field(field, true),
             Expr::Path(_) => {
                 let name = super::expr::local_name(expr)?;
                 if self.element(&name).is_some() {

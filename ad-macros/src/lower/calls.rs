@@ -113,7 +113,7 @@ impl Lower<'_> {
         let value = self.expr(arg)?;
         let func = self.builder.func();
         match func.ty(value) {
-            Ty::Buf(_) => match func.inst(value) {
+            Ty::Buf(_) | Ty::Struct => match func.inst(value) {
                 Inst::Param(index) if func.params[*index as usize].mutable => {
                     Ok((value, Mode::Mut))
                 }

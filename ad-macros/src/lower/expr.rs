@@ -75,6 +75,10 @@ impl Lower<'_> {
             }
             Expr::Macro(mac) => self.unsupported(&mac.mac, msg::MACRO),
             Expr::Index(index) => self.index(index),
+            Expr::Field(field) => match self.field(field, false) {
+                Some(lowered) => lowered,
+                None => self.unsupported(expr, msg::FIELD_OF_A_NON_STRUCT),
+            },
             Expr::Repeat(repeat) => self.repeat(repeat),
             Expr::Array(array) => self.array(array),
             Expr::Return(ret) if !self.returning => {

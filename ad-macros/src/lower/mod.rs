@@ -10,6 +10,7 @@ mod buffers;
 mod calls;
 mod exits;
 mod expr;
+mod fields;
 mod loops;
 mod sig;
 
@@ -44,8 +45,18 @@ pub(crate) fn body(cx: &Ctxt, func: &ItemFn, sig: &Signature) -> Option<Function
         returning: false,
         elements: Vec::new(),
         loads: Vec::new(),
+        fields: Vec::new(),
     };
     lower.builder.func_mut().float_param = sig.float_param.clone();
+    // A receiver the signature rejected: its uses are not reported again.
+    let has_receiver = func
+        .sig
+        .inputs
+        .iter()
+        .any(|arg| matches!(arg, syn::FnArg::Receiver(_)));
+    if has_receiver && !sig.params.iter().any(|param| param.is_receiver()) {
+        lower.bind("self", Err(Poison));
+    }
     for param in &sig.params {
         let value = lower.builder.param(
             param.name.clone(),
@@ -82,6 +93,8 @@ struct Lower<'a> {
     elements: Vec<buffers::ElementPlace>,
     /// Element reads that a later read of the same element can reuse.
     loads: Vec<buffers::LoadSeen>,
+    /// The fields of parameter structs read so far.
+    fields: Vec<fields::FieldSeen>,
 }
 
 impl Lower<'_> {

@@ -48,6 +48,13 @@ pub(crate) struct ShadowParam {
     pub(crate) ty: Type,
 }
 
+impl SigParam {
+    /// Whether this is the `&self` of a method.
+    pub(crate) fn is_receiver(&self) -> bool {
+        self.name == "self" && self.ir_ty == Ty::Struct
+    }
+}
+
 impl Signature {
     pub(crate) fn vjp_ident(&self) -> Ident {
         Ident::new(&format!("{}_vjp", self.ident.unraw()), self.ident.span())
@@ -90,6 +97,23 @@ pub(crate) fn signature(cx: &Ctxt, func: &ItemFn, args: &Args) -> Signature {
     let mut params = Vec::new();
     for (index, arg) in sig.inputs.iter().enumerate() {
         match arg {
+            // `&self`: a parameter struct, like `p: &Params`.
+            FnArg::Receiver(receiver)
+                if matches!(receiver.kind, syn::ReceiverKind::Reference(_, _, None)) =>
+            {
+                params.push(SigParam {
+                    name: "self".to_owned(),
+                    span: receiver.self_token.span,
+                    ty: syn::parse_quote!(&Self),
+                    ir_ty: Ty::Struct,
+                    role: Role::Active,
+                    mutable: false,
+                    shadow: Some(ShadowParam {
+                        name: String::new(),
+                        ty: syn::parse_quote!(&mut Self),
+                    }),
+                });
+            }
             FnArg::Receiver(receiver) => cx.error_spanned_by(receiver, msg::RECEIVER),
             FnArg::Typed(typed) => {
                 // One error per parameter: a rejected pattern hides its type.
@@ -102,9 +126,10 @@ pub(crate) fn signature(cx: &Ctxt, func: &ItemFn, args: &Args) -> Signature {
                         (format!("arg{index}"), Span::call_site(), false)
                     }
                 };
-                let buffer = buffer_param(&typed.ty, generic);
+                let buffer = buffer_param(&typed.ty, generic).or_else(|| struct_param(&typed.ty));
                 let ir_ty = match (scalar_type(&typed.ty, generic), &buffer) {
                     (Some(scalar), _) => scalar.ty(),
+                    (None, Some(buffer)) if buffer.is_struct => Ty::Struct,
                     (None, Some(buffer)) => Ty::Buf(Box::new(buffer.elem.ty())),
                     (None, None) => {
                         // A generic parameter's type is covered by the error on the generics.
@@ -118,7 +143,7 @@ pub(crate) fn signature(cx: &Ctxt, func: &ItemFn, args: &Args) -> Signature {
                         Ty::Unknown
                     }
                 };
-                let role = if ir_ty.is_float() || ir_ty.is_float_buf() {
+                let role = if ir_ty.can_be_active() {
                     Role::Active
                 } else {
                     Role::Constant
@@ -228,6 +253,37 @@ struct BufferParam {
     elem: Scalar,
     mutable: bool,
     shadow_ty: Type,
+    /// A parameter struct rather than a buffer (`elem` is meaningless).
+    is_struct: bool,
+}
+
+/// `&Params`: a reference to a struct (a path that names no float, integer
+/// or `Vec`), whose shadow is `&mut Params`.
+fn struct_param(ty: &Type) -> Option<BufferParam> {
+    let Type::Reference(reference) = ty else {
+        return None;
+    };
+    let Type::Path(path) = &*reference.elem else {
+        return None;
+    };
+    let last = path.path.segments.last()?;
+    let name = last.ident.to_string();
+    if reference.mutability.is_some()
+        || path.qself.is_some()
+        || Scalar::from_name(&name).is_some()
+        || name == "Vec"
+        || name == "str"
+        || name == "String"
+    {
+        return None;
+    }
+    let elem = &reference.elem;
+    Some(BufferParam {
+        elem: Scalar::Float,
+        mutable: false,
+        shadow_ty: syn::parse_quote!(&mut #elem),
+        is_struct: true,
+    })
 }
 
 /// `&[T]`, `&Vec<T>`, `&[T; N]`, or their `&mut` forms. The shadow is
@@ -263,6 +319,7 @@ fn buffer_param(ty: &Type, generic: Option<&Ident>) -> Option<BufferParam> {
         elem,
         mutable: reference.mutability.is_some(),
         shadow_ty,
+        is_struct: false,
     })
 }
 
@@ -308,11 +365,7 @@ fn select_wrt(cx: &Ctxt, func: &Ident, params: &mut [SigParam], wrt: &[Ident]) {
         }
         match params.iter().find(|param| param.name == name) {
             None => cx.error_spanned_by(ident, msg::wrt_unknown(&name, &func.to_string())),
-            Some(param)
-                if !param.ir_ty.is_float()
-                    && !param.ir_ty.is_float_buf()
-                    && param.ir_ty != Ty::Unknown =>
-            {
+            Some(param) if !param.ir_ty.can_be_active() && param.ir_ty != Ty::Unknown => {
                 cx.error_spanned_by(ident, msg::wrt_not_float(&name, &type_string(&param.ty)));
             }
             Some(_) => {}

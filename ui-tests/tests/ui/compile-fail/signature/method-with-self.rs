@@ -5,9 +5,10 @@ struct Spring {
 }
 
 impl Spring {
+    // `&self` is supported; a method that changes its struct is not.
     #[differentiate]
-    fn energy(&self, x: f64) -> f64 {
-        0.5 * x * x
+    fn energy(&mut self, x: f64) -> f64 {
+        0.5 * self.k * x * x
     }
 }
 

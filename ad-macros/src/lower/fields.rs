@@ -1,0 +1,99 @@
+//! Lowering the fields of parameter structs (`p: &Params`, `&self`).
+//!
+//! The macro cannot see the struct's definition, so each field path the body
+//! reads becomes a value of its own, typed by how it is used: a buffer where
+//! it is indexed, iterated or passed by reference, a float otherwise. The
+//! struct is immutable, so the value is read once, at the start of the body,
+//! like a parameter; its adjoint goes into the same field of the shadow.
+//!
+//! ```text
+//! p.w[i] * p.b        %2: [float] = field %0.w     (hoisted)
+//!                 ⇒   %3: float = field %0.b       (hoisted)
+//!                     … load %2[%i] …
+//! ```
+
+use quote::ToTokens;
+use syn::spanned::Spanned;
+use syn::{Expr, ExprField};
+
+use super::{Lower, Lowered, Poison, expr::local_name};
+use crate::diag::msg;
+use crate::ir::{Inst, Ty, Value};
+
+/// A field path read so far, and how.
+pub(super) struct FieldSeen {
+    base: Value,
+    path: String,
+    value: Value,
+}
+
+impl Lower<'_> {
+    /// `p.a.b` as a float (`as_buffer` false) or as a buffer; `None` if
+    /// `expr` is not a field of a parameter struct.
+    pub(super) fn field(&mut self, expr: &ExprField, as_buffer: bool) -> Option<Lowered> {
+        let mut path = vec![expr.member.clone()];
+        let mut base = &*expr.base;
+        loop {
+            match base {
+                Expr::Field(inner) => {
+                    path.push(inner.member.clone());
+                    base = &inner.base;
+                }
+                Expr::Paren(paren) => base = &paren.expr,
+                _ => break,
+            }
+        }
+        path.reverse();
+        let name = local_name(base)?;
+        let root = match self.lookup(&name)? {
+            Ok(root) if self.builder.func().ty(root) == &Ty::Struct => root,
+            Ok(_) => return None,
+            Err(Poison) => return Some(Err(Poison)),
+        };
+        let key: Vec<String> = path
+            .iter()
+            .map(|member| member.to_token_stream().to_string())
+            .collect();
+        let key = key.join(".");
+        if let Some(seen) = self
+            .fields
+            .iter()
+            .find(|seen| seen.base == root && seen.path == key)
+        {
+            let value = seen.value;
+            let is_buffer = matches!(self.builder.func().ty(value), Ty::Buf(_));
+            if is_buffer != as_buffer {
+                return Some(self.unsupported(expr, msg::field_both(&key)));
+            }
+            return Some(Ok(value));
+        }
+        let ty = if as_buffer {
+            Ty::Buf(Box::new(Ty::Float))
+        } else {
+            Ty::Float
+        };
+        let value = self
+            .builder
+            .push_detached(Inst::Field { base: root, path }, ty, expr.span());
+        // Read once, after the parameters and the fields read before.
+        let func = self.builder.func_mut();
+        let position = func
+            .body
+            .insts
+            .iter()
+            .position(|&inst| {
+                !matches!(
+                    func.insts[inst.index()].inst,
+                    Inst::Param(_) | Inst::Field { .. }
+                )
+            })
+            .unwrap_or(func.body.insts.len());
+        func.body.insts.insert(position, value);
+        self.fields.push(FieldSeen {
+            base: root,
+            path: key,
+            value,
+        });
+        Some(Ok(value))
+    }
+}
