@@ -57,6 +57,8 @@ pub(crate) struct Reverse<'a> {
     /// branch not taken, a loop that runs no trip, the loser of `max`): a
     /// product with them is guarded, so that `0 · ∞` never becomes NaN.
     maybe_zero: HashSet<Value>,
+    /// Scratch shadows of constant buffers passed to calls, by buffer.
+    scratch: HashMap<Value, Value>,
 }
 
 /// An adjoint loop under construction.
@@ -90,6 +92,7 @@ pub(crate) fn vjp(
         recomputed: Vec::new(),
         snapshots: HashMap::new(),
         maybe_zero: HashSet::new(),
+        scratch: HashMap::new(),
     };
     let out = primal.ret;
     let returns_unit = sig.seed_ty.is_none();
@@ -656,14 +659,7 @@ impl Reverse<'_> {
                     if primal.ty(arg).is_float_buf() || *primal.ty(arg) == Ty::Struct {
                         let shadow = match self.shadow(arg) {
                             Some(shadow) => shadow,
-                            None => self.push(
-                                Inst::Shadow {
-                                    of: arg,
-                                    seed: None,
-                                },
-                                primal.ty(arg).clone(),
-                                call,
-                            ),
+                            None => self.scratch_shadow(arg),
                         };
                         operands.push((shadow, Mode::Mut));
                     }
@@ -696,6 +692,28 @@ impl Reverse<'_> {
                 self.add(arg, adjoint);
             }
         }
+    }
+
+    /// A shadow for a constant buffer or struct that a callee's pullback
+    /// needs one for: zeros, made once in the body before the adjoint code
+    /// that uses it (what the pullback adds into it is never read).
+    fn scratch_shadow(&mut self, of: Value) -> Value {
+        if let Some(&scratch) = self.scratch.get(&of) {
+            return scratch;
+        }
+        let primal = self.primal;
+        let scratch = self.builder.push_detached(
+            Inst::Shadow { of, seed: None },
+            primal.ty(of).clone(),
+            primal.span(of),
+        );
+        if let Some(name) = primal.name(of) {
+            let name = format!("d_{name}");
+            self.builder.name(scratch, &name);
+        }
+        self.builder.func_mut().body.insts.push(scratch);
+        self.scratch.insert(of, scratch);
+        scratch
     }
 
     /// Whether the call passes an active buffer by `&mut`: its pullback

@@ -504,3 +504,43 @@ fn conversions_through_f64_in_a_generic_function() {
         assert!((f64::from(d_w32) - grad[0]).abs() < 1e-6);
     }
 }
+
+// ---------------------------------------------------------------------------
+// A constant buffer passed to a callee in a loop: the callee's pullback gets
+// a scratch shadow for it.
+
+#[differentiate]
+fn scaled_sum(a: f64, xs: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for &x in xs {
+        s += a * x * x;
+    }
+    s
+}
+
+#[differentiate(wrt(x))]
+fn repeated(x: f64, data: &[f64], n: usize) -> f64 {
+    let mut s = x;
+    for _ in 0..n {
+        s = 0.5 * s + scaled_sum(s, data);
+    }
+    s
+}
+
+#[test]
+fn a_constant_buffer_passed_to_a_callee_in_a_loop() {
+    let data = [0.1, -0.2, 0.3];
+    let q: f64 = data.iter().map(|d| d * d).sum();
+    for n in [0, 1, 3] {
+        let grad = check_scalar(
+            |p| repeated(p[0], &data, n),
+            |p, seed| {
+                let (out, d_x) = repeated_vjp(p[0], &data, n, seed);
+                (out, vec![d_x])
+            },
+            &[0.8],
+        );
+        // s ↦ (0.5 + q) s, n times.
+        assert_close(&grad, &[(0.5 + q).powi(n as i32)]);
+    }
+}
