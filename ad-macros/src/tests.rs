@@ -555,3 +555,46 @@ check!(
     "",
     "fn f(&self, x: f64) -> f64 { self.a * x.sin() + self.v[0] }"
 );
+
+/// docs/composition.md shows these expansions: they must be the real ones.
+#[test]
+fn composition_doc_shows_the_real_expansions() {
+    let doc = include_str!("../../docs/composition.md");
+    let rule: TokenStream = "softplus_rule".parse().expect("tokens");
+    let softplus: TokenStream = "fn softplus(x: f64) -> f64 { x.exp().ln_1p() }"
+        .parse()
+        .expect("tokens");
+    let file: syn::File =
+        syn::parse2(crate::custom::custom_vjp(rule, softplus)).expect("the expansion parses");
+    let expansions = [
+        (
+            expanded(
+                "",
+                "fn f(x: f64, y: f64) -> f64 { let s = square(x) + y.sin(); s * square(y) }",
+            ),
+            ["fn f_vjp", "fn f_forward"],
+        ),
+        (
+            expanded(
+                "",
+                "fn iterate(r: f64, x0: f64, n: usize) -> f64 { let mut x = x0; for _ in 0..n { x = logistic(r, x); } x }",
+            ),
+            ["fn iterate_vjp", "fn iterate_forward"],
+        ),
+        (
+            prettyplease::unparse(&file),
+            ["fn softplus_vjp", "fn softplus_forward"],
+        ),
+    ];
+    for (expansion, functions) in &expansions {
+        for function in functions {
+            let start = expansion.find(function).expect("generated");
+            let text = &expansion[start..];
+            let text = &text[..text.find("\n}\n").expect("the end") + 2];
+            assert!(
+                doc.contains(text),
+                "update docs/composition.md with `{function}`:\n{text}"
+            );
+        }
+    }
+}
