@@ -233,12 +233,13 @@ pub(crate) mod msg {
     pub(crate) const TANGENT_NO_FIELDS: &str =
         "`#[derive(Tangent)]` needs at least one field: a float, a float buffer or such a struct";
     pub(crate) const FIELD_OF_A_NON_STRUCT: &str = "only fields of parameter structs (`p: &Params` or `&self`) can be read; pass the value as its own `f64` parameter";
+    pub(crate) const MUT_STRUCT: &str = "a parameter struct is taken by `&`: a differentiated function cannot change it; take what it changes as a `&mut` buffer parameter";
     pub(crate) const CALL_REFERENCE: &str = "only buffers can be passed by reference to a function called from differentiated code: pass floats and integers by value";
     pub(crate) const CALL_BUFFER_BY_VALUE: &str = "pass the buffer by reference (`&v` or `&mut v`): functions called from differentiated code cannot take buffers by value";
 
     pub(crate) fn field_both(path: &str) -> String {
         format!(
-            "the field `{path}` is used both as a float and as a buffer; a field is one or the other"
+            "the field `{path}` is used both as a float and as a buffer; a field is one or the other: index a buffer field where you use it (`p.{path}[i]`)"
         )
     }
 

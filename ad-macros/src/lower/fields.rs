@@ -47,6 +47,10 @@ impl Lower<'_> {
         let name = local_name(base)?;
         let root = match self.lookup(&name)? {
             Ok(root) if self.builder.func().ty(root) == &Ty::Struct => root,
+            // A parameter whose type was rejected: reported there already.
+            Ok(root) if self.builder.func().ty(root) == &Ty::Unknown => {
+                return Some(Err(Poison));
+            }
             Ok(_) => return None,
             Err(Poison) => return Some(Err(Poison)),
         };

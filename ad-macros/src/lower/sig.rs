@@ -134,7 +134,9 @@ pub(crate) fn signature(cx: &Ctxt, func: &ItemFn, args: &Args) -> Signature {
                     (None, None) => {
                         // A generic parameter's type is covered by the error on the generics.
                         let is_generic = matches!(&*typed.ty, Type::Path(path) if path.path.get_ident().is_some_and(|ident| generic_types.contains(&ident)));
-                        if pattern_ok && !is_generic {
+                        if pattern_ok && is_mut_struct(&typed.ty) {
+                            cx.error_spanned_by(&typed.ty, msg::MUT_STRUCT);
+                        } else if pattern_ok && !is_generic {
                             cx.error_spanned_by(
                                 &typed.ty,
                                 msg::param_type(&type_string(&typed.ty)),
@@ -255,6 +257,18 @@ struct BufferParam {
     shadow_ty: Type,
     /// A parameter struct rather than a buffer (`elem` is meaningless).
     is_struct: bool,
+}
+
+/// `&mut Params`: a struct the function would change.
+fn is_mut_struct(ty: &Type) -> bool {
+    match ty {
+        Type::Reference(reference) if reference.mutability.is_some() => {
+            let mut shared = reference.clone();
+            shared.mutability = None;
+            struct_param(&Type::Reference(shared)).is_some()
+        }
+        _ => false,
+    }
 }
 
 /// `&Params`: a reference to a struct (a path that names no float, integer
