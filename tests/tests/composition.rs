@@ -544,3 +544,33 @@ fn a_constant_buffer_passed_to_a_callee_in_a_loop() {
         assert_close(&grad, &[(0.5 + q).powi(n as i32)]);
     }
 }
+
+// ---------------------------------------------------------------------------
+// A callee in another crate: `ad_tests::fixtures::power` is `pub`, and so is
+// its `power_forward`.
+
+#[differentiate]
+fn across_crates(x: f64, n: usize) -> f64 {
+    ad_tests::fixtures::power(x.sin(), n) + x
+}
+
+#[test]
+fn a_callee_in_another_crate() {
+    for n in [0, 1, 4] {
+        let grad = check_scalar(
+            |p| across_crates(p[0], n),
+            |p, seed| {
+                let (out, d_x) = across_crates_vjp(p[0], n, seed);
+                (out, vec![d_x])
+            },
+            &[0.9],
+        );
+        // d/dx sin(x)ⁿ + x = n sin(x)ⁿ⁻¹ cos x + 1.
+        let expected = if n == 0 {
+            1.0
+        } else {
+            n as f64 * 0.9_f64.sin().powi(n as i32 - 1) * 0.9_f64.cos() + 1.0
+        };
+        assert_close(&grad, &[expected]);
+    }
+}
