@@ -334,7 +334,7 @@ pub(crate) fn pullback(rx: &mut Reverse<'_>, y: Value, dy: Value) {
                 .shadow(buf)
                 .expect("an active element of an active buffer");
             let index = rx.available(index);
-            rx.push(Inst::Update(BinOp::Add, d_buf, index, dy), Ty::Unit, y);
+            rx.defer_update(d_buf, index, dy, y);
         }
         Inst::Len(_) => {}
         Inst::Call(callee, args) => {
