@@ -6,7 +6,9 @@
 //! exactly what a hand-written gradient says. Every other primitive calls its
 //! pullback in the runtime (`ad_runtime::rules`), whose signature is fixed: the
 //! primitive's inputs in call order, its output, the seed; it returns the adjoint
-//! of each float input (a tuple for several).
+//! of each float input (a tuple for several). Generated code calls it through
+//! `ad_runtime::__private`, passing only what the rule reads ([`Prim::reads`]),
+//! so that the adjoint keeps nothing else (in a loop, nothing else is taped).
 
 use crate::ir::{BinOp, Const, Inst, NewBuf, Scalar, Ty, UnOp, Value};
 use crate::reverse::Reverse;
@@ -82,7 +84,54 @@ prims! {
     Rem "rem" 2,
 }
 
+/// An operand of a primitive's pullback call (see [`Prim::reads`]).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Read {
+    /// The primitive's operand at this index.
+    Arg(usize),
+    /// The primitive's output.
+    Output,
+}
+
 impl Prim {
+    /// What the pullback reads, besides the seed: the generated code calls
+    /// `__ad::name(reads…, seed)`, so that nothing else is kept for the
+    /// adjoint (`sin` reads its input, `exp` its output, `max` its inputs).
+    /// The runtime's `rules` take every operand; `__private` adapts.
+    pub(crate) fn reads(self) -> &'static [Read] {
+        use Read::{Arg, Output};
+        match self {
+            Prim::Sqrt
+            | Prim::Cbrt
+            | Prim::Exp
+            | Prim::Exp2
+            | Prim::ExpM1
+            | Prim::Tan
+            | Prim::Tanh
+            | Prim::Recip => &[Output],
+            Prim::Ln
+            | Prim::Ln1p
+            | Prim::Log2
+            | Prim::Log10
+            | Prim::Sin
+            | Prim::Cos
+            | Prim::Asin
+            | Prim::Acos
+            | Prim::Atan
+            | Prim::Sinh
+            | Prim::Cosh
+            | Prim::Asinh
+            | Prim::Acosh
+            | Prim::Atanh
+            | Prim::Abs => &[Arg(0)],
+            Prim::Signum => &[],
+            Prim::Atan2 | Prim::Min | Prim::Max | Prim::MulAdd => &[Arg(0), Arg(1)],
+            Prim::Powi | Prim::Log | Prim::Powf | Prim::Hypot | Prim::Rem => {
+                &[Arg(0), Arg(1), Output]
+            }
+        }
+    }
+
     /// The primitive called `x.name(…)` in user code. `rem` is not a float
     /// method: it is the pullback of the `%` operator only.
     pub(crate) fn from_method(name: &str) -> Option<Prim> {
@@ -496,8 +545,15 @@ fn runtime(rx: &mut Reverse<'_>, prim: Prim, args: &[Value], y: Value, dy: Value
                 .collect(),
         )
     };
-    let mut operands = args.to_vec();
-    operands.extend([y, dy]);
+    let mut operands: Vec<Value> = prim
+        .reads()
+        .iter()
+        .map(|read| match *read {
+            Read::Arg(index) => args[index],
+            Read::Output => y,
+        })
+        .collect();
+    operands.push(dy);
     let adjoints = rx.push(Inst::Pullback(prim, operands), ty, y);
     // Selections and conventions give some inputs exactly 0.
     if matches!(prim, Prim::Min | Prim::Max | Prim::Abs | Prim::Signum) {

@@ -320,7 +320,7 @@ mod verifier {
         );
         check(
             |func| func.insts[2].inst = Inst::Pullback(Prim::Sin, vec![Value(0)]),
-            "pullback of sin takes 3 operands",
+            "pullback of sin takes 2 operands",
         );
     }
 

@@ -77,6 +77,7 @@ pub use ad_macros::{Tangent, custom_vjp, differentiate};
 pub mod check;
 pub mod float;
 pub mod linalg;
+mod reads;
 pub mod rules;
 pub mod tangent;
 pub mod tape;
@@ -102,6 +103,10 @@ pub mod __private {
     pub use crate::linalg::{
         add_assign, axpy_da, axpy_dx, dot_dx, logsumexp_dx, matmul_da, matmul_db, matvec_da,
         matvec_dx, norm2_dx, pop_shadow, softmax_dx, sum_dx, zero, zeros_like,
+    };
+    pub use crate::reads::{
+        abs, acos, acosh, asin, asinh, atan, atan2, atanh, cbrt, cos, cosh, exp, exp_m1, exp2, ln,
+        ln_1p, log2, log10, max, min, mul_add, recip, signum, sin, sinh, sqrt, tan, tanh,
     };
     pub use crate::rules::*;
     pub use crate::tape::{Tape, TapeReader};

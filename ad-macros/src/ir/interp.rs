@@ -37,6 +37,7 @@
 
 use std::panic::{self, AssertUnwindSafe};
 
+use crate::rules::Read;
 use ad_runtime::{linalg, rules};
 use proc_macro2::TokenStream;
 
@@ -1115,15 +1116,26 @@ fn prim(prim: Prim, args: &[Val]) -> Result<Val, String> {
 }
 
 /// `ad_runtime::rules::prim(inputs…, output, seed)`: the adjoint of the float
-/// input, or a tuple of those of several.
-fn pullback(prim: Prim, args: &[Val]) -> Result<Val, String> {
-    if args.len() != prim.arity() + 2 {
+/// input, or a tuple of those of several. The instruction has only what the
+/// rule reads ([`Prim::reads`]); the operands it does not read are NaN here,
+/// so that a rule reading one after all would show.
+fn pullback(prim: Prim, reads: &[Val]) -> Result<Val, String> {
+    if reads.len() != prim.reads().len() + 1 {
         return Err(format!(
             "the pullback of {} takes {} operands",
             prim.name(),
-            prim.arity() + 2
+            prim.reads().len() + 1
         ));
     }
+    let mut args = vec![Val::Float(f64::NAN); prim.arity() + 2];
+    for (read, val) in prim.reads().iter().zip(reads) {
+        match *read {
+            Read::Arg(index) => args[index] = val.clone(),
+            Read::Output => args[prim.arity()] = val.clone(),
+        }
+    }
+    args[prim.arity() + 1] = reads[reads.len() - 1].clone();
+    let args = &args[..];
     if prim == Prim::Powi {
         let [x, y, dy] = [&args[0], &args[2], &args[3]].map(Val::float);
         return Ok(Val::Float(rules::powi(x?, exponent(&args[1])?, y?, dy?)));

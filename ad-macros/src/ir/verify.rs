@@ -112,12 +112,12 @@ fn check_inst(func: &Function, id: Value, inst: &Inst) -> Result<(), String> {
                 prim.arity()
             ));
         }
-        Inst::Pullback(prim, args) if args.len() != prim.arity() + 2 => {
+        Inst::Pullback(prim, args) if args.len() != prim.reads().len() + 1 => {
             return Err(format!(
                 "%{}: pullback of {} takes {} operands",
                 id.0,
                 prim.name(),
-                prim.arity() + 2
+                prim.reads().len() + 1
             ));
         }
         Inst::If { then, els, .. } => {
