@@ -121,6 +121,7 @@ fn differentiated(
         return Err(Box::new((sig, error)));
     }
     let primal = verified(primal.expect("lowering without errors yields IR"), "lower");
+    let primal = verified(analysis::dead_code(primal), "dead code");
     let activity = analysis::activity(&primal);
     let writes = analysis::writes(&primal);
     let cx = Ctxt::new();

@@ -598,3 +598,10 @@ fn composition_doc_shows_the_real_expansions() {
         }
     }
 }
+// Dead primal work is removed before the reverse pass: `unused` and the loop
+// computing `acc` are not in `_vjp`; the element read stays (it can panic).
+check!(
+    dead_primal_work,
+    "",
+    "fn f(x: f64, xs: &[f64], n: usize) -> f64 { let unused = x.exp() * 2.0; let also = xs[0] + x; let mut acc = 0.0; for i in 0..n { acc += (x * i as f64).sin(); } let y = x.sin(); y * y }"
+);

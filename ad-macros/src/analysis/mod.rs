@@ -1,6 +1,7 @@
 //! Analyses of the primal IR that decide what the adjoint needs.
 //!
-//! Activity is the one that matters for straight-line code: a value gets adjoint
+//! Dead primal work is removed first ([`dead_code`]): `_vjp` computes only what
+//! the output and the effects need. Activity is the one that matters for straight-line code: a value gets adjoint
 //! code only if it depends on an active input *and* reaches the output. Where
 //! each value the adjoint reads comes from (re-read, recomputed, saved on a tape)
 //! is a question inside loops: [`buffers`] says which buffer reads can be
@@ -9,6 +10,8 @@
 
 mod activity;
 mod buffers;
+mod dead;
 
 pub(crate) use activity::{Activity, activity};
 pub(crate) use buffers::{Writes, check, writes};
+pub(crate) use dead::dead_code;
