@@ -12,7 +12,7 @@
 //! can never capture or shadow an identifier of the user's, and is located at the
 //! user's code it comes from, so rustc's messages point there.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use proc_macro2::{Literal, Span, TokenStream};
 use quote::{ToTokens, quote, quote_spanned};
@@ -244,6 +244,10 @@ struct Emitter<'a> {
     written: HashSet<Value>,
     /// Set when emitting the split API rather than `_vjp`.
     split: Option<split::Mode>,
+    /// The next suffix to try for each base name (see [`Emitter::fresh`]).
+    suffixes: HashMap<String, usize>,
+    /// The next `t{index}` to try.
+    next_temp: usize,
 }
 
 impl<'a> Emitter<'a> {
@@ -260,6 +264,8 @@ impl<'a> Emitter<'a> {
                 .flat_map(|data| data.inst.written())
                 .collect(),
             split: None,
+            suffixes: HashMap::new(),
+            next_temp: 1,
         };
         emitter.assign_forms();
         emitter
@@ -482,23 +488,29 @@ impl<'a> Emitter<'a> {
         needs_binding.then(|| self.fresh_temp())
     }
 
+    /// `base`, or `base_1`, `base_2`, … if taken. The search for each base
+    /// starts after the last suffix it handed out, so that naming stays
+    /// linear in the number of values.
     fn fresh(&mut self, base: &str) -> String {
         let mut name = base.to_owned();
-        let mut suffix = 0;
+        let mut suffix = self.suffixes.get(base).copied().unwrap_or(0);
+        if suffix > 0 {
+            name = format!("{base}_{suffix}");
+        }
         while self.used.contains(&name) {
             suffix += 1;
             name = format!("{base}_{suffix}");
         }
+        self.suffixes.insert(base.to_owned(), suffix);
         self.used.insert(name.clone());
         name
     }
 
     fn fresh_temp(&mut self) -> String {
-        let mut index = 1;
-        while self.used.contains(&format!("t{index}")) {
-            index += 1;
+        while self.used.contains(&format!("t{}", self.next_temp)) {
+            self.next_temp += 1;
         }
-        self.fresh(&format!("t{index}"))
+        self.fresh(&format!("t{}", self.next_temp))
     }
 
     fn body(&self) -> TokenStream {

@@ -8,6 +8,8 @@
 
 mod analysis;
 mod args;
+#[cfg(test)]
+mod cost;
 mod custom;
 mod diag;
 #[cfg(test)]
