@@ -41,10 +41,10 @@ fn extension<T: Float>(force: T, stiffness: T, rest: T) -> T {
 fn misfit(p: &Springs, force: f64, targets: &[f64]) -> f64 {
     let mut position = 0.0;
     let mut total = 0.0;
-    for i in 0..targets.len() {
+    for (i, &target) in targets.iter().enumerate() {
         let stiffness = p.scale * softplus(p.raw_stiffness[i]);
         position += extension(force, stiffness, p.rest_length[i]);
-        let gap = position - targets[i];
+        let gap = position - target;
         total += gap * gap;
     }
     total
