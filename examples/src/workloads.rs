@@ -1,0 +1,900 @@
+//! The benchmark workloads of issue 6, shared by the criterion benchmark
+//! (`benches/workloads.rs`), the memory table (`examples/memory.rs`) and the peer
+//! benchmarks (`peers/`).
+//!
+//! Each workload is written once as a plain function with `#[differentiate]`
+//! (W1–W4 here, the GradBench problems in [`crate::gradbench`]); next to each is a
+//! gradient written by hand with the `_vjp` contract: it returns the value and adds
+//! `d_out · ∇f` into shadows the caller zeroed. [`check_all`] compares every
+//! hand-written gradient with the generated one.
+
+// Numeric code written with index loops, as `#[differentiate]` takes it.
+#![allow(clippy::needless_range_loop, clippy::too_many_arguments)]
+
+use ad_runtime::differentiate;
+
+use crate::gradbench::{gmm, llsq, lse, lstm, ode};
+
+// ---------------------------------------------------------------------------
+// W1: extended Rosenbrock over a slice.
+
+/// `Σ (1 − xᵢ)² + 100 (xᵢ₊₁ − xᵢ²)²`.
+#[differentiate]
+pub fn rosenbrock(x: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for i in 0..x.len() - 1 {
+        let a = 1.0 - x[i];
+        let b = x[i + 1] - x[i] * x[i];
+        s += a * a + 100.0 * b * b;
+    }
+    s
+}
+
+/// Hand-written gradient of [`rosenbrock`].
+pub fn rosenbrock_hand(x: &[f64], g: &mut [f64], d_out: f64) -> f64 {
+    let mut s = 0.0;
+    for i in 0..x.len() - 1 {
+        let a = 1.0 - x[i];
+        let b = x[i + 1] - x[i] * x[i];
+        s += a * a + 100.0 * b * b;
+        g[i] += d_out * (-2.0 * a - 400.0 * x[i] * b);
+        g[i + 1] += d_out * (200.0 * b);
+    }
+    s
+}
+
+// ---------------------------------------------------------------------------
+// W2: the loss of a 784→128 tanh→10 softmax network, cross-entropy, batch 32.
+
+/// Inputs of the network.
+pub const MLP_IN: usize = 784;
+/// Hidden units.
+pub const MLP_HIDDEN: usize = 128;
+/// Classes.
+pub const MLP_CLASSES: usize = 10;
+/// Samples per batch.
+pub const MLP_BATCH: usize = 32;
+/// Length of the flat parameter vector: `w1` (`128 × 784`), `b1`, `w2`
+/// (`10 × 128`), `b2`, in that order.
+pub const MLP_PARAMS: usize =
+    MLP_HIDDEN * MLP_IN + MLP_HIDDEN + MLP_CLASSES * MLP_HIDDEN + MLP_CLASSES;
+
+/// The mean softmax cross-entropy of the network on a batch; all weights in one
+/// flat slice, `w1` and `w2` with one row per output unit.
+///
+/// `x` holds one row of 784 inputs per sample, `labels` one class per sample.
+#[differentiate(wrt(params))]
+pub fn mlp(params: &[f64], x: &[f64], labels: &[usize]) -> f64 {
+    let n_in = 784;
+    let n_hidden = 128;
+    let n_classes = 10;
+    let n = labels.len();
+    let b1 = n_hidden * n_in;
+    let w2 = b1 + n_hidden;
+    let b2 = w2 + n_classes * n_hidden;
+    let mut h = vec![0.0; n * n_hidden];
+    for s in 0..n {
+        for j in 0..n_hidden {
+            let mut acc = params[b1 + j];
+            for i in 0..n_in {
+                acc += params[j * n_in + i] * x[s * n_in + i];
+            }
+            h[s * n_hidden + j] = acc.tanh();
+        }
+    }
+    let mut z = vec![0.0; n_classes];
+    let mut total = 0.0;
+    for s in 0..n {
+        for c in 0..n_classes {
+            let mut acc = params[b2 + c];
+            for j in 0..n_hidden {
+                acc += params[w2 + c * n_hidden + j] * h[s * n_hidden + j];
+            }
+            z[c] = acc;
+        }
+        let mut top = z[0];
+        for c in 1..n_classes {
+            top = top.max(z[c]);
+        }
+        let top = ad_runtime::detach(top);
+        let mut sum = 0.0;
+        for c in 0..n_classes {
+            sum += (z[c] - top).exp();
+        }
+        total += top + sum.ln() - z[labels[s]];
+    }
+    total / n as f64
+}
+
+/// Hand-written gradient of [`mlp`].
+pub fn mlp_hand(params: &[f64], g: &mut [f64], x: &[f64], labels: &[usize], d_out: f64) -> f64 {
+    let (n_in, n_hidden, n_classes) = (MLP_IN, MLP_HIDDEN, MLP_CLASSES);
+    let n = labels.len();
+    let b1 = n_hidden * n_in;
+    let w2 = b1 + n_hidden;
+    let b2 = w2 + n_classes * n_hidden;
+    let mut h = vec![0.0; n * n_hidden];
+    for s in 0..n {
+        let xs = &x[s * n_in..(s + 1) * n_in];
+        for j in 0..n_hidden {
+            let row = &params[j * n_in..(j + 1) * n_in];
+            let mut acc = params[b1 + j];
+            for i in 0..n_in {
+                acc += row[i] * xs[i];
+            }
+            h[s * n_hidden + j] = acc.tanh();
+        }
+    }
+    let scale = d_out / n as f64;
+    let mut total = 0.0;
+    let mut z = [0.0; MLP_CLASSES];
+    let mut d_h = vec![0.0; n_hidden];
+    for s in 0..n {
+        let hs = &h[s * n_hidden..(s + 1) * n_hidden];
+        for c in 0..n_classes {
+            let row = &params[w2 + c * n_hidden..w2 + (c + 1) * n_hidden];
+            let mut acc = params[b2 + c];
+            for j in 0..n_hidden {
+                acc += row[j] * hs[j];
+            }
+            z[c] = acc;
+        }
+        let top = z.iter().fold(f64::NEG_INFINITY, |m, &v| m.max(v));
+        let sum: f64 = z.iter().map(|&v| (v - top).exp()).sum();
+        let lse = top + sum.ln();
+        total += lse - z[labels[s]];
+        d_h.fill(0.0);
+        for c in 0..n_classes {
+            let target = if c == labels[s] { 1.0 } else { 0.0 };
+            let d_z = scale * ((z[c] - lse).exp() - target);
+            g[b2 + c] += d_z;
+            let base = w2 + c * n_hidden;
+            for j in 0..n_hidden {
+                g[base + j] += d_z * hs[j];
+                d_h[j] += d_z * params[base + j];
+            }
+        }
+        let xs = &x[s * n_in..(s + 1) * n_in];
+        for j in 0..n_hidden {
+            let d_a = d_h[j] * (1.0 - hs[j] * hs[j]);
+            g[b1 + j] += d_a;
+            let row = &mut g[j * n_in..(j + 1) * n_in];
+            for i in 0..n_in {
+                row[i] += d_a * xs[i];
+            }
+        }
+    }
+    total / n as f64
+}
+
+/// The inputs of W2: parameters, a batch of inputs and their labels.
+pub struct MlpProblem {
+    /// The flat weights, [`MLP_PARAMS`] of them.
+    pub params: Vec<f64>,
+    /// `32 × 784` inputs, row-major.
+    pub x: Vec<f64>,
+    /// One class per sample.
+    pub labels: Vec<usize>,
+}
+
+impl MlpProblem {
+    /// Deterministic weights in `±1/√fan-in`, inputs in `[0, 1)`.
+    #[must_use]
+    pub fn new() -> MlpProblem {
+        let mut params = inputs(MLP_PARAMS, -1.0, 1.0);
+        for (e, p) in params.iter_mut().enumerate() {
+            let fan_in = if e < MLP_HIDDEN * (MLP_IN + 1) {
+                MLP_IN
+            } else {
+                MLP_HIDDEN
+            };
+            *p /= (fan_in as f64).sqrt();
+        }
+        let x = inputs(MLP_BATCH * MLP_IN, 0.0, 1.0);
+        let labels = (0..MLP_BATCH).map(|s| (s * 7 + 3) % MLP_CLASSES).collect();
+        MlpProblem { params, x, labels }
+    }
+}
+
+impl Default for MlpProblem {
+    fn default() -> Self {
+        MlpProblem::new()
+    }
+}
+
+// ---------------------------------------------------------------------------
+// W3: a scalar expression with sin, exp, ln and a division.
+
+/// `(sin x · eʸ + ln(1 + x²)) / (1 + y²)`.
+#[differentiate]
+pub fn w3(x: f64, y: f64) -> f64 {
+    (x.sin() * y.exp() + (1.0 + x * x).ln()) / (1.0 + y * y)
+}
+
+/// Hand-written gradient of [`w3`]: `(value, ∂/∂x, ∂/∂y)` times the seed.
+#[must_use]
+pub fn w3_hand(x: f64, y: f64, d_out: f64) -> (f64, f64, f64) {
+    let (sx, cx) = x.sin_cos();
+    let ey = y.exp();
+    let p = 1.0 + x * x;
+    let num = sx * ey + p.ln();
+    let den = 1.0 + y * y;
+    let inv = 1.0 / den;
+    let out = num * inv;
+    let d_num = d_out * inv;
+    let d_x = d_num * (cx * ey + 2.0 * x / p);
+    let d_y = d_num * (sx * ey) - out * inv * (2.0 * y) * d_out;
+    (out, d_x, d_y)
+}
+
+// ---------------------------------------------------------------------------
+// W4: logsumexp, with index loops, with the shift detached, and through the
+// runtime's coarse primitive. (The `lse` GradBench problem is the loops form.)
+
+/// `m + ln Σ exp(xᵢ − m)` with `m = max xᵢ`, as a user would write it.
+#[differentiate]
+pub fn lse_loops(x: &[f64]) -> f64 {
+    let mut m = x[0];
+    for i in 1..x.len() {
+        m = m.max(x[i]);
+    }
+    let mut s = 0.0;
+    for i in 0..x.len() {
+        s += (x[i] - m).exp();
+    }
+    m + s.ln()
+}
+
+/// The same with the shift `m` detached.
+#[differentiate]
+pub fn lse_detached(x: &[f64]) -> f64 {
+    let mut m = x[0];
+    for i in 1..x.len() {
+        m = m.max(x[i]);
+    }
+    let m = ad_runtime::detach(m);
+    let mut s = 0.0;
+    for i in 0..x.len() {
+        s += (x[i] - m).exp();
+    }
+    m + s.ln()
+}
+
+/// The same, through `ad_runtime::logsumexp` and its pullback.
+#[differentiate]
+pub fn lse_primitive(x: &[f64]) -> f64 {
+    ad_runtime::logsumexp(x)
+}
+
+/// Hand-written gradient of logsumexp: `∂/∂xᵢ = exp(xᵢ − lse)`.
+pub fn lse_hand(x: &[f64], g: &mut [f64], d_out: f64) -> f64 {
+    let mut m = x[0];
+    for i in 1..x.len() {
+        m = m.max(x[i]);
+    }
+    let mut s = 0.0;
+    for i in 0..x.len() {
+        s += (x[i] - m).exp();
+    }
+    let out = m + s.ln();
+    for i in 0..x.len() {
+        g[i] += d_out * (x[i] - out).exp();
+    }
+    out
+}
+
+// ---------------------------------------------------------------------------
+// GradBench: llsq, ode, gmm, lstm (lse is `lse_hand` above).
+
+/// Hand-written gradient of [`llsq::primal`].
+pub fn llsq_hand(x: &[f64], g: &mut [f64], n: usize, d_out: f64) -> f64 {
+    let mut sum = 0.0;
+    for i in 0..n {
+        let t = -1.0 + (i as f64) * 2.0 / ((n - 1) as f64);
+        let s = if t > 0.0 {
+            1.0
+        } else if t < 0.0 {
+            -1.0
+        } else {
+            0.0
+        };
+        let mut r = s;
+        let mut power = 1.0;
+        for j in 0..x.len() {
+            r -= x[j] * power;
+            power *= t;
+        }
+        sum += r * r;
+        let d_r = d_out * r;
+        let mut power = 1.0;
+        for j in 0..x.len() {
+            g[j] -= d_r * power;
+            power *= t;
+        }
+    }
+    sum / 2.0
+}
+
+/// Hand-written vector-Jacobian product of [`ode::primal`]: returns `y(2)` and adds
+/// `seedᵀ ∂y/∂x` into `g`. It keeps `y` at the start of every step and computes the
+/// stages of each step again on the way back.
+pub fn ode_hand(x: &[f64], g: &mut [f64], s: usize, seed: &[f64]) -> Vec<f64> {
+    let n = x.len();
+    let h = 2.0 / (s as f64);
+    let mut ys = vec![0.0; (s + 1) * n];
+    let (mut k1, mut k2, mut k3, mut k4) = (vec![0.0; n], vec![0.0; n], vec![0.0; n], vec![0.0; n]);
+    let (mut a, mut b, mut c) = (vec![0.0; n], vec![0.0; n], vec![0.0; n]);
+    // One Runge–Kutta step from `y`: the stages `k1..k4` and the points `a, b, c`
+    // where `k2, k3, k4` are evaluated.
+    let stages = |y: &[f64],
+                  k1: &mut [f64],
+                  k2: &mut [f64],
+                  k3: &mut [f64],
+                  k4: &mut [f64],
+                  a: &mut [f64],
+                  b: &mut [f64],
+                  c: &mut [f64]| {
+        k1[0] = x[0];
+        for i in 1..n {
+            k1[i] = x[i] * y[i - 1];
+        }
+        for i in 0..n {
+            a[i] = y[i] + h * k1[i] / 2.0;
+        }
+        k2[0] = x[0];
+        for i in 1..n {
+            k2[i] = x[i] * a[i - 1];
+        }
+        for i in 0..n {
+            b[i] = y[i] + h * k2[i] / 2.0;
+        }
+        k3[0] = x[0];
+        for i in 1..n {
+            k3[i] = x[i] * b[i - 1];
+        }
+        for i in 0..n {
+            c[i] = y[i] + h * k3[i];
+        }
+        k4[0] = x[0];
+        for i in 1..n {
+            k4[i] = x[i] * c[i - 1];
+        }
+    };
+    for step in 0..s {
+        let (done, rest) = ys.split_at_mut((step + 1) * n);
+        let y = &done[step * n..];
+        stages(
+            y, &mut k1, &mut k2, &mut k3, &mut k4, &mut a, &mut b, &mut c,
+        );
+        for i in 0..n {
+            rest[i] = y[i] + h * (k1[i] + 2.0 * k2[i] + 2.0 * k3[i] + k4[i]) / 6.0;
+        }
+    }
+    // Backwards: `d_y` is the adjoint of `y` at the end of the step being reversed.
+    let mut d_y = seed.to_vec();
+    let (mut d_a, mut d_b, mut d_c) = (vec![0.0; n], vec![0.0; n], vec![0.0; n]);
+    for step in (0..s).rev() {
+        let y = &ys[step * n..(step + 1) * n];
+        stages(
+            y, &mut k1, &mut k2, &mut k3, &mut k4, &mut a, &mut b, &mut c,
+        );
+        // k4 = x ⊙ shift(c), with weight h/6.
+        let mut d_x0 = 0.0;
+        d_x0 += h / 6.0 * d_y[0];
+        d_c[n - 1] = 0.0;
+        for i in 1..n {
+            let d_k = h / 6.0 * d_y[i];
+            g[i] += d_k * c[i - 1];
+            d_c[i - 1] = d_k * x[i];
+        }
+        // c = y + h k3; k3 = x ⊙ shift(b), with weight h/3 from y.
+        d_x0 += h / 3.0 * d_y[0] + h * d_c[0];
+        d_b[n - 1] = 0.0;
+        for i in 1..n {
+            let d_k = h / 3.0 * d_y[i] + h * d_c[i];
+            g[i] += d_k * b[i - 1];
+            d_b[i - 1] = d_k * x[i];
+        }
+        // b = y + h/2 k2; k2 = x ⊙ shift(a).
+        d_x0 += h / 3.0 * d_y[0] + h / 2.0 * d_b[0];
+        d_a[n - 1] = 0.0;
+        for i in 1..n {
+            let d_k = h / 3.0 * d_y[i] + h / 2.0 * d_b[i];
+            g[i] += d_k * a[i - 1];
+            d_a[i - 1] = d_k * x[i];
+        }
+        // a = y + h/2 k1; k1 = x ⊙ shift(y).
+        d_x0 += h / 6.0 * d_y[0] + h / 2.0 * d_a[0];
+        g[0] += d_x0;
+        // The new d_y: from y' = y + …, from a, b and c, and from k1 through
+        // y[i − 1]. Forwards, so that d_y[i + 1] is still the old one when read.
+        for i in 0..n {
+            let mut through_k1 = 0.0;
+            if i + 1 < n {
+                let d_k1 = h / 6.0 * d_y[i + 1] + h / 2.0 * d_a[i + 1];
+                g[i + 1] += d_k1 * y[i];
+                through_k1 = d_k1 * x[i + 1];
+            }
+            d_y[i] += d_a[i] + d_b[i] + d_c[i] + through_k1;
+        }
+    }
+    ys[s * n..].to_vec()
+}
+
+/// Hand-written gradient of [`gmm::objective`] with `transposed = false`
+/// (`Mₖ = Qₖ`, ADBench's layout): one pass over the points, each point's
+/// `Qₖ(xᵢ − μₖ)` kept for its own backward step.
+pub fn gmm_hand(
+    alpha: &[f64],
+    d_alpha: &mut [f64],
+    mu: &[f64],
+    d_mu: &mut [f64],
+    q: &[f64],
+    d_q: &mut [f64],
+    l: &[f64],
+    d_l: &mut [f64],
+    x: &[f64],
+    d: usize,
+    n: usize,
+    gamma: f64,
+    m: f64,
+    constant: f64,
+    d_out: f64,
+) -> f64 {
+    let k = alpha.len();
+    let tri = d * (d - 1) / 2;
+    let diag: Vec<f64> = q.iter().map(|v| v.exp()).collect();
+    let sum_q: Vec<f64> = (0..k).map(|c| q[c * d..(c + 1) * d].iter().sum()).collect();
+    let mut diff = vec![0.0; k * d];
+    let mut z = vec![0.0; k * d];
+    let mut beta = vec![0.0; k];
+    let mut sum_lse = 0.0;
+    for i in 0..n {
+        let xi = &x[i * d..(i + 1) * d];
+        for c in 0..k {
+            let lc = &l[c * tri..(c + 1) * tri];
+            let mut norm = 0.0;
+            for r in 0..d {
+                diff[c * d + r] = xi[r] - mu[c * d + r];
+            }
+            for r in 0..d {
+                let row = &lc[r * r.saturating_sub(1) / 2..];
+                let mut zr = diag[c * d + r] * diff[c * d + r];
+                for j in 0..r {
+                    zr += row[j] * diff[c * d + j];
+                }
+                z[c * d + r] = zr;
+                norm += zr * zr;
+            }
+            beta[c] = alpha[c] + sum_q[c] - 0.5 * norm;
+        }
+        let top = beta.iter().fold(f64::NEG_INFINITY, |a, &b| a.max(b));
+        let s: f64 = beta.iter().map(|&b| (b - top).exp()).sum();
+        let lse = top + s.ln();
+        sum_lse += lse;
+        for c in 0..k {
+            let w = d_out * (beta[c] - lse).exp();
+            d_alpha[c] += w;
+            let lc = &l[c * tri..(c + 1) * tri];
+            for r in 0..d {
+                // β = … − ½‖z‖², so the adjoint of z is −w z.
+                let d_z = -w * z[c * d + r];
+                let e = c * d + r;
+                d_q[e] += w + d_z * diag[e] * diff[e];
+                let start = r * r.saturating_sub(1) / 2;
+                for j in 0..r {
+                    d_l[c * tri + start + j] += d_z * diff[c * d + j];
+                    d_mu[c * d + j] -= d_z * lc[start + j];
+                }
+                d_mu[e] -= d_z * diag[e];
+            }
+        }
+    }
+    let top = alpha.iter().fold(f64::NEG_INFINITY, |a, &b| a.max(b));
+    let s: f64 = alpha.iter().map(|&a| (a - top).exp()).sum();
+    let lse_alpha = top + s.ln();
+    let mut frobenius = 0.0;
+    let mut total_q = 0.0;
+    for c in 0..k {
+        d_alpha[c] -= d_out * (n as f64) * (alpha[c] - lse_alpha).exp();
+        for j in 0..d {
+            let e = c * d + j;
+            frobenius += diag[e] * diag[e];
+            d_q[e] += d_out * (m - gamma * gamma * diag[e] * diag[e]);
+        }
+        for e in 0..tri {
+            let e = c * tri + e;
+            frobenius += l[e] * l[e];
+            d_l[e] -= d_out * gamma * gamma * l[e];
+        }
+        total_q += sum_q[c];
+    }
+    constant + sum_lse - (n as f64) * lse_alpha - 0.5 * gamma * gamma * frobenius + m * total_q
+}
+
+/// Hand-written gradient of [`lstm::objective`] (back-propagation through time): it
+/// keeps the hidden and cell states before every step and computes the gates again
+/// on the way back.
+pub fn lstm_hand(
+    main_params: &[f64],
+    d_main: &mut [f64],
+    extra_params: &[f64],
+    d_extra: &mut [f64],
+    state: &[f64],
+    sequence: &[f64],
+    l: usize,
+    b: usize,
+    c: usize,
+    d_out: f64,
+) -> f64 {
+    let sigmoid = |v: f64| 1.0 / (1.0 + (-v).exp());
+    let lb = l * b;
+    let steps = c - 1;
+    // hidden[t][j][i], cell[t][j][i]: the states before step t (t = steps: after
+    // the last step).
+    let mut hidden = vec![0.0; (steps + 1) * lb];
+    let mut cell = vec![0.0; (steps + 1) * lb];
+    for j in 0..l {
+        for i in 0..b {
+            hidden[j * b + i] = state[2 * j * b + i];
+            cell[j * b + i] = state[(2 * j + 1) * b + i];
+        }
+    }
+    let mut ys = vec![0.0; steps * b];
+    let mut norms = vec![0.0; steps];
+    let mut total = 0.0;
+    for t in 0..steps {
+        let (before, after) = (t * lb, (t + 1) * lb);
+        for j in 0..l {
+            let w = 8 * j * b;
+            for i in 0..b {
+                let input = if j == 0 {
+                    sequence[t * b + i] * extra_params[i]
+                } else {
+                    hidden[after + (j - 1) * b + i]
+                };
+                let h = hidden[before + j * b + i];
+                let p = &main_params[w..w + 8 * b];
+                let forget = sigmoid(input * p[i] + p[4 * b + i]);
+                let ingate = sigmoid(h * p[b + i] + p[5 * b + i]);
+                let outgate = sigmoid(input * p[2 * b + i] + p[6 * b + i]);
+                let change = (h * p[3 * b + i] + p[7 * b + i]).tanh();
+                let next = cell[before + j * b + i] * forget + ingate * change;
+                cell[after + j * b + i] = next;
+                hidden[after + j * b + i] = outgate * next.tanh();
+            }
+        }
+        let mut sum = 0.0;
+        for i in 0..b {
+            let y = hidden[after + (l - 1) * b + i] * extra_params[b + i] + extra_params[2 * b + i];
+            ys[t * b + i] = y;
+            sum += y.exp();
+        }
+        let norm = (sum + 2.0).ln();
+        norms[t] = norm;
+        for i in 0..b {
+            total += sequence[(t + 1) * b + i] * (ys[t * b + i] - norm);
+        }
+    }
+    let scale = -d_out / ((steps * b) as f64);
+    let mut d_hidden = vec![0.0; lb];
+    let mut d_cell = vec![0.0; lb];
+    for t in (0..steps).rev() {
+        let (before, after) = (t * lb, (t + 1) * lb);
+        let target = &sequence[(t + 1) * b..(t + 2) * b];
+        let weight: f64 = target.iter().sum();
+        for i in 0..b {
+            let y = ys[t * b + i];
+            let d_y = scale * (target[i] - weight * (y - norms[t]).exp());
+            let top = hidden[after + (l - 1) * b + i];
+            d_extra[b + i] += d_y * top;
+            d_extra[2 * b + i] += d_y;
+            d_hidden[(l - 1) * b + i] += d_y * extra_params[b + i];
+        }
+        for j in (0..l).rev() {
+            let w = 8 * j * b;
+            for i in 0..b {
+                let input = if j == 0 {
+                    sequence[t * b + i] * extra_params[i]
+                } else {
+                    hidden[after + (j - 1) * b + i]
+                };
+                let h = hidden[before + j * b + i];
+                let prev = cell[before + j * b + i];
+                let p = &main_params[w..w + 8 * b];
+                let forget = sigmoid(input * p[i] + p[4 * b + i]);
+                let ingate = sigmoid(h * p[b + i] + p[5 * b + i]);
+                let outgate = sigmoid(input * p[2 * b + i] + p[6 * b + i]);
+                let change = (h * p[3 * b + i] + p[7 * b + i]).tanh();
+                let tanh_next = cell[after + j * b + i].tanh();
+                let e = j * b + i;
+                let d_h = d_hidden[e];
+                let d_outgate = d_h * tanh_next;
+                let d_next = d_cell[e] + d_h * outgate * (1.0 - tanh_next * tanh_next);
+                let a_f = d_next * prev * forget * (1.0 - forget);
+                let a_i = d_next * change * ingate * (1.0 - ingate);
+                let a_o = d_outgate * outgate * (1.0 - outgate);
+                let a_c = d_next * ingate * (1.0 - change * change);
+                let dp = &mut d_main[w..w + 8 * b];
+                dp[i] += a_f * input;
+                dp[4 * b + i] += a_f;
+                dp[b + i] += a_i * h;
+                dp[5 * b + i] += a_i;
+                dp[2 * b + i] += a_o * input;
+                dp[6 * b + i] += a_o;
+                dp[3 * b + i] += a_c * h;
+                dp[7 * b + i] += a_c;
+                let d_input = a_f * p[i] + a_o * p[2 * b + i];
+                d_hidden[e] = a_i * p[b + i] + a_c * p[3 * b + i];
+                d_cell[e] = d_next * forget;
+                if j == 0 {
+                    d_extra[i] += d_input * sequence[t * b + i];
+                } else {
+                    d_hidden[(j - 1) * b + i] += d_input;
+                }
+            }
+        }
+    }
+    -total / ((steps * b) as f64)
+}
+
+// ---------------------------------------------------------------------------
+// Problem sizes and inputs.
+
+/// Deterministic numbers in `[lo, hi)`: a small linear congruential generator.
+#[must_use]
+pub fn inputs(n: usize, lo: f64, hi: f64) -> Vec<f64> {
+    inputs_seeded(n, lo, hi, 0x2545_f491_4f6c_dd1d)
+}
+
+/// [`inputs`] from another seed.
+#[must_use]
+pub fn inputs_seeded(n: usize, lo: f64, hi: f64, seed: u64) -> Vec<f64> {
+    let mut state = seed;
+    (0..n)
+        .map(|_| {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            let unit = (state >> 11) as f64 / (1u64 << 53) as f64;
+            lo + (hi - lo) * unit
+        })
+        .collect()
+}
+
+/// `llsq`: `x` has this many coefficients (GradBench's default `m`)…
+pub const LLSQ_M: usize = 128;
+/// …fitted at this many points (one of GradBench's default `n`).
+pub const LLSQ_N: usize = 1024;
+/// `lse`: entries of `x`.
+pub const LSE_N: usize = 100_000;
+/// `ode`: entries of `x` (GradBench's smallest default `n`)…
+pub const ODE_N: usize = 1000;
+/// …and Runge–Kutta steps (its middle default `s`).
+pub const ODE_S: usize = 10;
+/// `gmm`: dimension, components and points (ADBench's `d = 10, k = 25`, 1k points).
+pub const GMM_DKN: (usize, usize, usize) = (10, 25, 1000);
+/// `lstm`: layers, cells per layer and sequence length (ADBench's `l = 2, c = 1024`,
+/// `b = 14`).
+pub const LSTM_LBC: (usize, usize, usize) = (2, 14, 1024);
+
+/// The `gmm` problem of size [`GMM_DKN`], in the flat layout (`Mₖ = Qₖ`).
+#[must_use]
+pub fn gmm_problem() -> gmm::Problem {
+    let (d, k, n) = GMM_DKN;
+    gmm::Problem {
+        d,
+        k,
+        n,
+        x: inputs_seeded(n * d, -2.0, 2.0, 1),
+        m: 0.0,
+        gamma: 1.0,
+        alpha: inputs_seeded(k, -1.0, 1.0, 2),
+        mu: inputs_seeded(k * d, -2.0, 2.0, 3),
+        q: inputs_seeded(k * d, -0.5, 0.5, 4),
+        l: inputs_seeded(k * d * (d - 1) / 2, -0.3, 0.3, 5),
+        layout: gmm::Layout::Flat,
+    }
+}
+
+/// The `lstm` problem of size [`LSTM_LBC`]: `main_params`, `extra_params`, `state`,
+/// `sequence`, flattened as [`lstm::objective`] takes them.
+#[must_use]
+pub fn lstm_problem() -> [Vec<f64>; 4] {
+    let (l, b, c) = LSTM_LBC;
+    [
+        inputs_seeded(8 * l * b, -1.0, 1.0, 6),
+        inputs_seeded(3 * b, -1.0, 1.0, 7),
+        inputs_seeded(2 * l * b, -1.0, 1.0, 8),
+        inputs_seeded(c * b, 0.0, 1.0, 9),
+    ]
+}
+
+/// The `ode` seed: the last basis vector (the gradient of `y(2)`'s last entry).
+#[must_use]
+pub fn ode_seed(n: usize) -> Vec<f64> {
+    let mut seed = vec![0.0; n];
+    seed[n - 1] = 1.0;
+    seed
+}
+
+// ---------------------------------------------------------------------------
+// The check.
+
+/// Panics unless `a` and `b` agree to `1e-10` relative, element by element, or to
+/// `floor` absolute where that is larger.
+pub fn assert_agree(what: &str, a: &[f64], b: &[f64], floor: f64) {
+    assert_eq!(a.len(), b.len(), "{what}: lengths differ");
+    let mut worst = 0.0f64;
+    for (i, (&u, &v)) in a.iter().zip(b).enumerate() {
+        let tolerance = (1e-10 * u.abs().max(v.abs())).max(floor);
+        assert!(
+            (u - v).abs() <= tolerance,
+            "{what}: element {i}: _vjp {u:e} vs hand-written {v:e}"
+        );
+        let denominator = u.abs().max(v.abs());
+        if denominator > 0.0 {
+            worst = worst.max((u - v).abs() / denominator);
+        }
+    }
+    eprintln!("check {what}: agree (largest relative difference {worst:.1e})");
+}
+
+/// `1e-12` times the largest element of `g`: an absolute floor for [`assert_agree`].
+#[must_use]
+pub fn floor_of(g: &[f64]) -> f64 {
+    1e-12 * g.iter().fold(0.0f64, |m, v| m.max(v.abs()))
+}
+
+/// A scalar function of a slice.
+type Primal = fn(&[f64]) -> f64;
+/// Its `_vjp`.
+type Vjp = fn(&[f64], &mut [f64], f64) -> f64;
+
+/// Compares every hand-written gradient with the generated one; panics on the first
+/// disagreement.
+pub fn check_all() {
+    for n in [1_000, 1_000_000] {
+        let x = inputs(n, -1.5, 1.5);
+        let mut d_vjp = vec![0.0; n];
+        let mut d_hand = vec![0.0; n];
+        let out_vjp = rosenbrock_vjp(&x, &mut d_vjp, 1.0);
+        let out_hand = rosenbrock_hand(&x, &mut d_hand, 1.0);
+        assert_eq!(out_vjp, rosenbrock(&x));
+        assert_agree(&format!("W1 n={n} value"), &[out_vjp], &[out_hand], 0.0);
+        let floor = floor_of(&d_hand);
+        assert_agree(&format!("W1 n={n} gradient"), &d_vjp, &d_hand, floor);
+    }
+
+    let p = MlpProblem::new();
+    let mut d_vjp = vec![0.0; MLP_PARAMS];
+    let mut d_hand = vec![0.0; MLP_PARAMS];
+    let out_vjp = mlp_vjp(&p.params, &mut d_vjp, &p.x, &p.labels, 1.0);
+    let out_hand = mlp_hand(&p.params, &mut d_hand, &p.x, &p.labels, 1.0);
+    assert_eq!(out_vjp, mlp(&p.params, &p.x, &p.labels));
+    assert_agree("W2 value", &[out_vjp], &[out_hand], 0.0);
+    assert_agree("W2 gradient", &d_vjp, &d_hand, floor_of(&d_hand));
+
+    for &(x, y) in &[(0.7, -0.3), (-2.1, 1.4), (3.0, 0.01)] {
+        let (out, d_x, d_y) = w3_vjp(x, y, 1.0);
+        let (out_hand, d_x_hand, d_y_hand) = w3_hand(x, y, 1.0);
+        assert_eq!(out, w3(x, y));
+        let hand = [out_hand, d_x_hand, d_y_hand];
+        assert_agree("W3", &[out, d_x, d_y], &hand, floor_of(&hand));
+    }
+
+    for (what, n) in [("W4", 1_000_000), ("lse", LSE_N)] {
+        let x = inputs(n, -5.0, 5.0);
+        let mut d_hand = vec![0.0; n];
+        let out_hand = lse_hand(&x, &mut d_hand, 1.0);
+        // Through `m`, the generated gradient of the loops form adds
+        // `d_out · (1 − Σ exp(xᵢ − m) / s)` to the largest element: zero in exact
+        // arithmetic, a rounding error of about `1e-15 · d_out`. So the floor is
+        // absolute, in units of the seed.
+        let forms: [(&str, Primal, Vjp, f64); 4] = [
+            ("loops", lse_loops, lse_loops_vjp, 1e-13),
+            ("gradbench", lse::primal, lse::primal_vjp, 1e-13),
+            (
+                "detached",
+                lse_detached,
+                lse_detached_vjp,
+                floor_of(&d_hand),
+            ),
+            (
+                "primitive",
+                lse_primitive,
+                lse_primitive_vjp,
+                floor_of(&d_hand),
+            ),
+        ];
+        for (form, primal, vjp, floor) in forms {
+            let mut d = vec![0.0; n];
+            let out = vjp(&x, &mut d, 1.0);
+            assert_eq!(out, primal(&x));
+            assert_agree(&format!("{what} {form} value"), &[out], &[out_hand], 0.0);
+            assert_agree(&format!("{what} {form} gradient"), &d, &d_hand, floor);
+        }
+    }
+
+    let x = inputs(LLSQ_M, 0.0, 1.0);
+    let mut d_vjp = vec![0.0; LLSQ_M];
+    let mut d_hand = vec![0.0; LLSQ_M];
+    let out_vjp = llsq::primal_vjp(&x, &mut d_vjp, LLSQ_N, 1.0);
+    let out_hand = llsq_hand(&x, &mut d_hand, LLSQ_N, 1.0);
+    assert_eq!(out_vjp, llsq::primal(&x, LLSQ_N));
+    // The powers tᵢʲ and the residuals cancel: compare with a floor relative to the
+    // largest element.
+    assert_agree(
+        "llsq value",
+        &[out_vjp],
+        &[out_hand],
+        1e-12 * out_hand.abs(),
+    );
+    assert_agree("llsq gradient", &d_vjp, &d_hand, 10.0 * floor_of(&d_hand));
+
+    let x = inputs(ODE_N, 0.0, 1.0);
+    let seed = ode_seed(ODE_N);
+    let mut d_vjp = vec![0.0; ODE_N];
+    let mut d_hand = vec![0.0; ODE_N];
+    let y_vjp = ode::primal_vjp(&x, &mut d_vjp, ODE_S, &seed);
+    let y_hand = ode_hand(&x, &mut d_hand, ODE_S, &seed);
+    assert_eq!(y_vjp, ode::primal(&x, ODE_S));
+    assert_agree("ode value", &y_vjp, &y_hand, floor_of(&y_hand));
+    assert_agree("ode gradient", &d_vjp, &d_hand, floor_of(&d_hand));
+
+    let p = gmm_problem();
+    let constant = gmm::constant(p.d, p.k, p.n, p.gamma, p.m);
+    let zeros = || {
+        [
+            vec![0.0; p.alpha.len()],
+            vec![0.0; p.mu.len()],
+            vec![0.0; p.q.len()],
+            vec![0.0; p.l.len()],
+        ]
+    };
+    let [mut va, mut vm, mut vq, mut vl] = zeros();
+    let [mut ha, mut hm, mut hq, mut hl] = zeros();
+    let out_vjp = gmm::objective_vjp(
+        &p.alpha, &mut va, &p.mu, &mut vm, &p.q, &mut vq, &p.l, &mut vl, &p.x, p.d, p.n, p.gamma,
+        p.m, constant, false, 1.0,
+    );
+    let out_hand = gmm_hand(
+        &p.alpha, &mut ha, &p.mu, &mut hm, &p.q, &mut hq, &p.l, &mut hl, &p.x, p.d, p.n, p.gamma,
+        p.m, constant, 1.0,
+    );
+    assert_eq!(out_vjp, p.objective());
+    assert_agree("gmm value", &[out_vjp], &[out_hand], 1e-12 * out_hand.abs());
+    for (what, v, h) in [
+        ("alpha", &va, &ha),
+        ("mu", &vm, &hm),
+        ("q", &vq, &hq),
+        ("l", &vl, &hl),
+    ] {
+        assert_agree(&format!("gmm gradient {what}"), v, h, 1e3 * floor_of(h));
+    }
+
+    let (l, b, c) = LSTM_LBC;
+    let [main, extra, state, sequence] = lstm_problem();
+    let mut vm = vec![0.0; main.len()];
+    let mut ve = vec![0.0; extra.len()];
+    let mut hm = vec![0.0; main.len()];
+    let mut he = vec![0.0; extra.len()];
+    let out_vjp = lstm::objective_vjp(
+        &main, &mut vm, &extra, &mut ve, &state, &sequence, l, b, c, 1.0,
+    );
+    let out_hand = lstm_hand(
+        &main, &mut hm, &extra, &mut he, &state, &sequence, l, b, c, 1.0,
+    );
+    assert_eq!(
+        out_vjp,
+        lstm::objective(&main, &extra, &state, &sequence, l, b, c)
+    );
+    assert_agree(
+        "lstm value",
+        &[out_vjp],
+        &[out_hand],
+        1e-12 * out_hand.abs(),
+    );
+    assert_agree("lstm gradient main", &vm, &hm, 1e3 * floor_of(&hm));
+    assert_agree("lstm gradient extra", &ve, &he, 1e3 * floor_of(&he));
+}
