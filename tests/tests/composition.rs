@@ -574,3 +574,30 @@ fn a_callee_in_another_crate() {
         assert_close(&grad, &[expected]);
     }
 }
+
+// ---------------------------------------------------------------------------
+// A callee imported with a glob brings its `_forward` with it.
+
+mod glob_importer {
+    use super::shapes::*;
+    use ad_runtime::differentiate;
+
+    #[differentiate]
+    pub(crate) fn doubled_radius(x: f64, y: f64) -> f64 {
+        2.0 * radius(x, y)
+    }
+}
+
+#[test]
+fn a_callee_imported_with_a_glob() {
+    let (x, y) = (3.0, 4.0);
+    let grad = check_scalar(
+        |p| glob_importer::doubled_radius(p[0], p[1]),
+        |p, seed| {
+            let (out, d_x, d_y) = glob_importer::doubled_radius_vjp(p[0], p[1], seed);
+            (out, vec![d_x, d_y])
+        },
+        &[x, y],
+    );
+    assert_close(&grad, &[2.0 * 0.6, 2.0 * 0.8]);
+}
