@@ -248,6 +248,8 @@ struct Emitter<'a> {
     suffixes: HashMap<String, usize>,
     /// The next `t{index}` to try.
     next_temp: usize,
+    /// Where each value is defined.
+    places: Vec<crate::ir::Place>,
 }
 
 impl<'a> Emitter<'a> {
@@ -266,6 +268,7 @@ impl<'a> Emitter<'a> {
             split: None,
             suffixes: HashMap::new(),
             next_temp: 1,
+            places: func.places(),
         };
         emitter.assign_forms();
         emitter
@@ -937,10 +940,25 @@ impl<'a> Emitter<'a> {
                 let iter = self.range(range, span);
                 postfix(quote_spanned!(span=> __ad::Tape::with_capacity((#iter).size_hint().0)))
             }
+            Inst::TapeReserve { tape, range } => {
+                let tape = self.expr(*tape).at(Prec::Postfix);
+                let iter = self.range(range, span);
+                postfix(quote_spanned!(span=> #tape.reserve((#iter).size_hint().0)))
+            }
             Inst::Push(tape, pushed) => {
                 let tape = self.expr(*tape).at(Prec::Postfix);
                 let pushed = self.expr(*pushed).at(Prec::Or);
-                postfix(quote_spanned!(span=> #tape.push(#pushed)))
+                // In a `for`, the tape has room for every push (made with
+                // capacity, or reserved before the loop): no push grows it.
+                let reserved = matches!(
+                    self.places[value.index()],
+                    crate::ir::Place::In(owner, _) if matches!(func.inst(owner), Inst::For { .. })
+                );
+                if reserved {
+                    postfix(quote_spanned!(span=> #tape.push_reserved(#pushed)))
+                } else {
+                    postfix(quote_spanned!(span=> #tape.push(#pushed)))
+                }
             }
             Inst::Pop(tape) => {
                 let tape = self.expr(*tape).at(Prec::Postfix);

@@ -847,6 +847,31 @@ impl Reverse<'_> {
             .map_or(0, |position| position + 1);
         body.insts.insert(after.max(inits.len() + 1), push);
 
+        // A `for` inside another statement reserves room for its trips
+        // before it runs, so that its pushes never grow the tape (a push that
+        // may grow makes the compiler keep the loop's values in memory).
+        if let Inst::For { range, .. } = self.primal.inst(for_value)
+            && top != for_value
+        {
+            let reserve = self.builder.push_detached(
+                Inst::TapeReserve {
+                    tape,
+                    range: range.clone(),
+                },
+                Ty::Unit,
+                span,
+            );
+            let place = self.place(for_value);
+            self.set_place(reserve, place);
+            let region = self.builder.func_mut().region_mut(place);
+            let position = region
+                .insts
+                .iter()
+                .position(|&v| v == for_value)
+                .expect("the loop in its region");
+            region.insts.insert(position, reserve);
+        }
+
         let adjoint = self
             .loops
             .iter()

@@ -336,7 +336,7 @@ pub(crate) fn pullback(rx: &mut Reverse<'_>, y: Value, dy: Value) {
             unreachable!("control flow is reversed by the reverse pass")
         }
         Inst::Arg(_) => {}
-        Inst::TapeNew { .. } | Inst::Push(..) | Inst::Pop(_) => {
+        Inst::TapeNew { .. } | Inst::TapeReserve { .. } | Inst::Push(..) | Inst::Pop(_) => {
             unreachable!("adjoint-only instruction %{} in the primal", y.0)
         }
         Inst::Forward { .. } => unreachable!("calls are reversed by the reverse pass"),

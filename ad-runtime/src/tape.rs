@@ -39,6 +39,31 @@ impl<T> Tape<T> {
     ///
     /// Panics if the tape is empty: generated code pops exactly what it pushed,
     /// so this is a bug in `#[differentiate]`.
+    /// Makes room for `additional` more values: a loop nested in another
+    /// calls it before it runs, then pushes with [`Tape::push_reserved`].
+    #[inline]
+    pub fn reserve(&mut self, additional: usize) {
+        self.values.reserve(additional);
+    }
+
+    /// Saves a value for which room was made ([`Tape::with_capacity`],
+    /// [`Tape::reserve`]). The tape never grows here, so the loop around it
+    /// has no call that may return: the compiler keeps the loop's values in
+    /// registers.
+    ///
+    /// # Panics
+    ///
+    /// If there is no room, which is a bug in `#[differentiate]`.
+    #[inline]
+    #[track_caller]
+    pub fn push_reserved(&mut self, value: T) {
+        assert!(
+            self.values.len() < self.values.capacity(),
+            "ad-runtime: no room reserved on the tape; this is a bug in #[differentiate], please report it"
+        );
+        self.values.push(value);
+    }
+
     #[inline]
     #[track_caller]
     pub fn pop(&mut self) -> T {
@@ -98,6 +123,21 @@ impl<'a, T> TapeReader<'a, T> {
 #[cfg(test)]
 mod tests {
     use super::Tape;
+
+    #[test]
+    fn reserved_pushes_fit_and_an_unreserved_one_panics() {
+        let mut tape = Tape::new();
+        tape.reserve(2);
+        tape.push_reserved(1.0);
+        tape.push_reserved(2.0);
+        let capacity = tape.capacity();
+        for value in 2..capacity {
+            tape.push_reserved(value as f64);
+        }
+        assert_eq!(tape.len(), capacity);
+        let result = std::panic::catch_unwind(move || tape.push_reserved(0.0));
+        assert!(result.is_err(), "a push past the reserved room must panic");
+    }
 
     #[test]
     fn a_reader_reads_back_to_front_and_leaves_the_tape_as_it_was() {

@@ -348,6 +348,11 @@ impl Machine<'_> {
                 self.tapes.push(Vec::new());
                 Val::Tape(self.tapes.len() - 1)
             }
+            Inst::TapeReserve { range, .. } => {
+                // The emitted code evaluates the range for its length.
+                drop(self.indices(range)?);
+                Val::Unit
+            }
             Inst::Push(tape, pushed) => {
                 let pushed = self.get(*pushed)?;
                 let tape = self.get(*tape)?.tape()?;
@@ -705,6 +710,7 @@ fn inst_name(inst: &Inst) -> &'static str {
         Inst::While { .. } => "while",
         Inst::Arg(_) => "arg",
         Inst::TapeNew { .. } => "tape.new",
+        Inst::TapeReserve { .. } => "tape.reserve",
         Inst::Push(..) => "push",
         Inst::Pop(_) => "pop",
         Inst::Load(..) => "load",

@@ -361,6 +361,13 @@ pub(crate) enum Inst {
     },
     /// Saves a value on a tape (an effect: it is never removed or moved).
     Push(Value, Value),
+    /// Makes room on a tape for one value per iteration of `range`, before a
+    /// loop nested in another statement runs (an effect): the pushes in the
+    /// loop then never grow the tape.
+    TapeReserve {
+        tape: Value,
+        range: LoopRange,
+    },
     /// Takes the last value saved on a tape (an effect).
     Pop(Value),
     /// `buf[index]`: reads an element.
@@ -551,6 +558,10 @@ impl Inst {
                 *tape = map(*tape);
                 *value = map(*value);
             }
+            Inst::TapeReserve { tape, range } => {
+                *tape = map(*tape);
+                range.map(&mut map);
+            }
             Inst::Pop(tape) => *tape = map(*tape),
             Inst::Unary(_, arg)
             | Inst::Cast(arg, _)
@@ -634,6 +645,7 @@ impl Inst {
     pub(crate) fn is_effect(&self) -> bool {
         match self {
             Inst::TapeNew { .. }
+            | Inst::TapeReserve { .. }
             | Inst::Push(..)
             | Inst::Pop(_)
             | Inst::Store(..)
@@ -687,6 +699,11 @@ impl Inst {
             }
             Inst::While { inits, .. } => inits.clone(),
             Inst::Push(tape, value) => vec![*tape, *value],
+            Inst::TapeReserve { tape, range } => {
+                let mut operands = vec![*tape];
+                operands.extend(range.operands());
+                operands
+            }
             Inst::Pop(tape) => vec![*tape],
             Inst::Unary(_, arg)
             | Inst::Cast(arg, _)

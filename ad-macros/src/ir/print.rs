@@ -175,6 +175,14 @@ fn inst(func: &Function, id: Value) -> String {
             capacity: Some(loop_range),
         } => format!("tape.new for {}", self::range(loop_range)),
         Inst::Push(tape, pushed) => format!("push {}, {}", value(*tape), value(*pushed)),
+        Inst::TapeReserve {
+            tape,
+            range: loop_range,
+        } => format!(
+            "tape.reserve {} for {}",
+            value(*tape),
+            self::range(loop_range)
+        ),
         Inst::Pop(tape) => format!("pop {}", value(*tape)),
         Inst::Load(buf, index) => format!("load {}[{}]", value(*buf), value(*index)),
         Inst::Store(buf, index, stored) => format!(
