@@ -601,3 +601,48 @@ fn a_callee_imported_with_a_glob() {
     );
     assert_close(&grad, &[2.0 * 0.6, 2.0 * 0.8]);
 }
+
+// ---------------------------------------------------------------------------
+// The split API of a function calling in a branch inside a loop: the
+// pullbacks are carried out of the branch as `Option` and taped; the outer
+// pullback reads them back, and can run twice.
+
+#[differentiate]
+fn branchy_sum(x: f64, n: usize) -> f64 {
+    let mut s = 0.0;
+    for i in 0..n {
+        let t = x + i as f64 * 0.1;
+        if i % 2 == 0 {
+            s += square(t);
+        } else {
+            s += t.sin();
+        }
+    }
+    s
+}
+
+#[test]
+fn pullbacks_of_branches_in_a_loop_run_again() {
+    let x = 0.4;
+    let n = 5;
+    let grad = check_scalar(
+        |p| branchy_sum(p[0], n),
+        |p, seed| {
+            let (out, d_x) = branchy_sum_vjp(p[0], n, seed);
+            (out, vec![d_x])
+        },
+        &[x],
+    );
+    let expected: f64 = (0..n)
+        .map(|i| {
+            let t = x + i as f64 * 0.1;
+            if i % 2 == 0 { 2.0 * t } else { t.cos() }
+        })
+        .sum();
+    assert_close(&grad, &[expected]);
+    let (out, pullback) = branchy_sum_forward(x, n);
+    assert_eq!(out, branchy_sum(x, n));
+    assert_eq!(pullback(1.0), grad[0]);
+    assert_eq!(pullback(1.0), grad[0]);
+    assert_close(&[pullback(-3.0)], &[-3.0 * grad[0]]);
+}
