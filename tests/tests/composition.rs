@@ -646,3 +646,29 @@ fn pullbacks_of_branches_in_a_loop_run_again() {
     assert_eq!(pullback(1.0), grad[0]);
     assert_close(&[pullback(-3.0)], &[-3.0 * grad[0]]);
 }
+
+/// A callee in a `while` loop: its tape grows as the loop runs.
+#[differentiate]
+fn halvings(x: f64) -> f64 {
+    let mut y = x;
+    while y > 1.0 {
+        y = square(y.sqrt() * 0.5);
+    }
+    y
+}
+
+#[test]
+fn a_callee_in_a_while_loop() {
+    // y ↦ y / 4 until y ≤ 1: for x = 20, three steps give x / 64.
+    let grad = check_scalar(
+        |p| halvings(p[0]),
+        |p, seed| {
+            let (out, d_x) = halvings_vjp(p[0], seed);
+            (out, vec![d_x])
+        },
+        &[20.0],
+    );
+    assert_close(&grad, &[1.0 / 64.0]);
+    let (_, pullback) = halvings_forward(20.0);
+    assert_close(&[pullback(1.0), pullback(2.0)], &[1.0 / 64.0, 2.0 / 64.0]);
+}
