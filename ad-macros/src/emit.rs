@@ -162,7 +162,11 @@ fn allows() -> TokenStream {
             // Statements after an early exit run under `if !exited { … } else { … }`,
             // whose tokens carry the spans of the user's `return`/`break`.
             clippy::if_not_else,
-            clippy::suspicious_else_formatting
+            clippy::suspicious_else_formatting,
+            // A pullback or a copy carried out of a branch as `Option` is read
+            // back (`.unwrap()`) only in the adjoint of that same branch
+            // (clippy skips generated code today; this states the intent).
+            clippy::unwrap_used
         )]
     }
 }
