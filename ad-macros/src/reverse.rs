@@ -258,15 +258,7 @@ impl Reverse<'_> {
         );
         let name = format!("{}_saved", self.primal.name(buf).unwrap_or("buf"));
         self.builder.name(snapshot, &name);
-        let place = self.place(call);
-        self.set_place(snapshot, place);
-        let region = self.builder.func_mut().region_mut(place);
-        let position = region
-            .insts
-            .iter()
-            .position(|&value| value == call)
-            .expect("the call in its region");
-        region.insts.insert(position + 1, snapshot);
+        self.insert_beside(snapshot, call, true);
         let copy = self.carry_out(snapshot);
         self.snapshots.insert((buf, call), copy);
         copy
@@ -821,14 +813,7 @@ impl Reverse<'_> {
         );
         self.builder
             .name(tape, &format!("tape_{}", name.as_deref().unwrap_or("t")));
-        let func = self.builder.func_mut();
-        let position = func
-            .body
-            .insts
-            .iter()
-            .position(|&v| v == top)
-            .expect("top in the body");
-        func.body.insts.insert(position, tape);
+        self.insert_beside(tape, top, false);
 
         let push = self
             .builder
@@ -861,15 +846,7 @@ impl Reverse<'_> {
                 Ty::Unit,
                 span,
             );
-            let place = self.place(for_value);
-            self.set_place(reserve, place);
-            let region = self.builder.func_mut().region_mut(place);
-            let position = region
-                .insts
-                .iter()
-                .position(|&v| v == for_value)
-                .expect("the loop in its region");
-            region.insts.insert(position, reserve);
+            self.insert_beside(reserve, for_value, false);
         }
 
         let adjoint = self
@@ -1079,17 +1056,22 @@ impl Reverse<'_> {
             let name = name.to_owned();
             self.builder.name(extract, &name);
         }
-        let owner_place = self.place(owner);
-        self.set_place(extract, owner_place);
-        let func = self.builder.func_mut();
-        let container = func.region_mut(owner_place);
-        let position = container
+        self.insert_beside(extract, owner, true);
+        extract
+    }
+
+    /// Puts `value`, made by [`Builder::push_detached`], into the primal
+    /// region of `anchor`, right before it or right after it.
+    fn insert_beside(&mut self, value: Value, anchor: Value, after: bool) {
+        let place = self.place(anchor);
+        self.set_place(value, place);
+        let region = self.builder.func_mut().region_mut(place);
+        let position = region
             .insts
             .iter()
-            .position(|&v| v == owner)
-            .expect("owner in its region");
-        container.insts.insert(position + 1, extract);
-        extract
+            .position(|&inst| inst == anchor)
+            .expect("the anchor in its region");
+        region.insts.insert(position + usize::from(after), value);
     }
 
     pub(crate) fn binary(&mut self, op: BinOp, lhs: Value, rhs: Value, origin: Value) -> Value {
