@@ -68,11 +68,7 @@ pub(crate) fn custom_vjp(args: TokenStream, input: TokenStream) -> TokenStream {
 fn rule_binding(sig: &Signature, rule: &syn::Path) -> TokenStream {
     let mut params = Vec::new();
     for param in &sig.params {
-        if param.ir_ty.is_by_reference() {
-            params.push(emit::shared(&param.ty));
-        } else {
-            params.push(param.ty.to_token_stream());
-        }
+        params.push(emit::shared(&param.ty));
         if let Some(shadow) = &param.shadow {
             params.push(shadow.ty.to_token_stream());
         }
@@ -123,21 +119,12 @@ fn adjoint_names(sig: &Signature) -> Vec<TokenStream> {
         .collect()
 }
 
-fn pattern(names: &[TokenStream]) -> TokenStream {
-    match names {
-        [] => quote!(()),
-        [single] => single.clone(),
-        names => quote!((#(#names),*)),
-    }
-}
-
 fn vjp(item: &ItemFn, sig: &Signature, rule: &syn::Path) -> TokenStream {
     let header = emit::header(item, sig);
     let binding = rule_binding(sig, rule);
     let out = emit::ident(&fresh_out(sig), sig.ident.span()).to_token_stream();
     let rule_args = rule_args(sig, &out);
     let names = adjoint_names(sig);
-    let adjoints = pattern(&names);
     let mut returned = Vec::new();
     if sig.seed_ty.is_some() {
         returned.push(out.clone());
@@ -148,10 +135,10 @@ fn vjp(item: &ItemFn, sig: &Signature, rule: &syn::Path) -> TokenStream {
         [single] => single.clone(),
         returned => quote!((#(#returned),*)),
     };
-    let call = if names.is_empty() {
-        quote!(rule(#(#rule_args),*);)
-    } else {
-        quote!(let #adjoints = rule(#(#rule_args),*);)
+    let call = match names.as_slice() {
+        [] => quote!(rule(#(#rule_args),*);),
+        [single] => quote!(let #single = rule(#(#rule_args),*);),
+        names => quote!(let (#(#names),*) = rule(#(#rule_args),*);),
     };
     let output = call_function(item, sig, &out);
     quote! {
@@ -169,28 +156,7 @@ fn forward(item: &ItemFn, sig: &Signature, rule: &syn::Path) -> TokenStream {
     let header = emit::forward_header(item, sig, &pullback_ty);
     let binding = rule_binding(sig, rule);
     let out = emit::ident(&fresh_out(sig), sig.ident.span()).to_token_stream();
-    let mut params = Vec::new();
-    for param in sig
-        .params
-        .iter()
-        .filter(|param| param.ir_ty.is_by_reference())
-    {
-        let name = emit::ident(&param.name, param.span);
-        let ty = emit::shared(&param.ty);
-        params.push(quote!(#name: #ty));
-        if let Some(shadow) = &param.shadow {
-            let name = emit::ident(&shadow.name, param.span);
-            let ty = &shadow.ty;
-            params.push(quote!(#name: #ty));
-        }
-    }
-    match &sig.seed_ty {
-        Some(seed_ty) => {
-            let seed = emit::ident(&sig.seed_name, sig.ident.span());
-            params.push(quote!(#seed: #seed_ty));
-        }
-        None => params.push(quote!(_: ())),
-    }
+    let params = emit::pullback_params(sig);
     let rule_args = rule_args(sig, &out);
     let adjoint_ty = emit::adjoint_types(sig);
     let returned = if sig.seed_ty.is_some() {

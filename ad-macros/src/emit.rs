@@ -25,7 +25,9 @@ use crate::ir::{
 use crate::lower::Signature;
 
 mod split;
-pub(crate) use split::{adjoint_types, forward, forward_header, pullback_trait, shared};
+pub(crate) use split::{
+    adjoint_types, forward, forward_header, pullback_params, pullback_trait, shared,
+};
 
 /// The generated `_vjp` function.
 pub(crate) fn vjp(item: &ItemFn, sig: &Signature, func: &Function) -> TokenStream {

@@ -99,26 +99,49 @@ pub(crate) fn forward_header(
     }
 }
 
-/// `Fn(&[f64], &mut [f64], f64) -> f64`: the buffers again (`&mut` ones as
-/// `&`), their shadows, the seed; the adjoints of the scalars.
-pub(crate) fn pullback_trait(sig: &Signature) -> TokenStream {
-    let mut params = Vec::new();
+/// What the pullback takes, name and type: the buffers again (`&mut` ones as
+/// `&`), each float buffer's shadow after it, then the seed (unnamed `()` for
+/// a function returning nothing).
+fn pullback_inputs(sig: &Signature) -> Vec<(Option<Ident>, TokenStream)> {
+    let mut inputs = Vec::new();
     for param in sig
         .params
         .iter()
         .filter(|param| param.ir_ty.is_by_reference())
     {
-        params.push(shared(&param.ty));
+        inputs.push((Some(ident(&param.name, param.span)), shared(&param.ty)));
         if let Some(shadow) = &param.shadow {
-            params.push(shadow.ty.to_token_stream());
+            let name = ident(&shadow.name, param.span);
+            inputs.push((Some(name), shadow.ty.to_token_stream()));
         }
     }
-    params.push(match &sig.seed_ty {
-        Some(seed) => seed.to_token_stream(),
-        None => quote!(()),
+    inputs.push(match &sig.seed_ty {
+        Some(seed) => (
+            Some(ident(&sig.seed_name, sig.ident.span())),
+            seed.to_token_stream(),
+        ),
+        None => (None, quote!(())),
     });
+    inputs
+}
+
+/// `Fn(&[f64], &mut [f64], f64) -> f64`: the pullback's trait.
+pub(crate) fn pullback_trait(sig: &Signature) -> TokenStream {
+    let tys = pullback_inputs(sig).into_iter().map(|(_, ty)| ty);
     let adjoints = adjoint_types(sig);
-    quote!(Fn(#(#params),*) #adjoints)
+    quote!(Fn(#(#tys),*) #adjoints)
+}
+
+/// `xs: &[f64], d_xs: &mut [f64], d_out: f64`: the pullback closure's
+/// parameters.
+pub(crate) fn pullback_params(sig: &Signature) -> Vec<TokenStream> {
+    pullback_inputs(sig)
+        .into_iter()
+        .map(|(name, ty)| match name {
+            Some(name) => quote!(#name: #ty),
+            None => quote!(_: #ty),
+        })
+        .collect()
 }
 
 /// `-> T`: the adjoints the pullback returns, one type or a tuple; nothing
@@ -188,38 +211,9 @@ impl Emitter<'_> {
             Some(out) => self.expr(out).at(Prec::Or),
             None => quote!(()),
         };
-        let mut params = Vec::new();
-        for (param, sig_param) in func.params.iter().zip(&sig.params) {
-            if param.role == Role::Shadow || param.role == Role::Seed {
-                continue;
-            }
-            if !sig_param.ir_ty.is_by_reference() {
-                continue;
-            }
-            let name = self.expr(param.value).tokens;
-            let ty = shared(&sig_param.ty);
-            params.push(quote!(#name: #ty));
-            if let Some(shadow) = &sig_param.shadow {
-                let shadow_value = func
-                    .params
-                    .iter()
-                    .find(|p| p.role == Role::Shadow && p.name == shadow.name)
-                    .expect("a shadow parameter");
-                let name = self.expr(shadow_value.value).tokens;
-                let ty = &shadow.ty;
-                params.push(quote!(#name: #ty));
-            }
-        }
-        match (
-            &sig.seed_ty,
-            func.params.iter().find(|param| param.role == Role::Seed),
-        ) {
-            (Some(seed_ty), Some(seed)) => {
-                let name = self.expr(seed.value).tokens;
-                params.push(quote!(#name: #seed_ty));
-            }
-            _ => params.push(quote!(_: ())),
-        }
+        // The closure's parameters shadow the function's buffers: it borrows
+        // nothing, and its names are those `_vjp` gives them.
+        let params = pullback_params(sig);
         let readers = primal
             .iter()
             .filter(|&&value| matches!(func.inst(value), Inst::TapeNew { .. }))
