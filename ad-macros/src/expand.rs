@@ -35,12 +35,11 @@ pub(crate) fn differentiate(args: TokenStream, input: TokenStream) -> TokenStrea
             // again, and calls of methods are not differentiated.
             let is_method = stages.sig.params.iter().any(|param| param.is_receiver());
             let forward = (!is_method).then(|| {
-                emit::forward(
-                    &item,
-                    &stages.split_sig,
-                    &stages.split,
-                    stages.split_primal_len,
-                )
+                let (sig, vjp, primal_len) = match &stages.all_active {
+                    Some(all_active) => (&all_active.0, &all_active.1, all_active.2),
+                    None => (&stages.sig, &stages.vjp, stages.primal.insts.len()),
+                };
+                emit::forward(&item, sig, vjp, primal_len)
             });
             quote!(#original #vjp #forward)
         }
@@ -66,16 +65,12 @@ fn not_a_function(input: TokenStream, error: syn::Error) -> TokenStream {
 /// What each stage produced, for the driver and for snapshot tests.
 pub(crate) struct Stages {
     pub(crate) sig: Signature,
-    /// The primal IR: read by the snapshot tests only.
-    #[cfg_attr(not(test), allow(dead_code))]
     pub(crate) primal: Function,
     pub(crate) vjp: Function,
-    /// The signature and `_vjp` IR with every float parameter active, from
-    /// which the split API is emitted (the same as above without `wrt`).
-    pub(crate) split_sig: Signature,
-    pub(crate) split: Function,
-    /// How many instructions the primal IR of `split` has.
-    pub(crate) split_primal_len: usize,
+    /// With `wrt(…)`: the signature and `_vjp` IR with every float parameter
+    /// active, and the length of that primal IR, from which the split API is
+    /// emitted. Without, the split API comes from `sig` and `vjp` above.
+    pub(crate) all_active: Option<(Signature, Function, usize)>,
 }
 
 pub(crate) fn stages(
@@ -94,18 +89,18 @@ pub(crate) fn stages(
     let (sig, primal, vjp) = differentiated(cx, item, &args)?;
     // The split API differentiates with respect to every float parameter:
     // its callers may pass active values anywhere.
-    let (split_sig, split_primal, split) = if args.wrt.is_some() {
-        differentiated(Ctxt::new(), item, &args::Args::default())?
-    } else {
-        (sig.clone(), primal.clone(), vjp.clone())
+    let all_active = match args.wrt {
+        Some(_) => {
+            let (sig, primal, vjp) = differentiated(Ctxt::new(), item, &args::Args::default())?;
+            Some((sig, vjp, primal.insts.len()))
+        }
+        None => None,
     };
     Ok(Stages {
         sig,
         primal,
         vjp,
-        split_sig,
-        split_primal_len: split_primal.insts.len(),
-        split,
+        all_active,
     })
 }
 

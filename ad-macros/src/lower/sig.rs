@@ -11,7 +11,6 @@ use crate::ir::{Role, Scalar, Ty};
 
 /// The user's function signature, classified. Built even when it has errors, so
 /// that the fallback expansion can still emit a `_vjp` stub of the right shape.
-#[derive(Clone)]
 pub(crate) struct Signature {
     pub(crate) ident: Ident,
     /// `T` of `fn f<T: Float>`: the float type the function is generic over.
@@ -27,7 +26,6 @@ pub(crate) struct Signature {
     pub(crate) seed_ty: Option<Type>,
 }
 
-#[derive(Clone)]
 pub(crate) struct SigParam {
     /// The name without `r#`.
     pub(crate) name: String,
@@ -42,7 +40,6 @@ pub(crate) struct SigParam {
 }
 
 /// The shadow of an active buffer parameter: `d_xs: &mut [f64]`.
-#[derive(Clone)]
 pub(crate) struct ShadowParam {
     pub(crate) name: String,
     pub(crate) ty: Type,
