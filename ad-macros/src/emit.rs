@@ -939,12 +939,23 @@ impl<'a> Emitter<'a> {
             Inst::For { .. } | Inst::While { .. } | Inst::Arg(_) => {
                 unreachable!("loops are statements")
             }
-            Inst::TapeNew { capacity: None } => postfix(quote_spanned!(span=> __ad::Tape::new())),
-            Inst::TapeNew {
-                capacity: Some(range),
-            } => {
-                let iter = self.range(range, span);
-                postfix(quote_spanned!(span=> __ad::Tape::with_capacity((#iter).size_hint().0)))
+            Inst::TapeNew { capacity } => {
+                // Tapes of scalars reuse storage from the runtime's pool.
+                let pooled = matches!(func.ty(value), Ty::Tape(elem) if elem.is_scalar());
+                let capacity = capacity.as_ref().map(|range| {
+                    let iter = self.range(range, span);
+                    quote_spanned!(span=> (#iter).size_hint().0)
+                });
+                postfix(match (pooled, capacity) {
+                    (true, None) => quote_spanned!(span=> __ad::Tape::new()),
+                    (true, Some(capacity)) => {
+                        quote_spanned!(span=> __ad::Tape::with_capacity(#capacity))
+                    }
+                    (false, None) => quote_spanned!(span=> __ad::Tape::unpooled(0)),
+                    (false, Some(capacity)) => {
+                        quote_spanned!(span=> __ad::Tape::unpooled(#capacity))
+                    }
+                })
             }
             Inst::TapeReserve { tape, range } => {
                 let tape = self.expr(*tape).at(Prec::Postfix);

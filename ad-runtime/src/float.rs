@@ -77,6 +77,7 @@ pub trait Float:
     + DivAssign
     + Sum
     + Product
+    + crate::tape::Recycle
     + 'static
 {
     /// The number 0.

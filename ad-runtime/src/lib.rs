@@ -77,6 +77,7 @@ pub use ad_macros::{Tangent, custom_vjp, differentiate};
 pub mod check;
 pub mod float;
 pub mod linalg;
+mod pool;
 mod reads;
 pub mod rules;
 pub mod tangent;

@@ -5,25 +5,52 @@
 //! pushes and pops pair up in reverse order however loops and branches nest.
 //! A loop whose adjoint needs nothing from its iterations has no tape at all.
 
+pub use crate::pool::{MAX_BUFFERS, MAX_BYTES, Recycle, pooled_buffers, release_pool};
+
+use crate::pool;
+
 /// A stack of values saved by the primal pass, read back by the adjoint pass.
+///
+/// A tape of scalars ([`Recycle`]) takes its storage from the calling thread's
+/// pool and gives it back when dropped, so a `_vjp` called again reuses the
+/// memory of the last call (see [`release_pool`]).
 #[derive(Clone, Debug, Default)]
 pub struct Tape<T> {
     values: Vec<T>,
+    /// Where the storage goes when the tape is dropped: the thread's pool for
+    /// element types that have one.
+    recycle: Option<fn(Vec<T>)>,
 }
 
-impl<T> Tape<T> {
-    /// An empty tape.
+impl<T: Recycle> Tape<T> {
+    /// An empty tape, with the largest buffer the pool holds (its size is not
+    /// known when it is made: a loop nested in another [`Tape::reserve`]s
+    /// before it runs).
     #[inline]
     pub fn new() -> Self {
-        Tape { values: Vec::new() }
+        Self::with_capacity(0)
     }
 
     /// An empty tape with room for `capacity` values (the trip count of a loop
-    /// known before it runs), so that pushing never reallocates.
+    /// known before it runs), so that pushing never reallocates; from the pool
+    /// if it holds a buffer that large.
     #[inline]
     pub fn with_capacity(capacity: usize) -> Self {
         Tape {
+            values: pool::take(capacity),
+            recycle: Some(pool::give::<T>),
+        }
+    }
+}
+
+impl<T> Tape<T> {
+    /// An empty tape of values that have no pool (pullbacks, copies of
+    /// buffers), with room for `capacity` of them.
+    #[inline]
+    pub fn unpooled(capacity: usize) -> Self {
+        Tape {
             values: Vec::with_capacity(capacity),
+            recycle: None,
         }
     }
 
@@ -33,12 +60,6 @@ impl<T> Tape<T> {
         self.values.push(value);
     }
 
-    /// Takes the value saved last.
-    ///
-    /// # Panics
-    ///
-    /// Panics if the tape is empty: generated code pops exactly what it pushed,
-    /// so this is a bug in `#[differentiate]`.
     /// Makes room for `additional` more values: a loop nested in another
     /// calls it before it runs, then pushes with [`Tape::push_reserved`].
     #[inline]
@@ -64,6 +85,12 @@ impl<T> Tape<T> {
         self.values.push(value);
     }
 
+    /// Takes the value saved last.
+    ///
+    /// # Panics
+    ///
+    /// Panics if the tape is empty: generated code pops exactly what it pushed,
+    /// so this is a bug in `#[differentiate]`.
     #[inline]
     #[track_caller]
     pub fn pop(&mut self) -> T {
@@ -72,7 +99,6 @@ impl<T> Tape<T> {
         )
     }
 
-    /// How many values are saved.
     /// Reads the values back, last first, without taking them: what a
     /// pullback that may run several times (one per row of a Jacobian) uses
     /// in place of [`Tape::pop`].
@@ -83,6 +109,7 @@ impl<T> Tape<T> {
         }
     }
 
+    /// How many values are saved.
     #[inline]
     pub fn len(&self) -> usize {
         self.values.len()
@@ -98,6 +125,14 @@ impl<T> Tape<T> {
     #[inline]
     pub fn capacity(&self) -> usize {
         self.values.capacity()
+    }
+}
+
+impl<T> Drop for Tape<T> {
+    fn drop(&mut self) {
+        if let Some(recycle) = self.recycle {
+            recycle(std::mem::take(&mut self.values));
+        }
     }
 }
 
@@ -163,7 +198,7 @@ mod tests {
         for value in [1.0, 2.0, 3.0] {
             tape.push(value);
         }
-        assert_eq!(tape.capacity(), 3);
+        assert!(tape.capacity() >= 3);
         assert_eq!([tape.pop(), tape.pop(), tape.pop()], [3.0, 2.0, 1.0]);
         assert!(tape.is_empty());
     }

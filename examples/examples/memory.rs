@@ -71,7 +71,11 @@ static ALLOCATOR: Counting = Counting;
 
 /// Runs `f` once and returns the peak bytes it added over what was in use before,
 /// and the number of allocations it made.
+///
+/// The thread's tape pool is emptied first, so the call allocates its tapes as
+/// a first call does; a later call would reuse them and allocate less.
 fn measure<T>(f: impl FnOnce() -> T) -> (usize, usize) {
+    ad_runtime::tape::release_pool();
     let before = CURRENT.load(Ordering::Relaxed);
     PEAK.store(before, Ordering::Relaxed);
     let count = ALLOCATIONS.load(Ordering::Relaxed);

@@ -113,10 +113,14 @@ fn a_loop_that_needs_nothing_saved_allocates_nothing() {
 }
 
 #[test]
-fn a_taped_loop_allocates_its_tape_once() {
-    let mut sink = 0.0;
+fn a_taped_loop_allocates_its_tape_once_then_reuses_it() {
+    // The thread's tape pool allocates its list of buffers the first time a
+    // tape goes back to it; `release_pool` empties the list but keeps it.
+    let mut sink = power_vjp(1.0001, 1, 1.0).1;
+    ad_runtime::tape::release_pool();
     // The tape's capacity is the trip count, reserved before the loop: one
-    // allocation, never a reallocation, whatever the trip count.
+    // allocation, never a reallocation, whatever the trip count (none fits in
+    // the pool, which holds only smaller buffers).
     for trips in [1, 10, 1000] {
         let n = allocations(|| {
             let (out, d_x) = power_vjp(1.0001, trips, 1.0);
@@ -124,6 +128,22 @@ fn a_taped_loop_allocates_its_tape_once() {
         });
         assert_eq!(n, 1, "{trips} trips: {n} allocations");
     }
+    // The tapes' storage went back to the thread's pool: later calls that fit
+    // in it allocate nothing, until the pool is released.
+    for trips in [1000, 10, 1000] {
+        let n = allocations(|| {
+            let (out, d_x) = power_vjp(1.0001, trips, 1.0);
+            sink += out + d_x;
+        });
+        assert_eq!(n, 0, "{trips} trips after a call of 1000: {n} allocations");
+    }
+    ad_runtime::tape::release_pool();
+    assert_eq!(ad_runtime::tape::pooled_buffers(), 0);
+    let n = allocations(|| {
+        let (out, d_x) = power_vjp(1.0001, 10, 1.0);
+        sink += out + d_x;
+    });
+    assert_eq!(n, 1, "after `release_pool`: {n} allocations");
     assert!(sink.is_finite());
     let (out, d_x) = power_vjp(1.5, 3, 1.0);
     assert_eq!((out, d_x), (power(1.5, 3), 3.0 * 1.5 * 1.5));

@@ -183,6 +183,12 @@ impl Ty {
         matches!(self, Ty::F32 | Ty::F64 | Ty::Float)
     }
 
+    /// Whether this is a number or a `bool`: what the runtime's tape pool
+    /// keeps (`ad_runtime::tape::Recycle`).
+    pub(crate) fn is_scalar(&self) -> bool {
+        matches!(self, Ty::F32 | Ty::F64 | Ty::Float | Ty::Int | Ty::Bool)
+    }
+
     /// The element type of a buffer.
     pub(crate) fn elem(&self) -> Option<&Ty> {
         match self {
