@@ -37,7 +37,7 @@ pub(crate) fn differentiate(args: TokenStream, input: TokenStream) -> TokenStrea
             let forward = (!is_method).then(|| {
                 let (sig, vjp, primal_len) = match &stages.all_active {
                     Some(all_active) => (&all_active.0, &all_active.1, all_active.2),
-                    None => (&stages.sig, &stages.vjp, stages.primal.insts.len()),
+                    None => (&stages.sig, &stages.unfused, stages.primal.insts.len()),
                 };
                 emit::forward(&item, sig, vjp, primal_len)
             });
@@ -66,7 +66,11 @@ fn not_a_function(input: TokenStream, error: syn::Error) -> TokenStream {
 pub(crate) struct Stages {
     pub(crate) sig: Signature,
     pub(crate) primal: Function,
+    /// `_vjp`, with adjoint loops fused into primal loops where they can be.
     pub(crate) vjp: Function,
+    /// `_vjp` before fusion: the split API's pullback runs after the primal
+    /// (see [`analysis::fuse_loops`]).
+    pub(crate) unfused: Function,
     /// With `wrt(…)`: the signature and `_vjp` IR with every float parameter
     /// active, and the length of that primal IR, from which the split API is
     /// emitted. Without, the split API comes from `sig` and `vjp` above.
@@ -92,16 +96,23 @@ pub(crate) fn stages(
     let all_active = match args.wrt {
         Some(_) => {
             let (sig, primal, vjp) = differentiated(Ctxt::new(), item, &args::Args::default())?;
-            Some((sig, vjp, primal.insts.len()))
+            Some((sig, vjp.unfused, primal.insts.len()))
         }
         None => None,
     };
     Ok(Stages {
         sig,
         primal,
-        vjp,
+        vjp: vjp.fused,
+        unfused: vjp.unfused,
         all_active,
     })
+}
+
+/// `_vjp`'s IR before and after loop fusion.
+struct Vjp {
+    fused: Function,
+    unfused: Function,
 }
 
 /// Lowers, checks and differentiates `item`.
@@ -109,7 +120,7 @@ fn differentiated(
     cx: Ctxt,
     item: &ItemFn,
     args: &args::Args,
-) -> Result<(Signature, Function, Function), Box<(Signature, syn::Error)>> {
+) -> Result<(Signature, Function, Vjp), Box<(Signature, syn::Error)>> {
     let sig = lower::signature(&cx, item, args);
     let primal = lower::body(&cx, item, &sig);
     if let Err(error) = cx.check() {
@@ -124,8 +135,12 @@ fn differentiated(
     if let Err(error) = cx.check() {
         return Err(Box::new((sig, error)));
     }
-    let vjp = verified(reverse::vjp(&primal, &activity, &writes, &sig), "reverse");
-    Ok((sig, primal, vjp))
+    let unfused = verified(reverse::vjp(&primal, &activity, &writes, &sig), "reverse");
+    let fused = verified(
+        analysis::fuse_loops(unfused.clone(), primal.insts.len()),
+        "fuse",
+    );
+    Ok((sig, primal, Vjp { fused, unfused }))
 }
 
 /// A broken invariant is a bug of ours: panic, printing the IR.

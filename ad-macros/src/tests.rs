@@ -266,6 +266,18 @@ fn docs_show_the_real_expansions() {
     }
 }
 
+#[test]
+fn control_flow_doc_shows_a_fused_loop() {
+    let doc = include_str!("../../docs/control-flow.md");
+    let item = "fn fit(x: &[f64], y: &[f64], a: f64) -> f64 { let mut s = 0.0; for i in 0..x.len() { let r = a * x[i] - y[i]; s += r * r; } s }";
+    let expansion = expanded("", item);
+    let generated = vjp_of(&expansion, "fn fit_vjp");
+    assert!(
+        doc.contains(generated),
+        "update docs/control-flow.md with the expansion of `{item}`:\n{generated}"
+    );
+}
+
 mod verifier {
     use proc_macro2::Span;
 
@@ -604,4 +616,26 @@ check!(
     dead_primal_work,
     "",
     "fn f(x: f64, xs: &[f64], n: usize) -> f64 { let unused = x.exp() * 2.0; let also = xs[0] + x; let mut acc = 0.0; for i in 0..n { acc += (x * i as f64).sin(); } let y = x.sin(); y * y }"
+);
+
+// Loop fusion (`analysis::fuse_loops`): an adjoint loop whose seed is known
+// before its primal loop runs is moved into it. The tape of `exp`'s output
+// goes (the pushed value is used directly), `d_out * 0.5` moves before the
+// loop, and the adjoint reuses the primal's `x[i] * x[i]`.
+check!(
+    fused_loop_uses_its_tape_values_directly,
+    "",
+    "fn f(x: &[f64]) -> f64 { let mut s = 0.0; for i in 0..x.len() { let y = (x[i] * x[i]).sin().exp(); s += y * y; } s * 0.5 }"
+);
+// Sums of scalar adjoints (`d_a`, `d_b`) become values the fused loop carries.
+check!(
+    fused_loop_carries_scalar_sums,
+    "",
+    "fn f(x: &[f64], y: &[f64], a: f64, b: f64) -> f64 { let mut s = 0.0; for i in 0..x.len() { let r = a * x[i] + b - y[i]; s += r * r; } s / x.len() as f64 }"
+);
+// Not fused: the seed of `s` is `d_out / s`, known only after the loop.
+check!(
+    unfused_when_the_seed_needs_the_loop,
+    "",
+    "fn f(x: &[f64]) -> f64 { let mut s = 0.0; for i in 0..x.len() { s += x[i].exp(); } s.ln() }"
 );

@@ -71,7 +71,7 @@ fn live(func: &Function) -> Vec<bool> {
 }
 
 /// A copy of `func` with only the live values, renumbered in body order.
-fn compact(func: &Function, live: &[bool]) -> Function {
+pub(super) fn compact(func: &Function, live: &[bool]) -> Function {
     let mut out = Function {
         name: func.name.clone(),
         insts: Vec::new(),
@@ -98,6 +98,13 @@ fn compact(func: &Function, live: &[bool]) -> Function {
         })
         .collect();
     out.ret = mapped(func.ret);
+    // An adjoint names the primal value it belongs to (`d_x`), if kept.
+    for (old, new) in map.iter().enumerate() {
+        if let Some(new) = new {
+            out.adjoint_of[new.index()] =
+                func.adjoint_of[old].and_then(|primal| map[primal.index()]);
+        }
+    }
     out
 }
 

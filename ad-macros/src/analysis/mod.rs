@@ -6,12 +6,15 @@
 //! each value the adjoint reads comes from (re-read, recomputed, saved on a tape)
 //! is a question inside loops: [`buffers`] says which buffer reads can be
 //! repeated by the adjoint, the reverse pass recomputes integers, and saves the
-//! rest.
+//! rest. After the reverse pass, [`fuse_loops`] moves adjoint loops whose
+//! seed is known early into their primal loops, in `_vjp` only.
 
 mod activity;
 mod buffers;
 mod dead;
+mod fuse;
 
 pub(crate) use activity::{Activity, activity};
 pub(crate) use buffers::{Writes, check, writes};
 pub(crate) use dead::dead_code;
+pub(crate) use fuse::fuse_loops;
