@@ -136,6 +136,7 @@ fn differentiated(
         return Err(Box::new((sig, error)));
     }
     let unfused = verified(reverse::vjp(&primal, &activity, &writes, &sig), "reverse");
+    let unfused = verified(analysis::make_tapes_early(unfused), "tapes");
     let fused = verified(
         analysis::fuse_loops(unfused.clone(), primal.insts.len()),
         "fuse",

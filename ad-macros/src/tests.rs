@@ -633,6 +633,13 @@ check!(
     "",
     "fn f(x: &[f64], y: &[f64], a: f64, b: f64) -> f64 { let mut s = 0.0; for i in 0..x.len() { let r = a * x[i] + b - y[i]; s += r * r; } s / x.len() as f64 }"
 );
+// Tapes are made together before the loops (`analysis::make_tapes_early`):
+// no call between the two loops to keep `m` out of a register.
+check!(
+    tapes_made_before_the_loops,
+    "",
+    "fn f(x: &[f64]) -> f64 { let mut m = x[0]; for i in 1..x.len() { m = m.max(x[i]); } let mut s = 0.0; for i in 0..x.len() { s += (x[i] - m).exp(); } m + s.ln() }"
+);
 // Not fused: the seed of `s` is `d_out / s`, known only after the loop.
 check!(
     unfused_when_the_seed_needs_the_loop,
