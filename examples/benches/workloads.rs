@@ -34,6 +34,9 @@ fn w1(c: &mut Criterion, n: usize, name: &str) {
     group.bench_function("hand", |b| {
         b.iter(|| rosenbrock_hand(black_box(&x), black_box(&mut g), black_box(1.0)))
     });
+    group.bench_function("hand_best", |b| {
+        b.iter(|| rosenbrock_hand_best(black_box(&x), black_box(&mut g), black_box(1.0)))
+    });
     group.finish();
 }
 

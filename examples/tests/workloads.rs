@@ -1,0 +1,72 @@
+//! The benchmark workloads' gradients, checked as every differentiated function
+//! in the suite is: against a closed form (the hand-written gradients, compared
+//! by `check_all` at the benchmarked sizes), finite differences and the
+//! dot-product test (at small sizes, where finite differences are cheap).
+
+use ad_examples::workloads::{
+    check_all, inputs, lse_detached, lse_detached_vjp, lse_loops, lse_loops_vjp, lse_primitive,
+    lse_primitive_vjp, rosenbrock, rosenbrock_hand_best, rosenbrock_vjp, w3, w3_vjp,
+};
+use ad_runtime::check;
+
+const TOL: f64 = 1e-7;
+
+/// Finite differences and the dot-product test for a scalar function of a
+/// slice and its `_vjp`; the `_vjp` must return the primal's output and be
+/// linear in the seed.
+fn check_slice_vjp(f: fn(&[f64]) -> f64, vjp: fn(&[f64], &mut [f64], f64) -> f64, x: &[f64]) {
+    let grad = |seed: f64| {
+        move |p: &[f64]| {
+            let mut d = vec![0.0; p.len()];
+            let out = vjp(p, &mut d, seed);
+            assert_eq!(out.to_bits(), f(p).to_bits(), "`_vjp` returns the primal");
+            d
+        }
+    };
+    check::gradient(f, grad(1.0), x).assert_within(TOL);
+    check::dot_product_scalar(f, grad(1.0), x).assert_within(TOL);
+    let (once, thrice) = (grad(1.0)(x), grad(3.0)(x));
+    for (a, b) in once.iter().zip(&thrice) {
+        assert!((3.0 * a - b).abs() <= 1e-12 * b.abs().max(1.0), "{a} {b}");
+    }
+}
+
+#[test]
+fn hand_written_gradients_agree_with_the_generated_ones() {
+    // Panics on the first disagreement, naming the workload.
+    check_all();
+}
+
+#[test]
+fn w1_and_w4_against_finite_differences_and_the_dot_product_test() {
+    check_slice_vjp(rosenbrock, rosenbrock_vjp, &inputs(12, -1.5, 1.5));
+    let x = inputs(9, -5.0, 5.0);
+    check_slice_vjp(lse_loops, lse_loops_vjp, &x);
+    check_slice_vjp(lse_detached, lse_detached_vjp, &x);
+    check_slice_vjp(lse_primitive, lse_primitive_vjp, &x);
+}
+
+#[test]
+fn the_best_hand_written_rosenbrock_gradient_is_a_gradient() {
+    let x = inputs(12, -1.5, 1.5);
+    let grad = |p: &[f64]| {
+        let mut g = vec![0.0; p.len()];
+        rosenbrock_hand_best(p, &mut g, 1.0);
+        g
+    };
+    check::gradient(rosenbrock, grad, &x).assert_within(TOL);
+}
+
+#[test]
+fn w3_against_finite_differences_and_the_dot_product_test() {
+    let f = |p: &[f64]| w3(p[0], p[1]);
+    let grad = |p: &[f64]| {
+        let (out, d_x, d_y) = w3_vjp(p[0], p[1], 1.0);
+        assert_eq!(out.to_bits(), w3(p[0], p[1]).to_bits());
+        vec![d_x, d_y]
+    };
+    for point in [[0.7, -0.3], [-2.1, 1.4]] {
+        check::gradient(f, grad, &point).assert_within(TOL);
+        check::dot_product_scalar(f, grad, &point).assert_within(TOL);
+    }
+}
