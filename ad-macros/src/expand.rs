@@ -137,6 +137,10 @@ fn differentiated(
     }
     let unfused = verified(reverse::vjp(&primal, &activity, &writes, &sig), "reverse");
     let unfused = verified(analysis::make_tapes_early(unfused), "tapes");
+    let unfused = verified(
+        analysis::run_forward(unfused, primal.insts.len()),
+        "forward order",
+    );
     let fused = verified(
         analysis::fuse_loops(unfused.clone(), primal.insts.len()),
         "fuse",

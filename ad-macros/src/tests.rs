@@ -640,6 +640,14 @@ check!(
     "",
     "fn f(x: &[f64]) -> f64 { let mut m = x[0]; for i in 1..x.len() { m = m.max(x[i]); } let mut s = 0.0; for i in 0..x.len() { s += (x[i] - m).exp(); } m + s.ln() }"
 );
+// The inner adjoint loop pops nothing and only adds into shadows: it runs
+// forwards (`analysis::run_forward`), the outer one, which pops `tanh`'s
+// outputs, backwards.
+check!(
+    independent_adjoint_loop_runs_forwards,
+    "",
+    "fn f(w: &[f64], x: &[f64], n: usize) -> f64 { let m = x.len(); let mut s = 0.0; for j in 0..n { let mut acc = 0.0; for i in 0..m { acc += w[j * m + i] * x[i]; } s += acc.tanh(); } s.ln() }"
+);
 // Not fused: the seed of `s` is `d_out / s`, known only after the loop.
 check!(
     unfused_when_the_seed_needs_the_loop,

@@ -106,17 +106,15 @@ fn find(func: &Function, primal_len: usize) -> Option<Plan> {
     None
 }
 
-/// Whether two loops visit the same indices, in opposite orders.
+/// Whether two loops visit the same indices (in either order: an adjoint
+/// loop whose iterations are independent may run forwards, see
+/// [`run_forward`](super::run_forward)).
 fn same_indices(a: &LoopRange, b: &LoopRange) -> bool {
-    a.start == b.start
-        && a.end == b.end
-        && a.inclusive == b.inclusive
-        && a.step == b.step
-        && a.reversed != b.reversed
+    a.start == b.start && a.end == b.end && a.inclusive == b.inclusive && a.step == b.step
 }
 
 /// Every value defined inside `value`'s regions, however deep.
-fn nested(func: &Function, value: Value, out: &mut Vec<Value>) {
+pub(super) fn nested(func: &Function, value: Value, out: &mut Vec<Value>) {
     for region in func.regions(value) {
         for &inner in &region.insts {
             out.push(inner);
@@ -145,37 +143,11 @@ fn fusable(
         .collect::<Option<Vec<bool>>>()?;
 
     // 3–5. What the adjoint loop reads, adds into and pops.
-    let mut loaded = HashSet::new();
-    let mut added = HashSet::new();
-    let mut popped = HashSet::new();
-    for &value in &inside {
-        match func.inst(value) {
-            Inst::Arg(_)
-            | Inst::Const(_)
-            | Inst::Unary(..)
-            | Inst::Binary(..)
-            | Inst::Cast(..)
-            | Inst::Prim(..)
-            | Inst::Pullback(..)
-            | Inst::Detach(_)
-            | Inst::Tuple(_)
-            | Inst::Extract(..)
-            | Inst::If { .. }
-            | Inst::For { .. }
-            | Inst::While { .. }
-            | Inst::Len(_) => {}
-            Inst::Load(buf, _) => {
-                loaded.insert(*buf);
-            }
-            Inst::Update(BinOp::Add | BinOp::Sub, buf, ..) => {
-                added.insert(*buf);
-            }
-            Inst::Pop(tape) => {
-                popped.insert(*tape);
-            }
-            _ => return None,
-        }
-    }
+    let Effects {
+        loaded,
+        added,
+        popped,
+    } = effects(func, &inside)?;
     // A buffer field of a struct is also reached through the struct and its
     // enclosing fields (a callee's pullback taking `&mut d_p.layer`).
     let loaded = Aliases::new(func, &loaded);
@@ -286,7 +258,12 @@ fn fusable(
 /// Whether the adjoint loop's `k`-th carried value is a sum (`Some(true)`:
 /// each iteration adds to it, and reads it nowhere else), stays what it was
 /// (`Some(false)`), or neither (`None`).
-fn carried(func: &Function, view: &Loop<'_>, inside: &[Value], k: usize) -> Option<bool> {
+pub(super) fn carried(
+    func: &Function,
+    view: &Loop<'_>,
+    inside: &[Value],
+    k: usize,
+) -> Option<bool> {
     let (arg, next) = (view.args()[k], view.next()[k]);
     if next == arg {
         return Some(false);
@@ -362,6 +339,52 @@ fn path(func: &Function, value: Value) -> (Value, Vec<syn::Member>) {
         }
         _ => (value, Vec::new()),
     }
+}
+
+/// What the instructions of a loop body read, add into and pop.
+pub(super) struct Effects {
+    pub(super) loaded: HashSet<Value>,
+    pub(super) added: HashSet<Value>,
+    pub(super) popped: HashSet<Value>,
+}
+
+/// The buffers `inside` reads and adds into, and the tapes it pops; `None`
+/// if it does anything else (writes, calls, shadows of its own).
+pub(super) fn effects(func: &Function, inside: &[Value]) -> Option<Effects> {
+    let mut effects = Effects {
+        loaded: HashSet::new(),
+        added: HashSet::new(),
+        popped: HashSet::new(),
+    };
+    for &value in inside {
+        match func.inst(value) {
+            Inst::Arg(_)
+            | Inst::Const(_)
+            | Inst::Unary(..)
+            | Inst::Binary(..)
+            | Inst::Cast(..)
+            | Inst::Prim(..)
+            | Inst::Pullback(..)
+            | Inst::Detach(_)
+            | Inst::Tuple(_)
+            | Inst::Extract(..)
+            | Inst::If { .. }
+            | Inst::For { .. }
+            | Inst::While { .. }
+            | Inst::Len(_) => {}
+            Inst::Load(buf, _) => {
+                effects.loaded.insert(*buf);
+            }
+            Inst::Update(BinOp::Add | BinOp::Sub, buf, ..) => {
+                effects.added.insert(*buf);
+            }
+            Inst::Pop(tape) => {
+                effects.popped.insert(*tape);
+            }
+            _ => return None,
+        }
+    }
+    Some(effects)
 }
 
 /// Whether a value can be computed earlier than the IR has it: pure, and

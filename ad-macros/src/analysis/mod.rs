@@ -8,16 +8,19 @@
 //! repeated by the adjoint, the reverse pass recomputes integers, and saves the
 //! rest. After the reverse pass, [`fuse_loops`] moves adjoint loops whose
 //! seed is known early into their primal loops, in `_vjp` only, and
-//! [`make_tapes_early`] moves tapes up to where their size is known.
+//! [`make_tapes_early`] moves tapes up to where their size is known, and
+//! [`run_forward`] runs adjoint loops with independent iterations forwards.
 
 mod activity;
 mod buffers;
 mod dead;
 mod fuse;
+mod order;
 mod tapes;
 
 pub(crate) use activity::{Activity, activity};
 pub(crate) use buffers::{Writes, check, writes};
 pub(crate) use dead::dead_code;
 pub(crate) use fuse::fuse_loops;
+pub(crate) use order::run_forward;
 pub(crate) use tapes::make_tapes_early;
