@@ -206,3 +206,35 @@ fn the_split_api_unfused_agrees_with_the_fused_vjp() {
         assert_close(&d_x, &fused);
     }
 }
+
+/// A local `Vec` filled by `push`, then read by a loop whose adjoint adds into
+/// its shadow: the shadow must have the `Vec`'s final length.
+#[differentiate]
+fn pushed_then_summed(x: &[f64]) -> f64 {
+    let mut v = Vec::new();
+    for i in 0..x.len() {
+        v.push(x[i] * x[i]);
+    }
+    let mut s = 0.0;
+    for i in 0..v.len() {
+        s += v[i].sin();
+    }
+    s
+}
+
+#[test]
+fn a_loop_over_a_pushed_vec() {
+    let x = [0.3, -1.2, 0.9];
+    let grad = check_scalar(
+        pushed_then_summed,
+        |p, seed| {
+            let mut d_x = vec![0.0; p.len()];
+            let out = pushed_then_summed_vjp(p, &mut d_x, seed);
+            (out, d_x)
+        },
+        &x,
+    );
+    // ∂/∂xᵢ = cos(xᵢ²) · 2xᵢ.
+    let expected: Vec<f64> = x.iter().map(|&x| (x * x).cos() * 2.0 * x).collect();
+    assert_close(&grad, &expected);
+}
