@@ -141,6 +141,10 @@ fn differentiated(
         analysis::run_forward(unfused, primal.insts.len()),
         "forward order",
     );
+    let unfused = verified(
+        analysis::sums_from_zero(unfused, primal.insts.len()),
+        "sums from zero",
+    );
     let fused = verified(
         analysis::fuse_loops(unfused.clone(), primal.insts.len()),
         "fuse",

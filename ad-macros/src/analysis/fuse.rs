@@ -522,7 +522,7 @@ fn apply(func: &mut Function, plan: &Plan) {
 }
 
 /// Appends an instruction that no region holds yet, with `like`'s span.
-fn add_inst(func: &mut Function, inst: Inst, ty: Ty, like: Value) -> Value {
+pub(super) fn add_inst(func: &mut Function, inst: Inst, ty: Ty, like: Value) -> Value {
     let value = Value(u32::try_from(func.insts.len()).expect("fewer than 2³² values"));
     func.insts.push(InstData { inst, ty });
     func.names.push(None);
@@ -532,7 +532,7 @@ fn add_inst(func: &mut Function, inst: Inst, ty: Ty, like: Value) -> Value {
 }
 
 /// Replaces every use of a key of `replace` by its value.
-fn replace_uses(func: &mut Function, replace: &HashMap<Value, Value>) {
+pub(super) fn replace_uses(func: &mut Function, replace: &HashMap<Value, Value>) {
     let map = |value: Value| replace.get(&value).copied().unwrap_or(value);
     for data in &mut func.insts {
         data.inst.map_operands(map);

@@ -9,7 +9,8 @@
 //! rest. After the reverse pass, [`fuse_loops`] moves adjoint loops whose
 //! seed is known early into their primal loops, in `_vjp` only, and
 //! [`make_tapes_early`] moves tapes up to where their size is known, and
-//! [`run_forward`] runs adjoint loops with independent iterations forwards.
+//! [`run_forward`] runs adjoint loops with independent iterations forwards,
+//! and [`sums_from_zero`] starts the sums adjoint loops carry from zero.
 
 mod activity;
 mod buffers;
@@ -22,5 +23,5 @@ pub(crate) use activity::{Activity, activity};
 pub(crate) use buffers::{Writes, check, writes};
 pub(crate) use dead::dead_code;
 pub(crate) use fuse::fuse_loops;
-pub(crate) use order::run_forward;
+pub(crate) use order::{run_forward, sums_from_zero};
 pub(crate) use tapes::make_tapes_early;

@@ -16,8 +16,10 @@
 
 use std::collections::HashSet;
 
-use super::fuse::{carried, effects, nested};
-use crate::ir::{Function, Inst, Value};
+use std::collections::HashMap;
+
+use super::fuse::{add_inst, carried, effects, nested, replace_uses};
+use crate::ir::{BinOp, Const, Function, Inst, Value};
 
 /// `func` (a `_vjp` whose first `primal_len` values are the primal's) with
 /// each adjoint loop that can run forwards doing so.
@@ -68,4 +70,75 @@ fn independent(func: &Function, value: Value) -> bool {
         .loaded
         .into_iter()
         .all(|buf| !added.contains(&root(buf)))
+}
+
+/// `func` with each sum an adjoint loop at the top level carries starting
+/// from zero, its initial value added after the loop.
+///
+/// ```text
+/// let mut d_m = d_out;                   let mut d_m = 0.0;
+/// for i in (0..n).rev() {                for i in (0..n).rev() {
+///     …                           ⇒          …
+///     d_m -= t;                              d_m -= t;
+/// }                                      }
+///                                        let d_m_1 = d_out + d_m;
+/// ```
+///
+/// Only the rounding of the sum changes. Started from `d_out`, which the
+/// compiler had spilled around the primal's calls to `exp`, the sum stayed in
+/// that stack slot through GradBench's `lse` reverse loop: a load and a store
+/// per iteration on the loop's dependency chain.
+pub(crate) fn sums_from_zero(mut func: Function, primal_len: usize) -> Function {
+    let top: Vec<Value> = func.body.insts.clone();
+    let mut body = Vec::with_capacity(top.len());
+    let mut after: HashMap<Value, Vec<Value>> = HashMap::new();
+    for &value in &top {
+        if let Some(totals) = after.get(&value) {
+            body.push(value);
+            body.extend(totals);
+            continue;
+        }
+        let is_adjoint_for =
+            value.index() >= primal_len && matches!(func.inst(value), Inst::For { .. });
+        if !is_adjoint_for {
+            body.push(value);
+            continue;
+        }
+        let view = func.inst(value).as_loop().expect("a loop");
+        let mut inside = Vec::new();
+        nested(&func, value, &mut inside);
+        let sums: Vec<(usize, Value)> = (0..view.inits.len())
+            .filter(|&k| carried(&func, &view, &inside, k) == Some(true))
+            .map(|k| (k, view.inits[k]))
+            .filter(|&(_, init)| !matches!(func.inst(init), Inst::Const(Const::Zero)))
+            .collect();
+        for (k, init) in sums {
+            let ty = func.ty(init).clone();
+            let zero = add_inst(&mut func, Inst::Const(Const::Zero), ty.clone(), value);
+            body.push(zero);
+            if let Inst::For { inits, .. } = &mut func.insts[value.index()].inst {
+                inits[k] = zero;
+            }
+            let extracts: Vec<Value> = top
+                .iter()
+                .copied()
+                .filter(|&e| matches!(func.inst(e), Inst::Extract(of, index) if *of == value && *index as usize == k))
+                .collect();
+            for extract in extracts {
+                let total = add_inst(
+                    &mut func,
+                    Inst::Binary(BinOp::Add, init, extract),
+                    ty.clone(),
+                    extract,
+                );
+                func.adjoint_of[total.index()] = func.adjoint_of[extract.index()];
+                replace_uses(&mut func, &HashMap::from([(extract, total)]));
+                func.insts[total.index()].inst = Inst::Binary(BinOp::Add, init, extract);
+                after.entry(extract).or_default().push(total);
+            }
+        }
+        body.push(value);
+    }
+    func.body.insts = body;
+    func
 }
