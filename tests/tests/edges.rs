@@ -978,3 +978,44 @@ fn an_unused_product_with_an_infinite_partner_gives_no_nan() {
         assert_close(&grad, &[1.0 + 2.0 * f64::from(n), 0.5 * f64::from(n)]);
     }
 }
+
+/// A running minimum and a clipped sum in a loop: the loop saves the running
+/// minimum for `min`'s pullback, which must split the seed on a tie.
+#[differentiate]
+#[allow(clippy::needless_range_loop)]
+fn running_min_and_relu(x: &[f64]) -> f64 {
+    let mut m = x[0];
+    let mut s = 0.0;
+    for i in 1..x.len() {
+        m = m.min(x[i]);
+        s += (x[i] * m).max(0.0);
+    }
+    s + m
+}
+
+#[test]
+fn max_and_min_in_a_loop_split_ties_and_clip() {
+    let grad_at = |x: &[f64], seed: f64| {
+        let mut d_x = vec![0.0; x.len()];
+        let out = running_min_and_relu_vjp(x, &mut d_x, seed);
+        (out, d_x)
+    };
+    // Away from ties and kinks: finite differences and the dot-product test.
+    let x = [0.8, 1.3, -0.4, 2.0, -0.9, 0.5];
+    check_scalar(running_min_and_relu, grad_at, &x);
+    // A tie in the running minimum (x[2] == x[0]) splits the seed in halves,
+    // and a negative product is clipped to 0 by `max`: the closed form.
+    let x = [0.5, 1.0, 0.5, 2.0];
+    let (out, grad) = grad_at(&x, 1.0);
+    assert_eq!(out, running_min_and_relu(&x));
+    // m: 0.5, then 0.5 (0.5 vs 1.0), then a tie (0.5 vs 0.5), then 0.5.
+    // s = 1.0·0.5 + 0.5·0.5 + 2.0·0.5; the output is s + m.
+    // Through m, each `min` passes its seed to the smaller input, half each on
+    // the tie; the seed of m is 1 (output) + x[1] + x[2] + x[3] after each
+    // step's product.
+    let d_m_last = 1.0 + 2.0; // the output, and x[3]·m.
+    let d_m_tie = d_m_last + 0.5; // … and x[2]·m, before the tie splits it.
+    let d_m_first = d_m_tie / 2.0 + 1.0; // half of the tie, and x[1]·m.
+    let expected = [d_m_first, 0.5, 0.5 + d_m_tie / 2.0, 0.5];
+    assert_close(&grad, &expected);
+}
