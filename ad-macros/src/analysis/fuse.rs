@@ -39,7 +39,7 @@
 use std::collections::{HashMap, HashSet};
 
 use super::dead::compact;
-use crate::ir::{BinOp, Const, Function, Inst, InstData, Loop, LoopRange, Place, Ty, Value};
+use crate::ir::{BinOp, Const, Function, Inst, Loop, LoopRange, Place, Ty, Value};
 
 /// `func` (a `_vjp` whose first `primal_len` values are the primal's) with
 /// every adjoint loop that can be fused moved into its primal loop.
@@ -113,16 +113,6 @@ fn same_indices(a: &LoopRange, b: &LoopRange) -> bool {
     a.start == b.start && a.end == b.end && a.inclusive == b.inclusive && a.step == b.step
 }
 
-/// Every value defined inside `value`'s regions, however deep.
-pub(super) fn nested(func: &Function, value: Value, out: &mut Vec<Value>) {
-    for region in func.regions(value) {
-        for &inner in &region.insts {
-            out.push(inner);
-            nested(func, inner, out);
-        }
-    }
-}
-
 /// The values the loop at `adjoint_pos` needs moved before the loop at
 /// `primal_pos` to be fused into it, and which of its carried values are
 /// sums; `None` if it cannot be fused.
@@ -134,8 +124,7 @@ fn fusable(
     let body = &func.body.insts;
     let adjoint = body[adjoint_pos];
     let view = func.inst(adjoint).as_loop().expect("a loop");
-    let mut inside = Vec::new();
-    nested(func, adjoint, &mut inside);
+    let inside = func.nested(adjoint);
     let inside_set: HashSet<Value> = inside.iter().copied().collect();
     // 1. Each carried adjoint stays what it was, or is a sum.
     let sums = (0..view.inits.len())
@@ -162,7 +151,7 @@ fn fusable(
     let mut pushed_inside = HashSet::new();
     for (pos, &top) in body.iter().enumerate().take(adjoint_pos).skip(primal_pos) {
         let mut values = vec![top];
-        nested(func, top, &mut values);
+        values.extend(func.nested(top));
         for value in values {
             let inst = func.inst(value);
             if inst.written().iter().any(|&buf| loaded.touches(func, buf)) {
@@ -330,7 +319,7 @@ impl Aliases {
 }
 
 /// The value `value` is a field of, however deep, and the path to it.
-fn path(func: &Function, value: Value) -> (Value, Vec<syn::Member>) {
+pub(super) fn path(func: &Function, value: Value) -> (Value, Vec<syn::Member>) {
     match func.inst(value) {
         Inst::Field { base, path: fields } => {
             let (root, mut path) = self::path(func, *base);
@@ -389,7 +378,7 @@ pub(super) fn effects(func: &Function, inside: &[Value]) -> Option<Effects> {
 
 /// Whether a value can be computed earlier than the IR has it: pure, and
 /// unable to panic.
-fn hoistable(func: &Function, value: Value) -> bool {
+pub(super) fn hoistable(func: &Function, value: Value) -> bool {
     match func.inst(value) {
         Inst::Param(_)
         | Inst::Const(_)
@@ -439,10 +428,10 @@ fn apply(func: &mut Function, plan: &Plan) {
             replace.insert(arg, inits[k]);
             continue;
         }
-        let ty = func.ty(arg).clone();
-        let zero = add_inst(func, Inst::Const(Const::Zero), ty.clone(), arg);
+        let (ty, span) = (func.ty(arg).clone(), func.span(arg));
+        let zero = func.push_detached(Inst::Const(Const::Zero), ty.clone(), span);
         let position = u32::try_from(n_carried + 1).expect("small");
-        let new_arg = add_inst(func, Inst::Arg(position), ty.clone(), arg);
+        let new_arg = func.push_detached(Inst::Arg(position), ty.clone(), span);
         func.adjoint_of[new_arg.index()] = func.adjoint_of[arg.index()];
         replace.insert(arg, new_arg);
         let Inst::For {
@@ -459,17 +448,13 @@ fn apply(func: &mut Function, plan: &Plan) {
         if let Ty::Tuple(tys) = &mut func.insts[plan.primal.index()].ty {
             tys.push(ty.clone());
         }
-        let extract = add_inst(
-            func,
-            Inst::Extract(plan.primal, u32::try_from(n_carried).expect("small")),
-            ty.clone(),
-            arg,
-        );
+        let index = u32::try_from(n_carried).expect("small");
+        let extract = func.push_detached(Inst::Extract(plan.primal, index), ty.clone(), span);
         zeros.push(zero);
         if matches!(func.inst(inits[k]), Inst::Const(Const::Zero)) {
             results.insert(k, vec![extract]);
         } else {
-            let total = add_inst(func, Inst::Binary(BinOp::Add, inits[k], extract), ty, arg);
+            let total = func.push_detached(Inst::Binary(BinOp::Add, inits[k], extract), ty, span);
             results.insert(k, vec![extract, total]);
         }
         n_carried += 1;
@@ -518,39 +503,7 @@ fn apply(func: &mut Function, plan: &Plan) {
     func.region_mut(Place::In(plan.primal, 0))
         .insts
         .extend(moved);
-    replace_uses(func, &replace);
-}
-
-/// Appends an instruction that no region holds yet, with `like`'s span.
-pub(super) fn add_inst(func: &mut Function, inst: Inst, ty: Ty, like: Value) -> Value {
-    let value = Value(u32::try_from(func.insts.len()).expect("fewer than 2³² values"));
-    func.insts.push(InstData { inst, ty });
-    func.names.push(None);
-    func.spans.push(func.spans[like.index()]);
-    func.adjoint_of.push(None);
-    value
-}
-
-/// Replaces every use of a key of `replace` by its value.
-pub(super) fn replace_uses(func: &mut Function, replace: &HashMap<Value, Value>) {
-    let map = |value: Value| replace.get(&value).copied().unwrap_or(value);
-    for data in &mut func.insts {
-        data.inst.map_operands(map);
-        match &mut data.inst {
-            Inst::If { then, els, .. } => {
-                for yielded in then.yields.iter_mut().chain(els.yields.iter_mut()) {
-                    *yielded = map(*yielded);
-                }
-            }
-            Inst::For { body, .. } | Inst::While { body, .. } => {
-                for yielded in &mut body.yields {
-                    *yielded = map(*yielded);
-                }
-            }
-            _ => {}
-        }
-    }
-    func.ret = map(func.ret);
+    func.replace_uses(&replace);
 }
 
 /// In a fused loop's body, an adjoint value that repeats a primal one (the
@@ -558,8 +511,7 @@ pub(super) fn replace_uses(func: &mut Function, replace: &HashMap<Value, Value>)
 /// it goes, and its uses read the first. Only pure arithmetic, and reads of
 /// buffers the loop does not write, are merged.
 fn reuse_primal_values(func: &mut Function, for_value: Value) {
-    let mut inside = Vec::new();
-    nested(func, for_value, &mut inside);
+    let inside = func.nested(for_value);
     let written: HashSet<Value> = inside
         .iter()
         .flat_map(|&value| func.inst(value).written())
@@ -611,7 +563,7 @@ fn reuse_primal_values(func: &mut Function, for_value: Value) {
         }
     }
     func.region_mut(Place::In(for_value, 0)).insts = kept;
-    replace_uses(func, &replace);
+    func.replace_uses(&replace);
 }
 
 /// Every region of `func`: the body, then each `if`'s and loop's.
@@ -649,9 +601,7 @@ fn forward_pops(func: &mut Function) {
                     }
                 }
                 _ => {
-                    let mut values = Vec::new();
-                    nested(func, value, &mut values);
-                    for inner in values {
+                    for inner in func.nested(value) {
                         if let Inst::Push(tape, _) | Inst::Pop(tape) = func.inst(inner) {
                             last_push.remove(tape);
                         }
@@ -663,7 +613,7 @@ fn forward_pops(func: &mut Function) {
             .insts
             .retain(|value| !removed.contains(value));
     }
-    replace_uses(func, &replace);
+    func.replace_uses(&replace);
 
     // Tapes nobody pushes onto any more.
     let mut used = HashSet::new();

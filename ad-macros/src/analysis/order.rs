@@ -18,7 +18,7 @@ use std::collections::HashSet;
 
 use std::collections::HashMap;
 
-use super::fuse::{add_inst, carried, effects, nested, replace_uses};
+use super::fuse::{carried, effects, path};
 use crate::ir::{BinOp, Const, Function, Inst, Value};
 
 /// `func` (a `_vjp` whose first `primal_len` values are the primal's) with
@@ -44,8 +44,7 @@ pub(crate) fn run_forward(mut func: Function, primal_len: usize) -> Function {
 /// Whether the iterations of the loop `value` can run in any order.
 fn independent(func: &Function, value: Value) -> bool {
     let view = func.inst(value).as_loop().expect("a loop");
-    let mut inside = Vec::new();
-    nested(func, value, &mut inside);
+    let inside = func.nested(value);
     // A carried sum would do too, but it is a floating-point reduction, which
     // the compiler does not vectorize: such a loop stays as it is (flipping
     // one in GradBench's `lstm` only moved its code generation, 1.3× slower).
@@ -59,12 +58,7 @@ fn independent(func: &Function, value: Value) -> bool {
         return false;
     }
     // A buffer field is also reached through its struct: compare roots.
-    let root = |mut buf: Value| {
-        while let Inst::Field { base, .. } = func.inst(buf) {
-            buf = *base;
-        }
-        buf
-    };
+    let root = |buf: Value| path(func, buf).0;
     let added: HashSet<Value> = effects.added.into_iter().map(root).collect();
     effects
         .loaded
@@ -105,8 +99,7 @@ pub(crate) fn sums_from_zero(mut func: Function, primal_len: usize) -> Function 
             continue;
         }
         let view = func.inst(value).as_loop().expect("a loop");
-        let mut inside = Vec::new();
-        nested(&func, value, &mut inside);
+        let inside = func.nested(value);
         let sums: Vec<(usize, Value)> = (0..view.inits.len())
             .filter(|&k| carried(&func, &view, &inside, k) == Some(true))
             .map(|k| (k, view.inits[k]))
@@ -114,7 +107,7 @@ pub(crate) fn sums_from_zero(mut func: Function, primal_len: usize) -> Function 
             .collect();
         for (k, init) in sums {
             let ty = func.ty(init).clone();
-            let zero = add_inst(&mut func, Inst::Const(Const::Zero), ty.clone(), value);
+            let zero = func.push_detached(Inst::Const(Const::Zero), ty.clone(), func.span(value));
             body.push(zero);
             if let Inst::For { inits, .. } = &mut func.insts[value.index()].inst {
                 inits[k] = zero;
@@ -125,14 +118,13 @@ pub(crate) fn sums_from_zero(mut func: Function, primal_len: usize) -> Function 
                 .filter(|&e| matches!(func.inst(e), Inst::Extract(of, index) if *of == value && *index as usize == k))
                 .collect();
             for extract in extracts {
-                let total = add_inst(
-                    &mut func,
+                let total = func.push_detached(
                     Inst::Binary(BinOp::Add, init, extract),
                     ty.clone(),
-                    extract,
+                    func.span(extract),
                 );
                 func.adjoint_of[total.index()] = func.adjoint_of[extract.index()];
-                replace_uses(&mut func, &HashMap::from([(extract, total)]));
+                func.replace_uses(&HashMap::from([(extract, total)]));
                 func.insts[total.index()].inst = Inst::Binary(BinOp::Add, init, extract);
                 after.entry(extract).or_default().push(total);
             }

@@ -22,7 +22,8 @@
 
 use std::collections::{HashMap, HashSet};
 
-use crate::ir::{BinOp, Function, Inst, Value};
+use super::fuse::hoistable;
+use crate::ir::{Function, Inst, Value};
 
 /// `func` with each top-level tape made as early as it can be.
 pub(crate) fn make_tapes_early(mut func: Function) -> Function {
@@ -60,7 +61,8 @@ pub(crate) fn make_tapes_early(mut func: Function) -> Function {
             if moved.contains(&value) {
                 continue;
             }
-            if movable(&func, value) {
+            // Parameters stay first; what is pure and cannot panic moves.
+            if !func.is_param(value) && hoistable(&func, value) {
                 moved.insert(value);
                 stack.extend(func.inst(value).operands());
             } else {
@@ -76,18 +78,4 @@ pub(crate) fn make_tapes_early(mut func: Function) -> Function {
         func.body.insts = top;
     }
     func
-}
-
-/// Whether a value can be computed earlier than the IR has it: integer and
-/// float arithmetic that cannot panic, constants, the lengths of parameters.
-fn movable(func: &Function, value: Value) -> bool {
-    match func.inst(value) {
-        Inst::Const(_) | Inst::Cast(..) => true,
-        // Integer division can panic.
-        Inst::Binary(BinOp::Div | BinOp::Rem, ..) => func.ty(value).is_float(),
-        Inst::Binary(..) | Inst::Unary(..) => true,
-        // A parameter's length never changes (a local `Vec` may grow).
-        Inst::Len(buf) => func.is_param(*buf),
-        _ => false,
-    }
 }

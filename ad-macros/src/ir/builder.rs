@@ -2,7 +2,7 @@
 
 use proc_macro2::Span;
 
-use super::{Function, Inst, InstData, Param, Region, Role, Ty, Value};
+use super::{Function, Inst, Param, Region, Role, Ty, Value};
 
 /// Builds a [`Function`]: every `push` adds an instruction at the end of the
 /// innermost open region (the body when none is open) and one entry to each side
@@ -94,12 +94,7 @@ impl Builder {
     /// Adds an instruction to the arena without placing it in any region; the
     /// caller places it.
     pub(crate) fn push_detached(&mut self, inst: Inst, ty: Ty, span: Span) -> Value {
-        let value = Value(u32::try_from(self.func.insts.len()).expect("fewer than 2^32 values"));
-        self.func.insts.push(InstData { inst, ty });
-        self.func.names.push(None);
-        self.func.spans.push(span);
-        self.func.adjoint_of.push(None);
-        value
+        self.func.push_detached(inst, ty, span)
     }
 
     pub(crate) fn param(&mut self, name: String, role: Role, ty: Ty, span: Span) -> Value {

@@ -873,6 +873,50 @@ impl Function {
                 .any(|region| region.insts.iter().any(|&inner| self.has_effects(inner)))
     }
 
+    /// Adds an instruction to the arena, with no name, without placing it in
+    /// any region; the caller places it.
+    pub(crate) fn push_detached(&mut self, inst: Inst, ty: Ty, span: Span) -> Value {
+        let value = Value(u32::try_from(self.insts.len()).expect("fewer than 2^32 values"));
+        self.insts.push(InstData { inst, ty });
+        self.names.push(None);
+        self.spans.push(span);
+        self.adjoint_of.push(None);
+        value
+    }
+
+    /// Every value defined inside `value`'s regions, however deep, in program
+    /// order.
+    pub(crate) fn nested(&self, value: Value) -> Vec<Value> {
+        let mut out = Vec::new();
+        for region in self.regions(value) {
+            self.walk_region(region, Place::Body, &mut |_, inner| out.push(inner));
+        }
+        out
+    }
+
+    /// Replaces every use of a key of `replace` (as an operand, a region's
+    /// yield, or the returned value) by its value.
+    pub(crate) fn replace_uses(&mut self, replace: &std::collections::HashMap<Value, Value>) {
+        let map = |value: Value| replace.get(&value).copied().unwrap_or(value);
+        for data in &mut self.insts {
+            data.inst.map_operands(map);
+            match &mut data.inst {
+                Inst::If { then, els, .. } => {
+                    for yielded in then.yields.iter_mut().chain(els.yields.iter_mut()) {
+                        *yielded = map(*yielded);
+                    }
+                }
+                Inst::For { body, .. } | Inst::While { body, .. } => {
+                    for yielded in &mut body.yields {
+                        *yielded = map(*yielded);
+                    }
+                }
+                _ => {}
+            }
+        }
+        self.ret = map(self.ret);
+    }
+
     /// Whether a buffer is a parameter, so a reference (`xs`, not `&xs`).
     pub(crate) fn is_param(&self, value: Value) -> bool {
         matches!(self.inst(value), Inst::Param(_))
