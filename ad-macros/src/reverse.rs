@@ -1106,7 +1106,8 @@ impl Reverse<'_> {
         self.accumulate(target, contribution, true);
     }
 
-    fn accumulate(&mut self, target: Value, contribution: Value, negate: bool) {
+    /// `adjoint(target) += contribution`, or `-=` when `negate`.
+    pub(crate) fn accumulate(&mut self, target: Value, contribution: Value, negate: bool) {
         if !self.is_active(target) {
             return;
         }
@@ -1136,6 +1137,16 @@ impl Reverse<'_> {
             self.mark_maybe_zero(sum);
         }
         self.grads[target.index()] = Some(sum);
+    }
+
+    /// `(a, true)` if `adjoint` is a negation `-a` built by this pass, else
+    /// `(adjoint, false)`: rules multiply or divide by `a` and put the sign
+    /// into the sum they add to.
+    pub(crate) fn sign_and_magnitude(&self, adjoint: Value) -> (Value, bool) {
+        match self.negated(adjoint) {
+            Some(inner) => (inner, true),
+            None => (adjoint, false),
+        }
     }
 
     /// `Some(a)` if `value` is a negation `-a` built by this pass.

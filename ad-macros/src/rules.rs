@@ -276,27 +276,43 @@ pub(crate) fn pullback(rx: &mut Reverse<'_>, y: Value, dy: Value) {
             rx.sub(b, dy);
         }
         Inst::Binary(BinOp::Mul, a, b) => {
-            // y = a * b: da = dy * b, db = dy * a.
+            // y = a * b: da = dy * b, db = dy * a. A seed `-g` is multiplied
+            // as `g` and the sign goes into the sum (`d_a - g * b`): negation
+            // is exact, so only the chain gets shorter.
+            let (g, negative) = rx.sign_and_magnitude(dy);
+            if a == b {
+                // y = a²: da = dy * (a + a), one product instead of two
+                // (`dy * a + dy * a`); they differ only when `dy * a` is
+                // subnormal or overflows.
+                if rx.is_active(a) {
+                    let twice = rx.binary(BinOp::Add, a, a, y);
+                    let da = rx.scale(g, twice, y);
+                    rx.accumulate(a, da, negative);
+                }
+                return;
+            }
             if rx.is_active(a) {
-                let da = rx.scale(dy, b, y);
-                rx.add(a, da);
+                let da = rx.scale(g, b, y);
+                rx.accumulate(a, da, negative);
             }
             if rx.is_active(b) {
-                let db = rx.scale(dy, a, y);
-                rx.add(b, db);
+                let db = rx.scale(g, a, y);
+                rx.accumulate(b, db, negative);
             }
         }
         Inst::Binary(BinOp::Div, a, b) => {
-            // y = a / b: da = dy / b, db = -dy * a / b² = -da * y.
+            // y = a / b: da = dy / b, db = -dy * a / b² = -da * y; a seed `-g`
+            // as in the product.
             if rx.is_active(a) || rx.is_active(b) {
-                let da = rx.binary(BinOp::Div, dy, b, y);
-                if rx.is_maybe_zero(dy) {
+                let (g, negative) = rx.sign_and_magnitude(dy);
+                let da = rx.binary(BinOp::Div, g, b, y);
+                if rx.is_maybe_zero(g) {
                     rx.mark_maybe_zero(da);
                 }
-                rx.add(a, da);
+                rx.accumulate(a, da, negative);
                 if rx.is_active(b) {
                     let minus_db = rx.scale(da, y, y);
-                    rx.sub(b, minus_db);
+                    rx.accumulate(b, minus_db, !negative);
                 }
             }
         }
