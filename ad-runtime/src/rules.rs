@@ -59,7 +59,10 @@
 //! partial derivative can be infinite or NaN at a point of their domain (those with an
 //! IEEE entry above), or can overflow to infinity (`exp`, `exp2`, `exp_m1`, `tan`,
 //! `sinh`, `cosh`), check for a zero seed first; the others are branch-free, apart from
-//! the conventions listed.
+//! the conventions listed. The quotients check without a branch: they divide by `∞`
+//! instead of the denominator when the seed is zero, which gives a zero of the seed's
+//! sign (a branch around a division would split the caller's code, and stop LLVM from
+//! merging a `sin` and a `cos` of the same value into one `sincos` call).
 //!
 //! Outside a primitive's domain (`sqrt` or `ln` of a negative number) the primal is
 //! NaN; the adjoint is whatever the formula gives there (NaN for `sqrt`, `dy / x` for
@@ -68,15 +71,19 @@
 
 use crate::Float;
 
+/// `dy / den`, or `dy` itself (a zero) when `dy` is zero, whatever `den` is (zero,
+/// infinite or NaN): the division is by `∞` then, so no branch is needed.
+#[inline]
+fn over<T: Float>(dy: T, den: T) -> T {
+    dy / if dy == T::ZERO { T::INFINITY } else { den }
+}
+
 /// Pullback of `y = x.sqrt()`: returns `dy / (2 y)`.
 ///
 /// At `x == 0` the adjoint is infinite (IEEE 754); a zero seed gives `0`.
 #[inline]
 pub fn sqrt<T: Float>(_x: T, y: T, dy: T) -> T {
-    if dy == T::ZERO {
-        return T::ZERO;
-    }
-    dy / (T::TWO * y)
+    over(dy, T::TWO * y)
 }
 
 /// Pullback of `y = x.cbrt()`: returns `dy / (3 y²)`.
@@ -84,10 +91,7 @@ pub fn sqrt<T: Float>(_x: T, y: T, dy: T) -> T {
 /// At `x == 0` the adjoint is infinite (IEEE 754); a zero seed gives `0`.
 #[inline]
 pub fn cbrt<T: Float>(_x: T, y: T, dy: T) -> T {
-    if dy == T::ZERO {
-        return T::ZERO;
-    }
-    dy / (T::from_i32(3) * y * y)
+    over(dy, T::from_i32(3) * y * y)
 }
 
 /// Pullback of `y = x.exp()`: returns `dy * y`.
@@ -122,10 +126,7 @@ pub fn exp_m1<T: Float>(_x: T, y: T, dy: T) -> T {
 /// At `x == 0` the adjoint is infinite (IEEE 754); a zero seed gives `0`.
 #[inline]
 pub fn ln<T: Float>(x: T, _y: T, dy: T) -> T {
-    if dy == T::ZERO {
-        return T::ZERO;
-    }
-    dy / x
+    over(dy, x)
 }
 
 /// Pullback of `y = x.ln_1p()`: returns `dy / (1 + x)`.
@@ -133,10 +134,7 @@ pub fn ln<T: Float>(x: T, _y: T, dy: T) -> T {
 /// At `x == -1` the adjoint is infinite (IEEE 754); a zero seed gives `0`.
 #[inline]
 pub fn ln_1p<T: Float>(x: T, _y: T, dy: T) -> T {
-    if dy == T::ZERO {
-        return T::ZERO;
-    }
-    dy / (T::ONE + x)
+    over(dy, T::ONE + x)
 }
 
 /// Pullback of `y = x.log2()`: returns `dy / (x ln 2)`.
@@ -144,10 +142,7 @@ pub fn ln_1p<T: Float>(x: T, _y: T, dy: T) -> T {
 /// At `x == 0` the adjoint is infinite (IEEE 754); a zero seed gives `0`.
 #[inline]
 pub fn log2<T: Float>(x: T, _y: T, dy: T) -> T {
-    if dy == T::ZERO {
-        return T::ZERO;
-    }
-    dy / (x * T::LN_2)
+    over(dy, x * T::LN_2)
 }
 
 /// Pullback of `y = x.log10()`: returns `dy / (x ln 10)`.
@@ -155,10 +150,7 @@ pub fn log2<T: Float>(x: T, _y: T, dy: T) -> T {
 /// At `x == 0` the adjoint is infinite (IEEE 754); a zero seed gives `0`.
 #[inline]
 pub fn log10<T: Float>(x: T, _y: T, dy: T) -> T {
-    if dy == T::ZERO {
-        return T::ZERO;
-    }
-    dy / (x * T::LN_10)
+    over(dy, x * T::LN_10)
 }
 
 /// `d * factor`, except that a zero `d` gives exactly 0 even when `factor` is
@@ -199,11 +191,8 @@ pub fn tan<T: Float>(_x: T, y: T, dy: T) -> T {
 /// At `x == ±1` the adjoint is infinite (IEEE 754); a zero seed gives `0`.
 #[inline]
 pub fn asin<T: Float>(x: T, _y: T, dy: T) -> T {
-    if dy == T::ZERO {
-        return T::ZERO;
-    }
     // `(1 - x)(1 + x)` keeps its precision near `±1`, where `1 - x²` cancels.
-    dy / ((T::ONE - x) * (T::ONE + x)).sqrt()
+    over(dy, ((T::ONE - x) * (T::ONE + x)).sqrt())
 }
 
 /// Pullback of `y = x.acos()`: returns `-dy / sqrt(1 - x²)`.
@@ -211,10 +200,7 @@ pub fn asin<T: Float>(x: T, _y: T, dy: T) -> T {
 /// At `x == ±1` the adjoint is infinite (IEEE 754); a zero seed gives `0`.
 #[inline]
 pub fn acos<T: Float>(x: T, _y: T, dy: T) -> T {
-    if dy == T::ZERO {
-        return T::ZERO;
-    }
-    -dy / ((T::ONE - x) * (T::ONE + x)).sqrt()
+    -over(dy, ((T::ONE - x) * (T::ONE + x)).sqrt())
 }
 
 /// Pullback of `y = x.atan()`: returns `dy / (1 + x²)`.
@@ -259,10 +245,7 @@ pub fn asinh<T: Float>(x: T, _y: T, dy: T) -> T {
 /// At `x == 1` the adjoint is infinite (IEEE 754); a zero seed gives `0`.
 #[inline]
 pub fn acosh<T: Float>(x: T, _y: T, dy: T) -> T {
-    if dy == T::ZERO {
-        return T::ZERO;
-    }
-    dy / ((x - T::ONE) * (x + T::ONE)).sqrt()
+    over(dy, ((x - T::ONE) * (x + T::ONE)).sqrt())
 }
 
 /// Pullback of `y = x.atanh()`: returns `dy / (1 - x²)`.
@@ -270,10 +253,7 @@ pub fn acosh<T: Float>(x: T, _y: T, dy: T) -> T {
 /// At `x == ±1` the adjoint is infinite (IEEE 754); a zero seed gives `0`.
 #[inline]
 pub fn atanh<T: Float>(x: T, _y: T, dy: T) -> T {
-    if dy == T::ZERO {
-        return T::ZERO;
-    }
-    dy / ((T::ONE - x) * (T::ONE + x))
+    over(dy, (T::ONE - x) * (T::ONE + x))
 }
 
 /// Pullback of `y = x.abs()`: returns `dy * signum(x)`.
@@ -649,6 +629,37 @@ mod tests {
             assert_eq!(abs(0.0, 0.0, 1.0), 0.0);
             assert_eq!(abs(-0.0, 0.0, 1.0), 0.0);
             assert_eq!(abs(-2.0, 2.0, 3.0), -3.0);
+        }
+
+        #[test]
+        fn quotients_give_zero_for_a_zero_seed_where_the_denominator_vanishes() {
+            // Each rule with its singular points (and a NaN input): `0 / 0` and
+            // `0 / NaN` must not leak out.
+            type Rule = fn(f64, f64, f64) -> f64;
+            let singular: [(Rule, f64, f64); 12] = [
+                (sqrt, 0.0, 0.0),
+                (cbrt, 0.0, 0.0),
+                (ln, 0.0, f64::NEG_INFINITY),
+                (ln_1p, -1.0, f64::NEG_INFINITY),
+                (log2, 0.0, f64::NEG_INFINITY),
+                (log10, 0.0, f64::NEG_INFINITY),
+                (asin, 1.0, std::f64::consts::FRAC_PI_2),
+                (acos, -1.0, std::f64::consts::PI),
+                (acosh, 1.0, 0.0),
+                (atanh, 1.0, f64::INFINITY),
+                (ln, f64::NAN, f64::NAN),
+                (sqrt, f64::INFINITY, f64::INFINITY),
+            ];
+            for (rule, x, y) in singular {
+                assert_eq!(rule(x, y, 0.0), 0.0, "at {x}");
+                assert_eq!(rule(x, y, -0.0), 0.0, "at {x}, seed -0");
+            }
+            // A nonzero seed still gets IEEE's infinity there, and the plain
+            // quotient elsewhere.
+            assert_eq!(ln(0.0, f64::NEG_INFINITY, 2.0), f64::INFINITY);
+            assert_eq!(sqrt(0.0, 0.0, -1.0), f64::NEG_INFINITY);
+            assert_eq!(ln(4.0, 4.0_f64.ln(), 2.0), 0.5);
+            assert!(ln(f64::NAN, f64::NAN, 2.0).is_nan());
         }
 
         #[test]
