@@ -149,6 +149,7 @@ fn differentiated(
         analysis::fuse_loops(unfused.clone(), primal.insts.len()),
         "fuse",
     );
+    let fused = verified(analysis::keep_exponentials(fused), "keep");
     Ok((sig, primal, Vjp { fused, unfused }))
 }
 

@@ -225,6 +225,10 @@ callees! {
     MatmulDb "matmul_db" [Ref Ref Mut Val Val Val] unit,
     SoftmaxDx "softmax_dx" [Ref Ref Mut] unit,
     LogsumexpDx "logsumexp_dx" [Ref Val Val Mut] unit,
+    // `logsumexp` keeping its exponentials for the pullback, in `_vjp`
+    // (`analysis/keep.rs`), and that pullback.
+    LogsumexpKeep "logsumexp_keep" [Ref Mut] float,
+    LogsumexpDxKept "logsumexp_dx_kept" [Mut Val Mut] unit,
     // Helpers: the shadow of an overwritten output, and of a copy.
     Zero "zero" [Mut] unit,
     AddAssign "add_assign" [Mut Ref] unit,

@@ -102,8 +102,9 @@ pub fn detach<T>(x: T) -> T {
 #[doc(hidden)]
 pub mod __private {
     pub use crate::linalg::{
-        add_assign, axpy_da, axpy_dx, dot_dx, logsumexp_dx, matmul_da, matmul_db, matvec_da,
-        matvec_dx, norm2_dx, pop_shadow, softmax_dx, sum_dx, zero, zeros_like,
+        add_assign, axpy_da, axpy_dx, dot_dx, logsumexp_dx, logsumexp_dx_kept, logsumexp_keep,
+        matmul_da, matmul_db, matvec_da, matvec_dx, norm2_dx, pop_shadow, softmax_dx, sum_dx, zero,
+        zeros_like,
     };
     pub use crate::reads::{
         abs, acos, acosh, asin, asinh, atan, atan2, atanh, cbrt, cos, cosh, exp, exp_m1, exp2, ln,

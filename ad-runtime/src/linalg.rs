@@ -58,7 +58,7 @@
 //! | `matvec(a, x, y, m, n)`, `y = A · x` (`A` is `m × n`) | `matvec_da(x, dy, da, m, n)`: `dA += dy · xᵀ`; `matvec_dx(a, dy, dx, m, n)`: `dx += Aᵀ · dy`; then `zero(dy)` | |
 //! | `matmul(a, b, c, m, k, n)`, `C = A · B` (`A` is `m × k`, `B` is `k × n`) | `matmul_da(b, dc, da, m, k, n)`: `dA += dC · Bᵀ`; `matmul_db(a, dc, db, m, k, n)`: `dB += Aᵀ · dC`; then `zero(dc)` | |
 //! | `softmax(x, y)`, `yᵢ = exp(xᵢ) / Σ exp(xⱼ)` | `softmax_dx(y, dy, dx)`: `dx += y ⊙ (dy − <dy, y>)`, from the output `y`; then `zero(dy)` | computed as `exp(xᵢ − max x) / Σ exp(xⱼ − max x)`, so large inputs do not overflow; NaN if an input is `+∞` or all are `−∞` |
-//! | `s = logsumexp(x)`, `s = ln Σ exp(xᵢ)` | `logsumexp_dx(x, s, ds, dx)`: `dx += ds · exp(x − s)` (`= ds · softmax(x)`) | computed as `max x + ln Σ exp(xᵢ − max x)`; empty `x`: `s = −∞` (the logarithm of the empty sum 0); `s = −∞` if all inputs are `−∞`, `+∞` if one is `+∞`; a zero seed adds nothing, otherwise IEEE (NaN where `s` is infinite) |
+//! | `s = logsumexp(x)`, `s = ln Σ exp(xᵢ)` | `logsumexp_dx(x, s, ds, dx)`: `dx += ds · exp(x − s)` (`= ds · softmax(x)`); in `_vjp` outside loops and branches, `logsumexp_keep(x, kept)` keeps `exp(x − max x)` and `logsumexp_dx_kept(kept, ds, dx)` adds `(ds / Σ) · exp(x − max x)` | computed as `max x + ln Σ exp(xᵢ − max x)`; empty `x`: `s = −∞` (the logarithm of the empty sum 0); `s = −∞` if all inputs are `−∞`, `+∞` if one is `+∞`; a zero seed adds nothing, otherwise IEEE (NaN where `s` is infinite) |
 //!
 //! Helpers for generated code:
 //!
@@ -327,6 +327,69 @@ pub fn logsumexp<T: Float>(x: &[T]) -> T {
     }
     let total = x.iter().fold(T::ZERO, |acc, &xi| acc + (xi - max).exp());
     max + total.ln()
+}
+
+/// [`logsumexp`], keeping what its pullback needs: `kept` becomes
+/// `exp(xᵢ − max x)` for each `i`, then their sum (`[exp(xᵢ − s)…, 1]` where the
+/// output is not finite). The output is [`logsumexp`]'s, bit for bit. The buffer
+/// comes from the thread's tape pool, and [`logsumexp_dx_kept`] gives it back.
+///
+/// `_vjp` calls this pair instead of [`logsumexp`] and [`logsumexp_dx`] when the
+/// call is outside loops and branches: the pullback then reads `n` values instead
+/// of computing `n` exponentials again.
+#[inline]
+pub fn logsumexp_keep<T: Float>(x: &[T], kept: &mut Vec<T>) -> T {
+    let mut buffer = crate::pool::take(x.len() + 1);
+    let max = max_of(x);
+    let s = if max.is_infinite() || max.is_nan() {
+        let s = logsumexp(x);
+        buffer.extend(x.iter().map(|&xi| (xi - s).exp()));
+        buffer.push(T::ONE);
+        s
+    } else {
+        // The same sum, in the same order, as `logsumexp`.
+        let mut total = T::ZERO;
+        for &xi in x {
+            let e = (xi - max).exp();
+            buffer.push(e);
+            total += e;
+        }
+        buffer.push(total);
+        max + total.ln()
+    };
+    crate::pool::give(std::mem::replace(kept, buffer));
+    s
+}
+
+/// Pullback of `s = logsumexp(x)` from what [`logsumexp_keep`] kept:
+/// `dx += (ds / Σ) · eᵢ`, with `eᵢ = exp(xᵢ − max x)` and `Σ` their sum. It
+/// equals `ds · exp(xᵢ − s)` but for rounding, and is `ds · exp(xᵢ − s)` itself
+/// where `s` is not finite. A zero seed adds nothing. Gives `kept` back to the
+/// pool, empty.
+///
+/// # Panics
+///
+/// Panics if `kept` is not what `logsumexp_keep` left for an `x` as long as `dx`.
+#[inline]
+#[track_caller]
+pub fn logsumexp_dx_kept<T: Float>(kept: &mut Vec<T>, ds: T, dx: &mut [T]) {
+    let buffer = std::mem::take(kept);
+    assert!(
+        buffer.len() == dx.len() + 1,
+        "ad_runtime::logsumexp_dx_kept: `kept` has length {} but `dx` has length {} (one less expected)",
+        buffer.len(),
+        dx.len()
+    );
+    if ds != T::ZERO {
+        let (total, e) = buffer
+            .split_last()
+            .expect("checked to be as long as dx + 1");
+        let scale = ds / *total;
+        for (dxi, &ei) in dx.iter_mut().zip(e) {
+            *dxi += scale * ei;
+        }
+    }
+    crate::pool::give(buffer);
 }
 
 /// Pullback of `s = dot(x, y)` for one argument: `dx += ds · other`.

@@ -680,6 +680,97 @@ fn logsumexp_pullbacks() {
     check_all::<Logsumexp<12>>();
 }
 
+/// The same through `logsumexp_keep` and `logsumexp_dx_kept`, the pair `_vjp` calls.
+struct LogsumexpKept<const N: usize>;
+
+impl<const N: usize> Case for LogsumexpKept<N> {
+    fn point() -> Vec<f64> {
+        values(N, 1.1, 3.0)
+    }
+
+    fn primal<T: Float>(x: &[T]) -> Vec<T> {
+        let mut kept = Vec::new();
+        vec![ad::logsumexp_keep(x, &mut kept)]
+    }
+
+    fn pullback<T: Float>(x: &[T], v: &[T], adj: &mut [T]) {
+        let mut kept = Vec::new();
+        ad::logsumexp_keep(x, &mut kept);
+        ad::logsumexp_dx_kept(&mut kept, v[0], adj);
+        assert!(kept.is_empty(), "the pullback gives the buffer back");
+    }
+}
+
+#[test]
+fn logsumexp_kept_pullbacks() {
+    check_scalar_case::<LogsumexpKept<1>>();
+    check_scalar_case::<LogsumexpKept<5>>();
+    check_all::<LogsumexpKept<12>>();
+}
+
+#[test]
+fn logsumexp_keep_matches_logsumexp_at_every_input() {
+    let (inf, nan) = (f64::INFINITY, f64::NAN);
+    let inputs: [&[f64]; 9] = [
+        &[1000.0, 1000.0],
+        &[-2.5],
+        &[0.3, -1.7, 4.0, 2.2],
+        &[],
+        &[-inf; 3],
+        &[-inf, 0.0],
+        &[inf, 0.0],
+        &[nan, 0.0],
+        &[nan],
+    ];
+    for x in inputs {
+        let mut kept = Vec::new();
+        let s = ad::logsumexp_keep(x, &mut kept);
+        // The output, bit for bit.
+        assert_eq!(s.to_bits(), ad_runtime::logsumexp(x).to_bits(), "{x:?}");
+        // The pullback: the plain one's values, NaN where it is NaN. (Not
+        // bit for bit: `exp(x − s)` loses the rounding of `s`, 2e-13 at
+        // `x = 1000`, where the kept form is exact.)
+        let (mut kept_dx, mut plain_dx) = (vec![0.5; x.len()], vec![0.5; x.len()]);
+        ad::logsumexp_dx_kept(&mut kept, 1.5, &mut kept_dx);
+        ad::logsumexp_dx(x, s, 1.5, &mut plain_dx);
+        for (k, p) in kept_dx.iter().zip(&plain_dx) {
+            assert!(
+                (k.is_nan() && p.is_nan()) || (k - p).abs() <= 1e-12 * p.abs().max(1.0),
+                "{x:?}: {kept_dx:?} against {plain_dx:?}"
+            );
+        }
+        // A zero seed adds nothing, even where the adjoint would be NaN.
+        let mut kept = Vec::new();
+        ad::logsumexp_keep(x, &mut kept);
+        let mut dx = vec![0.5; x.len()];
+        ad::logsumexp_dx_kept(&mut kept, 0.0, &mut dx);
+        assert_eq!(dx, vec![0.5; x.len()], "{x:?}");
+    }
+}
+
+#[test]
+fn logsumexp_dx_kept_closed_form() {
+    // Two equal inputs: each gets half the seed, exactly.
+    let mut kept = Vec::new();
+    ad::logsumexp_keep(&[1000.0, 1000.0], &mut kept);
+    let mut dx = [1.0, 1.0];
+    ad::logsumexp_dx_kept(&mut kept, 2.0, &mut dx);
+    assert_eq!(dx, [2.0, 2.0]);
+    // exp(x) ∝ (1, 3): the seed splits 1 : 3.
+    ad::logsumexp_keep(&[0.0, 3.0_f64.ln()], &mut kept);
+    let mut dx = [0.0, 0.0];
+    ad::logsumexp_dx_kept(&mut kept, 4.0, &mut dx);
+    assert_close(&dx, &[1.0, 3.0]);
+}
+
+#[test]
+#[should_panic(expected = "`kept` has length 3 but `dx` has length 3")]
+fn logsumexp_dx_kept_checks_the_length() {
+    let mut kept = Vec::new();
+    ad::logsumexp_keep(&[1.0, 2.0], &mut kept);
+    ad::logsumexp_dx_kept(&mut kept, 1.0, &mut [0.0; 3]);
+}
+
 // ---------------------------------------------------------------------------------
 // Helpers for generated code
 

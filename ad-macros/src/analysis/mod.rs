@@ -11,11 +11,13 @@
 //! [`make_tapes_early`] moves tapes up to where their size is known, and
 //! [`run_forward`] runs adjoint loops with independent iterations forwards,
 //! and [`sums_from_zero`] starts the sums adjoint loops carry from zero.
+//! [`keep_exponentials`] keeps `logsumexp`'s exponentials for its pullback.
 
 mod activity;
 mod buffers;
 mod dead;
 mod fuse;
+mod keep;
 mod order;
 mod tapes;
 
@@ -23,5 +25,6 @@ pub(crate) use activity::{Activity, activity};
 pub(crate) use buffers::{Writes, check, writes};
 pub(crate) use dead::dead_code;
 pub(crate) use fuse::fuse_loops;
+pub(crate) use keep::keep_exponentials;
 pub(crate) use order::{run_forward, sums_from_zero};
 pub(crate) use tapes::make_tapes_early;

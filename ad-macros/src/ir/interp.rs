@@ -1240,6 +1240,13 @@ fn call_runtime(
         Callee::LogsumexpDx => {
             linalg::logsumexp_dx(&refs[0], float(0)?, float(1)?, &mut muts[0]);
         }
+        Callee::LogsumexpKeep => {
+            return Ok(Val::Float(linalg::logsumexp_keep(&refs[0], &mut muts[0])));
+        }
+        Callee::LogsumexpDxKept => {
+            let (kept, dx) = muts.split_at_mut(1);
+            linalg::logsumexp_dx_kept(&mut kept[0], float(0)?, &mut dx[0]);
+        }
         Callee::Scale => {
             return Ok(Val::Float(ad_runtime::rules::scale(float(0)?, float(1)?)));
         }

@@ -1,0 +1,119 @@
+//! `logsumexp`'s exponentials are kept for its pullback, in `_vjp`.
+//!
+//! The pullback of `s = ad_runtime::logsumexp(x)` is `d_x += d_s · exp(x − s)`:
+//! as many exponentials again as the primal computed, which made the
+//! primitive's `_vjp` twice its primal (W4). In `_vjp` the pullback runs once,
+//! so when the call and its pullback both sit in the function's body (not in
+//! a loop or a branch), the primal call keeps `exp(xᵢ − max x)` in a buffer
+//! from the tape pool and the pullback reads them:
+//!
+//! ```text
+//! let t1 = ::ad_runtime::logsumexp(x);         let mut exps = Vec::new();
+//! …                                      ⇒     let t1 = __ad::logsumexp_keep(x, &mut exps);
+//! __ad::logsumexp_dx(x, t1, d_t1, d_x);        …
+//!                                              __ad::logsumexp_dx_kept(&mut exps, d_t1, d_x);
+//! ```
+//!
+//! The split API's pullback may run any number of times, so `f_forward`
+//! keeps recomputing.
+
+use crate::ir::{Function, Inst, NewBuf, Ty, Value};
+use crate::rules::Callee;
+
+/// `func` with each top-level `logsumexp` whose pullback is also top-level
+/// keeping its exponentials for that pullback.
+pub(crate) fn keep_exponentials(mut func: Function) -> Function {
+    let body = func.body.insts.clone();
+    for (position, &call) in body.iter().enumerate() {
+        let Inst::Call(Callee::Logsumexp, args) = func.inst(call) else {
+            continue;
+        };
+        let x = args[0];
+        // Its pullback: the one `logsumexp_dx` of this output, later in the body.
+        let pullbacks: Vec<Value> = body[position + 1..]
+            .iter()
+            .copied()
+            .filter(|&value| {
+                matches!(func.inst(value), Inst::Call(Callee::LogsumexpDx, args) if args[1] == call)
+            })
+            .collect();
+        let [pullback] = pullbacks[..] else {
+            continue;
+        };
+        let Inst::Call(_, pullback_args) = func.inst(pullback) else {
+            unreachable!("matched above")
+        };
+        let (d_s, d_x) = (pullback_args[2], pullback_args[3]);
+        let elem = func.ty(call).clone();
+        let span = func.span(call);
+        let kept = func.push_detached(
+            Inst::NewBuf(NewBuf::Empty { capacity: None }),
+            Ty::Buf(Box::new(elem)),
+            span,
+        );
+        let at = func
+            .body
+            .insts
+            .iter()
+            .position(|&value| value == call)
+            .expect("the call in the body");
+        func.names[kept.index()] = Some("exps".to_owned());
+        func.body.insts.insert(at, kept);
+        func.insts[call.index()].inst = Inst::Call(Callee::LogsumexpKeep, vec![x, kept]);
+        func.insts[pullback.index()].inst =
+            Inst::Call(Callee::LogsumexpDxKept, vec![kept, d_s, d_x]);
+    }
+    func
+}
+
+#[cfg(test)]
+mod tests {
+    use proc_macro2::TokenStream;
+
+    use crate::expand::{self, Stages};
+    use crate::ir::Inst;
+    use crate::rules::Callee;
+
+    fn stages(item: &str) -> Stages {
+        let item: syn::ItemFn = syn::parse_str(item).expect("a fn item");
+        let Ok(stages) = expand::stages(TokenStream::new(), &item, None) else {
+            panic!("fixture has errors")
+        };
+        stages
+    }
+
+    fn callees(func: &crate::ir::Function) -> Vec<Callee> {
+        let mut out = Vec::new();
+        func.walk(&mut |_, value| {
+            if let Inst::Call(callee, _) = func.inst(value) {
+                out.push(*callee);
+            }
+        });
+        out
+    }
+
+    #[test]
+    fn a_top_level_call_keeps_its_exponentials_in_vjp_only() {
+        let stages = stages("fn f(x: &[f64]) -> f64 { ad_runtime::logsumexp(x) * 2.0 }");
+        assert_eq!(
+            callees(&stages.vjp),
+            [Callee::LogsumexpKeep, Callee::LogsumexpDxKept]
+        );
+        assert_eq!(
+            callees(&stages.unfused),
+            [Callee::Logsumexp, Callee::LogsumexpDx]
+        );
+    }
+
+    #[test]
+    fn a_call_in_a_loop_recomputes() {
+        let stages = stages(
+            "fn f(z: &[f64], rows: usize) -> f64 { let mut row = vec![0.0; 3]; let mut total = 0.0; \
+             for r in 0..rows { for j in 0..3 { row[j] = z[r * 3 + j]; } total += ad_runtime::logsumexp(&row); } total }",
+        );
+        let found = callees(&stages.vjp);
+        assert!(found.contains(&Callee::Logsumexp), "{found:?}");
+        assert!(found.contains(&Callee::LogsumexpDx), "{found:?}");
+        assert!(!found.contains(&Callee::LogsumexpKeep), "{found:?}");
+    }
+}
