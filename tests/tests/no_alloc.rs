@@ -237,6 +237,40 @@ fn buffers_allocate_only_what_the_adjoint_needs() {
     assert!(sink.is_finite());
 }
 
+/// `ad_runtime::logsumexp`, whose exponentials `_vjp` keeps for its pullback.
+#[differentiate]
+fn log_partition(x: &[f64]) -> f64 {
+    ad_runtime::logsumexp(x)
+}
+
+#[test]
+fn kept_exponentials_come_from_the_tape_pool() {
+    let x: Vec<f64> = (0..1000).map(|i| (f64::from(i) * 0.37).sin()).collect();
+    let mut d_x = vec![0.0; x.len()];
+    let mut sink = log_partition_vjp(&x, &mut d_x, 1.0);
+    ad_runtime::tape::release_pool();
+    // One buffer for the n exponentials and their sum, given back to the pool
+    // by the pullback: the next call takes it from there.
+    let n = allocations(|| sink += log_partition_vjp(&x, &mut d_x, 1.0));
+    assert_eq!(n, 1, "a first call: {n} allocations");
+    let n = allocations(|| sink += log_partition_vjp(&x, &mut d_x, 1.0));
+    assert_eq!(n, 0, "a second call: {n} allocations");
+    assert!(sink.is_finite());
+    // The gradient is the softmax of `x`.
+    let x = [0.5, -1.0, 2.0, 2.0];
+    let grad = ad_tests::check_scalar(
+        log_partition,
+        |p, s| {
+            let mut d = vec![0.0; p.len()];
+            (log_partition_vjp(p, &mut d, s), d)
+        },
+        &x,
+    );
+    let total: f64 = x.iter().map(|xi| xi.exp()).sum();
+    let softmax: Vec<f64> = x.iter().map(|xi| xi.exp() / total).collect();
+    ad_tests::assert_close(&grad, &softmax);
+}
+
 #[test]
 fn the_buffer_functions_measured_have_correct_gradients() {
     let x = [0.5, -1.0, 2.0];
