@@ -1,10 +1,11 @@
 //! Adjoint loops whose iterations are independent run forwards.
 //!
 //! The reverse of a loop runs its iterations backwards, which the tapes it
-//! pops need. An adjoint loop that pops nothing, whose only effects are `+=`
-//! into buffers it does not read, and that carries nothing from one iteration
-//! to the next can run its iterations in any order: only the rounding of the
-//! additions into the buffers changes. Run
+//! pops need. An adjoint loop that pops nothing, carries nothing from one
+//! iteration to the next, and whose only effects are `+=` into buffers it
+//! does not read, or reads and writes of elements at its own index only
+//! (`t = d_t[i]; d_t[i] = 0.0; d_y[i] += t`), can run its iterations in any
+//! order: only the rounding of the additions into the buffers changes. Run
 //! forwards it walks memory upwards, which the compiler vectorizes where it
 //! does not for a reversed loop: the first layer of W2's network, whose
 //! adjoint `d_w[j * n + i] += d_acc * x[i]` ran 2.8× faster forwards.
@@ -14,11 +15,9 @@
 //!   ⇒ for i in 0..n { d_w[j * n + i] += d_acc * x[i]; }
 //! ```
 
-use std::collections::HashSet;
-
 use std::collections::HashMap;
 
-use super::fuse::{carried, effects, path};
+use super::fuse::{carried, path};
 use crate::ir::{BinOp, Const, Function, Inst, Value};
 
 /// `func` (a `_vjp` whose first `primal_len` values are the primal's) with
@@ -51,19 +50,58 @@ fn independent(func: &Function, value: Value) -> bool {
     if (0..view.inits.len()).any(|k| carried(func, &view, &inside, k) != Some(false)) {
         return false;
     }
-    let Some(effects) = effects(func, &inside) else {
-        return false;
-    };
-    if !effects.popped.is_empty() {
-        return false;
+    let index = view.body.insts[0];
+    // Each buffer the loop touches (a field through its struct), with how:
+    // whether it is read, written other than by `+=`, and whether every
+    // access is at the loop's own index.
+    #[derive(Default)]
+    struct Use {
+        loaded: bool,
+        added: bool,
+        stored: bool,
+        only_at_index: bool,
     }
-    // A buffer field is also reached through its struct: compare roots.
-    let root = |buf: Value| path(func, buf).0;
-    let added: HashSet<Value> = effects.added.into_iter().map(root).collect();
-    effects
-        .loaded
-        .into_iter()
-        .all(|buf| !added.contains(&root(buf)))
+    let mut uses: HashMap<Value, Use> = HashMap::new();
+    let mut touch = |buf: Value, at: Value, what: fn(&mut Use)| {
+        let entry = uses.entry(path(func, buf).0).or_insert(Use {
+            only_at_index: true,
+            ..Use::default()
+        });
+        what(entry);
+        entry.only_at_index &= at == index;
+    };
+    for &inner in &inside {
+        match func.inst(inner) {
+            Inst::Arg(_)
+            | Inst::Const(_)
+            | Inst::Unary(..)
+            | Inst::Binary(..)
+            | Inst::Cast(..)
+            | Inst::Prim(..)
+            | Inst::Pullback(..)
+            | Inst::Detach(_)
+            | Inst::Tuple(_)
+            | Inst::Extract(..)
+            | Inst::If { .. }
+            | Inst::For { .. }
+            | Inst::While { .. }
+            | Inst::Len(_) => {}
+            Inst::Load(buf, at) => touch(*buf, *at, |u| u.loaded = true),
+            Inst::Update(BinOp::Add | BinOp::Sub, buf, at, _) => {
+                touch(*buf, *at, |u| u.added = true);
+            }
+            Inst::Store(buf, at, _) => touch(*buf, *at, |u| u.stored = true),
+            // Pops need the reverse order; anything else is not looked into.
+            _ => return false,
+        }
+    }
+    // A buffer only added into takes the additions in any order; one read or
+    // overwritten too must be touched only at the iteration's own index, so
+    // that no iteration sees another's writes (`d_t[i]` read, then zeroed).
+    uses.values().all(|u| {
+        let written = u.added || u.stored;
+        !written || (!u.loaded && !u.stored) || u.only_at_index
+    })
 }
 
 /// `func` with each sum an adjoint loop at the top level carries starting
@@ -181,6 +219,21 @@ mod tests {
         // The product pops the running value.
         let func = vjp(
             "fn f(x: &[f64]) -> f64 { let mut p = 1.0; for i in 0..x.len() { p = p * x[i]; } p }",
+        );
+        assert_eq!(directions(&func), [false, true]);
+    }
+
+    #[test]
+    fn an_adjoint_loop_touching_its_own_element_only_runs_forwards() {
+        // The adjoint reads `d_y[i]`, zeroes it and adds into `d_x[i]`.
+        let func = vjp(
+            "fn f(x: &[f64]) -> Vec<f64> { let mut y = vec![0.0; x.len()]; for i in 0..x.len() { y[i] = x[i].sin(); } y }",
+        );
+        assert_eq!(directions(&func), [false, false]);
+        // Adding into the shadow one element over (no tape: a sum) makes the
+        // order matter.
+        let func = vjp(
+            "fn f(x: &[f64]) -> Vec<f64> { let mut y = x.to_vec(); for i in 1..x.len() { y[i] = y[i - 1] + x[i]; } y }",
         );
         assert_eq!(directions(&func), [false, true]);
     }
