@@ -347,20 +347,7 @@ pub(super) fn effects(func: &Function, inside: &[Value]) -> Option<Effects> {
     };
     for &value in inside {
         match func.inst(value) {
-            Inst::Arg(_)
-            | Inst::Const(_)
-            | Inst::Unary(..)
-            | Inst::Binary(..)
-            | Inst::Cast(..)
-            | Inst::Prim(..)
-            | Inst::Pullback(..)
-            | Inst::Detach(_)
-            | Inst::Tuple(_)
-            | Inst::Extract(..)
-            | Inst::If { .. }
-            | Inst::For { .. }
-            | Inst::While { .. }
-            | Inst::Len(_) => {}
+            inst if no_effect(inst) => {}
             Inst::Load(buf, _) => {
                 effects.loaded.insert(*buf);
             }
@@ -374,6 +361,28 @@ pub(super) fn effects(func: &Function, inside: &[Value]) -> Option<Effects> {
         }
     }
     Some(effects)
+}
+
+/// Whether an instruction of a loop body has no effect of its own (a nested
+/// `if` or loop may: its body is looked at separately).
+pub(super) fn no_effect(inst: &Inst) -> bool {
+    matches!(
+        inst,
+        Inst::Arg(_)
+            | Inst::Const(_)
+            | Inst::Unary(..)
+            | Inst::Binary(..)
+            | Inst::Cast(..)
+            | Inst::Prim(..)
+            | Inst::Pullback(..)
+            | Inst::Detach(_)
+            | Inst::Tuple(_)
+            | Inst::Extract(..)
+            | Inst::If { .. }
+            | Inst::For { .. }
+            | Inst::While { .. }
+            | Inst::Len(_)
+    )
 }
 
 /// Whether a value can be computed earlier than the IR has it: pure, and

@@ -17,7 +17,7 @@
 
 use std::collections::HashMap;
 
-use super::fuse::{carried, path};
+use super::fuse::{carried, no_effect, path};
 use crate::ir::{BinOp, Const, Function, Inst, Value};
 
 /// `func` (a `_vjp` whose first `primal_len` values are the primal's) with
@@ -72,20 +72,7 @@ fn independent(func: &Function, value: Value) -> bool {
     };
     for &inner in &inside {
         match func.inst(inner) {
-            Inst::Arg(_)
-            | Inst::Const(_)
-            | Inst::Unary(..)
-            | Inst::Binary(..)
-            | Inst::Cast(..)
-            | Inst::Prim(..)
-            | Inst::Pullback(..)
-            | Inst::Detach(_)
-            | Inst::Tuple(_)
-            | Inst::Extract(..)
-            | Inst::If { .. }
-            | Inst::For { .. }
-            | Inst::While { .. }
-            | Inst::Len(_) => {}
+            inst if no_effect(inst) => {}
             Inst::Load(buf, at) => touch(*buf, *at, |u| u.loaded = true),
             Inst::Update(BinOp::Add | BinOp::Sub, buf, at, _) => {
                 touch(*buf, *at, |u| u.added = true);
