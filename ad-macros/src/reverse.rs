@@ -383,7 +383,10 @@ impl Reverse<'_> {
     fn flush_updates(&mut self) {
         let pending = std::mem::take(&mut self.pending);
         for (d_buf, index, d, origin) in pending.into_iter().rev() {
-            self.push(Inst::Update(BinOp::Add, d_buf, index, d), Ty::Unit, origin);
+            // `d_x[i] += -a` is `d_x[i] -= a`.
+            let (d, negative) = self.sign_and_magnitude(d);
+            let op = if negative { BinOp::Sub } else { BinOp::Add };
+            self.push(Inst::Update(op, d_buf, index, d), Ty::Unit, origin);
         }
     }
 
