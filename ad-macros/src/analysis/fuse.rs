@@ -658,18 +658,13 @@ fn forward_pops(func: &mut Function) {
 
 #[cfg(test)]
 mod tests {
-    use proc_macro2::TokenStream;
-
     use crate::expand;
     use crate::ir::{Function, Inst};
 
     /// The number of loops at the top level of `_vjp`, without and with
     /// fusion.
     fn loops(src: &str) -> (usize, usize) {
-        let item: syn::ItemFn = syn::parse_str(src).expect("a fn item");
-        let Ok(stages) = expand::stages(TokenStream::new(), &item, None) else {
-            panic!("the fixture differentiates")
-        };
+        let stages = expand::stages_of(src);
         let count = |func: &Function| {
             func.body
                 .insts

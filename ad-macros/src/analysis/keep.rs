@@ -68,19 +68,9 @@ pub(crate) fn keep_exponentials(mut func: Function) -> Function {
 
 #[cfg(test)]
 mod tests {
-    use proc_macro2::TokenStream;
-
-    use crate::expand::{self, Stages};
+    use crate::expand;
     use crate::ir::Inst;
     use crate::rules::Callee;
-
-    fn stages(item: &str) -> Stages {
-        let item: syn::ItemFn = syn::parse_str(item).expect("a fn item");
-        let Ok(stages) = expand::stages(TokenStream::new(), &item, None) else {
-            panic!("fixture has errors")
-        };
-        stages
-    }
 
     fn callees(func: &crate::ir::Function) -> Vec<Callee> {
         let mut out = Vec::new();
@@ -94,7 +84,7 @@ mod tests {
 
     #[test]
     fn a_top_level_call_keeps_its_exponentials_in_vjp_only() {
-        let stages = stages("fn f(x: &[f64]) -> f64 { ad_runtime::logsumexp(x) * 2.0 }");
+        let stages = expand::stages_of("fn f(x: &[f64]) -> f64 { ad_runtime::logsumexp(x) * 2.0 }");
         assert_eq!(
             callees(&stages.vjp),
             [Callee::LogsumexpKeep, Callee::LogsumexpDxKept]
@@ -107,7 +97,7 @@ mod tests {
 
     #[test]
     fn a_call_in_a_loop_recomputes() {
-        let stages = stages(
+        let stages = expand::stages_of(
             "fn f(z: &[f64], rows: usize) -> f64 { let mut row = vec![0.0; 3]; let mut total = 0.0; \
              for r in 0..rows { for j in 0..3 { row[j] = z[r * 3 + j]; } total += ad_runtime::logsumexp(&row); } total }",
         );

@@ -162,18 +162,12 @@ pub(crate) fn sums_from_zero(mut func: Function, primal_len: usize) -> Function 
 
 #[cfg(test)]
 mod tests {
-    use proc_macro2::TokenStream;
-
     use crate::expand;
     use crate::ir::{Const, Function, Inst, Value};
 
     /// The unfused `_vjp` IR of `src`.
     fn vjp(src: &str) -> Function {
-        let item: syn::ItemFn = syn::parse_str(src).expect("a fn item");
-        let Ok(stages) = expand::stages(TokenStream::new(), &item, None) else {
-            panic!("the fixture differentiates")
-        };
-        stages.unfused
+        expand::stages_of(src).unfused
     }
 
     /// Every `for` of `func` with whether it runs backwards, in body order.

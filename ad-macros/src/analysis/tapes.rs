@@ -26,39 +26,43 @@ use super::fuse::hoistable;
 use crate::ir::{Function, Inst, Value};
 
 /// `func` with each top-level tape made as early as it can be.
+///
+/// One pass over the body: each tape, in order, gets an anchor (the value it
+/// goes right after) and the group of values that move with it, computed
+/// from the original positions, since only movable values and tapes move
+/// and the others keep their order. (Rebuilding the body for each tape was
+/// quadratic: 46% of the expansion time of an 800-statement loop body.)
 pub(crate) fn make_tapes_early(mut func: Function) -> Function {
-    let tapes: Vec<Value> = func
-        .body
-        .insts
+    let body = func.body.insts.clone();
+    let position: HashMap<Value, usize> = body
         .iter()
-        .copied()
-        .filter(|&value| matches!(func.inst(value), Inst::TapeNew { .. }))
+        .enumerate()
+        .map(|(pos, &value)| (value, pos))
         .collect();
-    // Each tape goes after the ones before it, so they keep their order.
-    let mut floor = 0;
-    for tape in tapes {
-        let body = &func.body.insts;
-        let position: HashMap<Value, usize> = body
-            .iter()
-            .enumerate()
-            .map(|(pos, &value)| (value, pos))
-            .collect();
-        let tape_pos = position[&tape];
-        // What the tape's size needs, and where the earliest of those that
-        // cannot move is.
+    // Not before the parameters the body starts with: the anchor is the last
+    // of them, `None` for the very start.
+    let leading_params = body
+        .iter()
+        .take_while(|&&value| func.is_param(value))
+        .count();
+    let mut floor: Option<usize> = leading_params.checked_sub(1);
+    let mut moved_before: HashSet<Value> = HashSet::new();
+    // Each group's values in body order, the tape last, by anchor.
+    let mut groups: HashMap<Option<usize>, Vec<Value>> = HashMap::new();
+    for &tape in &body {
+        if !matches!(func.inst(tape), Inst::TapeNew { .. }) {
+            continue;
+        }
+        // What the tape's size needs, and the latest of those that cannot
+        // move; each tape goes after the ones before it.
+        let mut anchor = floor;
         let mut moved = HashSet::from([tape]);
-        // Not before the parameters the body starts with.
-        let mut target = body
-            .iter()
-            .position(|&value| !func.is_param(value))
-            .unwrap_or(body.len())
-            .max(floor);
         let mut stack = func.inst(tape).operands();
         while let Some(value) = stack.pop() {
             let Some(&pos) = position.get(&value) else {
                 continue;
             };
-            if moved.contains(&value) {
+            if moved.contains(&value) || moved_before.contains(&value) {
                 continue;
             }
             // Parameters stay first; what is pure and cannot panic moves.
@@ -66,16 +70,74 @@ pub(crate) fn make_tapes_early(mut func: Function) -> Function {
                 moved.insert(value);
                 stack.extend(func.inst(value).operands());
             } else {
-                target = target.max(pos + 1);
+                anchor = anchor.max(Some(pos));
             }
         }
-        // What is already before the target stays where it is.
-        moved.retain(|value| position[value] >= target);
-        let mut top: Vec<Value> = body[..target].to_vec();
-        top.extend(body[target..=tape_pos].iter().filter(|v| moved.contains(v)));
-        floor = top.len();
-        top.extend(body[target..].iter().filter(|v| !moved.contains(v)));
-        func.body.insts = top;
+        // What is already before the anchor stays where it is.
+        moved.retain(|value| Some(position[value]) > anchor);
+        let mut group: Vec<Value> = moved.iter().copied().collect();
+        group.sort_by_key(|value| position[value]);
+        moved_before.extend(&group);
+        groups.entry(anchor).or_default().extend(group);
+        floor = anchor;
     }
+    let mut top = groups.remove(&None).unwrap_or_default();
+    for (pos, &value) in body.iter().enumerate() {
+        if !moved_before.contains(&value) {
+            top.push(value);
+        }
+        if let Some(group) = groups.remove(&Some(pos)) {
+            top.extend(group);
+        }
+    }
+    func.body.insts = top;
     func
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::expand;
+    use crate::ir::{Function, Inst};
+
+    /// The top-level statements of the unfused `_vjp` of `src`, as `tape`,
+    /// `for` or `·` (anything else), in order.
+    fn shape(src: &str) -> String {
+        let stages = expand::stages_of(src);
+        let func: &Function = &stages.unfused;
+        func.body
+            .insts
+            .iter()
+            .map(|&value| match func.inst(value) {
+                Inst::TapeNew { .. } => "tape",
+                Inst::For { .. } => "for",
+                _ => "·",
+            })
+            .filter(|&kind| kind != "·")
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    #[test]
+    fn tapes_sized_by_the_inputs_go_before_every_loop_in_order() {
+        // Two primal loops with a tape each, then their two adjoint loops.
+        assert_eq!(
+            shape(
+                "fn f(x: &[f64]) -> f64 { let mut m = x[0]; for i in 1..x.len() { m = m.max(x[i]); } \
+                 let mut s = 0.0; for i in 0..x.len() { s += (x[i] - m).exp(); } m + s.ln() }"
+            ),
+            "tape tape for for for for"
+        );
+    }
+
+    #[test]
+    fn a_tape_sized_by_a_loop_result_stays_after_that_loop() {
+        // The second loop's trip count is the first loop's result.
+        assert_eq!(
+            shape(
+                "fn f(x: f64, n: usize) -> f64 { let mut k = 0; for _ in 0..n { k += 2; } \
+                 let mut p = 1.0; for _ in 0..k { p *= x; } p }"
+            ),
+            "for tape for for"
+        );
+    }
 }
