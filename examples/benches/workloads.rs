@@ -87,6 +87,9 @@ fn bench_w3(c: &mut Criterion) {
     group.bench_function("hand", |b| {
         b.iter(|| w3_hand(black_box(0.7), black_box(-0.3), black_box(1.0)))
     });
+    group.bench_function("hand_exact", |b| {
+        b.iter(|| w3_hand_exact(black_box(0.7), black_box(-0.3), black_box(1.0)))
+    });
     group.finish();
 }
 

@@ -247,6 +247,24 @@ pub fn w3_hand(x: f64, y: f64, d_out: f64) -> (f64, f64, f64) {
     (out, d_x, d_y)
 }
 
+/// [`w3_hand`] returning the primal value bit for bit, as `_vjp` must: `out` is
+/// `num / den`, as in [`w3`], not `num · (1 / den)`. The adjoint still
+/// multiplies by `1 / den`, which only changes its rounding.
+#[must_use]
+pub fn w3_hand_exact(x: f64, y: f64, d_out: f64) -> (f64, f64, f64) {
+    let (sx, cx) = x.sin_cos();
+    let ey = y.exp();
+    let p = 1.0 + x * x;
+    let num = sx * ey + p.ln();
+    let den = 1.0 + y * y;
+    let inv = 1.0 / den;
+    let out = num / den;
+    let d_num = d_out * inv;
+    let d_x = d_num * (cx * ey + 2.0 * x / p);
+    let d_y = d_num * (sx * ey) - out * inv * (2.0 * y) * d_out;
+    (out, d_x, d_y)
+}
+
 // ---------------------------------------------------------------------------
 // W4: logsumexp, with index loops, with the shift detached, and through the
 // runtime's coarse primitive. (The `lse` GradBench problem is the loops form.)
@@ -810,6 +828,10 @@ pub fn check_all() {
         assert_eq!(out, w3(x, y));
         let hand = [out_hand, d_x_hand, d_y_hand];
         assert_agree("W3", &[out, d_x, d_y], &hand, floor_of(&hand));
+        let (out_exact, d_x_exact, d_y_exact) = w3_hand_exact(x, y, 1.0);
+        assert_eq!(out_exact.to_bits(), w3(x, y).to_bits(), "W3 exact value");
+        let exact = [out_exact, d_x_exact, d_y_exact];
+        assert_agree("W3 exact", &[out, d_x, d_y], &exact, floor_of(&exact));
     }
 
     for (what, n) in [("W4", 1_000_000), ("lse", LSE_N)] {
