@@ -234,17 +234,7 @@ pub fn w3(x: f64, y: f64) -> f64 {
 /// Hand-written gradient of [`w3`]: `(value, ∂/∂x, ∂/∂y)` times the seed.
 #[must_use]
 pub fn w3_hand(x: f64, y: f64, d_out: f64) -> (f64, f64, f64) {
-    let (sx, cx) = x.sin_cos();
-    let ey = y.exp();
-    let p = 1.0 + x * x;
-    let num = sx * ey + p.ln();
-    let den = 1.0 + y * y;
-    let inv = 1.0 / den;
-    let out = num * inv;
-    let d_num = d_out * inv;
-    let d_x = d_num * (cx * ey + 2.0 * x / p);
-    let d_y = d_num * (sx * ey) - out * inv * (2.0 * y) * d_out;
-    (out, d_x, d_y)
+    w3_hand_with(x, y, d_out, false)
 }
 
 /// [`w3_hand`] returning the primal value bit for bit, as `_vjp` must: `out` is
@@ -252,13 +242,20 @@ pub fn w3_hand(x: f64, y: f64, d_out: f64) -> (f64, f64, f64) {
 /// multiplies by `1 / den`, which only changes its rounding.
 #[must_use]
 pub fn w3_hand_exact(x: f64, y: f64, d_out: f64) -> (f64, f64, f64) {
+    w3_hand_with(x, y, d_out, true)
+}
+
+/// The two hand-written gradients of [`w3`]; `exact` is a constant in each,
+/// so each compiles to its own straight-line code.
+#[inline(always)]
+fn w3_hand_with(x: f64, y: f64, d_out: f64, exact: bool) -> (f64, f64, f64) {
     let (sx, cx) = x.sin_cos();
     let ey = y.exp();
     let p = 1.0 + x * x;
     let num = sx * ey + p.ln();
     let den = 1.0 + y * y;
     let inv = 1.0 / den;
-    let out = num / den;
+    let out = if exact { num / den } else { num * inv };
     let d_num = d_out * inv;
     let d_x = d_num * (cx * ey + 2.0 * x / p);
     let d_y = d_num * (sx * ey) - out * inv * (2.0 * y) * d_out;
