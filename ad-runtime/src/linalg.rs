@@ -325,8 +325,21 @@ pub fn logsumexp<T: Float>(x: &[T]) -> T {
             max
         };
     }
-    let total = x.iter().fold(T::ZERO, |acc, &xi| acc + (xi - max).exp());
-    max + total.ln()
+    max + sum_exp_shifted(x, max, |_| {}).ln()
+}
+
+/// `Σ exp(xᵢ − max)`, left to right, handing each term to `each` as it goes:
+/// the one sum [`logsumexp`] and [`logsumexp_keep`] take, so that their outputs
+/// agree bit for bit.
+#[inline]
+fn sum_exp_shifted<T: Float>(x: &[T], max: T, mut each: impl FnMut(T)) -> T {
+    let mut total = T::ZERO;
+    for &xi in x {
+        let e = (xi - max).exp();
+        each(e);
+        total += e;
+    }
+    total
 }
 
 /// [`logsumexp`], keeping what its pullback needs: `kept` becomes
@@ -347,13 +360,7 @@ pub fn logsumexp_keep<T: Float>(x: &[T], kept: &mut Vec<T>) -> T {
         buffer.push(T::ONE);
         s
     } else {
-        // The same sum, in the same order, as `logsumexp`.
-        let mut total = T::ZERO;
-        for &xi in x {
-            let e = (xi - max).exp();
-            buffer.push(e);
-            total += e;
-        }
+        let total = sum_exp_shifted(x, max, |e| buffer.push(e));
         buffer.push(total);
         max + total.ln()
     };
