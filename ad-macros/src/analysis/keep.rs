@@ -29,21 +29,20 @@ pub(crate) fn keep_exponentials(mut func: Function) -> Function {
             continue;
         };
         let x = args[0];
-        // Its pullback: the one `logsumexp_dx` of this output, later in the body.
-        let pullbacks: Vec<Value> = body[position + 1..]
+        // Its pullback: the one `logsumexp_dx(x, s, d_s, d_x)` of this output,
+        // later in the body.
+        let pullbacks: Vec<(Value, Value, Value)> = body[position + 1..]
             .iter()
-            .copied()
-            .filter(|&value| {
-                matches!(func.inst(value), Inst::Call(Callee::LogsumexpDx, args) if args[1] == call)
+            .filter_map(|&value| match func.inst(value) {
+                Inst::Call(Callee::LogsumexpDx, args) if args[1] == call => {
+                    Some((value, args[2], args[3]))
+                }
+                _ => None,
             })
             .collect();
-        let [pullback] = pullbacks[..] else {
+        let [(pullback, d_s, d_x)] = pullbacks[..] else {
             continue;
         };
-        let Inst::Call(_, pullback_args) = func.inst(pullback) else {
-            unreachable!("matched above")
-        };
-        let (d_s, d_x) = (pullback_args[2], pullback_args[3]);
         let elem = func.ty(call).clone();
         let span = func.span(call);
         let kept = func.push_detached(
