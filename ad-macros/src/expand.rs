@@ -138,6 +138,7 @@ fn differentiated(
     }
     let primal = verified(primal.expect("lowering without errors yields IR"), "lower");
     let primal = verified(analysis::dead_code(primal), "dead code");
+    let primal = verified(analysis::running_extrema(primal), "running extrema");
     let activity = analysis::activity(&primal);
     let writes = analysis::writes(&primal);
     let cx = Ctxt::new();

@@ -229,6 +229,15 @@ callees! {
     // (`analysis/keep.rs`), and that pullback.
     LogsumexpKeep "logsumexp_keep" [Ref Mut] float,
     LogsumexpDxKept "logsumexp_dx_kept" [Mut Val Mut] unit,
+    // A loop `for i in start..end { m = m.max(x[i]); }`, as one call
+    // (`analysis/extrema.rs`), and its pullbacks: with `x`'s shadow, and
+    // without (the adjoint of `m`'s initial value alone).
+    MaxOver "max_over" [Val Ref Val Val] float,
+    MinOver "min_over" [Val Ref Val Val] float,
+    MaxOverDx "max_over_dx" [Val Ref Val Val Val Val Mut] float,
+    MinOverDx "min_over_dx" [Val Ref Val Val Val Val Mut] float,
+    MaxOverDm "max_over_dm" [Val Ref Val Val Val Val] float,
+    MinOverDm "min_over_dm" [Val Ref Val Val Val Val] float,
     // Helpers: the shadow of an overwritten output, and of a copy.
     Zero "zero" [Mut] unit,
     AddAssign "add_assign" [Mut Ref] unit,
@@ -435,6 +444,31 @@ pub(crate) fn pullback(rx: &mut Reverse<'_>, y: Value, dy: Value) {
                         };
                         let x = rx.read_back(x, y);
                         d(rx, rule, vec![x, y, dy, d_x]);
+                    }
+                }
+                (Callee::MaxOver | Callee::MinOver, &[m0, x, start, end]) => {
+                    let (with_dx, alone) = if callee == Callee::MaxOver {
+                        (Callee::MaxOverDx, Callee::MaxOverDm)
+                    } else {
+                        (Callee::MinOverDx, Callee::MinOverDm)
+                    };
+                    let ty = rx.primal().ty(y).clone();
+                    let read = rx.read_back(x, y);
+                    let d_m0 = match rx.shadow(x) {
+                        Some(d_x) => {
+                            let operands = vec![m0, read, start, end, y, dy, d_x];
+                            rx.push(Inst::Call(with_dx, operands), ty, y)
+                        }
+                        None if rx.is_active(m0) => {
+                            let operands = vec![m0, read, start, end, y, dy];
+                            rx.push(Inst::Call(alone, operands), ty, y)
+                        }
+                        None => return,
+                    };
+                    // Zero when an element of `x` took the whole seed.
+                    rx.mark_maybe_zero(d_m0);
+                    if rx.is_active(m0) {
+                        rx.add(m0, d_m0);
                     }
                 }
                 _ => unreachable!("{callee:?} returns no float"),

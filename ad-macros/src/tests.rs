@@ -638,6 +638,13 @@ check!(
 check!(
     tapes_made_before_the_loops,
     "",
+    "fn f(x: &[f64]) -> f64 { let mut m = x[0]; for i in 1..x.len() { m = m.max(2.0 * x[i]); } let mut s = 0.0; for i in 0..x.len() { s += (x[i] - m).exp(); } m + s.ln() }"
+);
+// A loop that only takes a running maximum (or minimum) is one runtime call
+// (`analysis::running_extrema`), whose pullback needs no tape.
+check!(
+    running_maximum_is_one_call,
+    "",
     "fn f(x: &[f64]) -> f64 { let mut m = x[0]; for i in 1..x.len() { m = m.max(x[i]); } let mut s = 0.0; for i in 0..x.len() { s += (x[i] - m).exp(); } m + s.ln() }"
 );
 // The inner adjoint loop pops nothing and only adds into shadows: it runs

@@ -75,6 +75,7 @@
 pub use ad_macros::{Tangent, custom_vjp, differentiate};
 
 pub mod check;
+mod extrema;
 pub mod float;
 pub mod linalg;
 mod pool;
@@ -101,6 +102,9 @@ pub fn detach<T>(x: T) -> T {
 /// Items called by the code `#[differentiate]` generates; not a public API.
 #[doc(hidden)]
 pub mod __private {
+    pub use crate::extrema::{
+        max_over, max_over_dm, max_over_dx, min_over, min_over_dm, min_over_dx,
+    };
     pub use crate::linalg::{
         add_assign, axpy_da, axpy_dx, dot_dx, logsumexp_dx, logsumexp_dx_kept, logsumexp_keep,
         matmul_da, matmul_db, matvec_da, matvec_dx, norm2_dx, pop_shadow, softmax_dx, sum_dx, zero,

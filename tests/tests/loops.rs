@@ -492,3 +492,136 @@ fn a_loop_that_breaks_at_once() {
     let grad = check_scalar(|p| loop_once(p[0]), vjp1!(loop_once_vjp), &[1.5]);
     assert_close(&grad, &[3.0]);
 }
+
+// A loop that only takes a running maximum or minimum is one runtime call
+// with a pullback that needs no tape (`analysis::running_extrema`); the
+// `_stepwise` twins, whose `1.0 * x[i]` keeps them loops, are reversed step by
+// step, and both must agree everywhere, ties and NaNs included.
+
+/// `max(a, x[1..])·min(x[0..])`, with the index loop and the element loop.
+#[allow(clippy::needless_range_loop)] // the index loop users write
+#[differentiate]
+fn max_times_min(a: f64, x: &[f64]) -> f64 {
+    let mut m = a;
+    for i in 1..x.len() {
+        m = m.max(x[i]);
+    }
+    let mut l = f64::INFINITY;
+    for &v in x {
+        l = l.min(v);
+    }
+    m * l
+}
+
+#[allow(clippy::needless_range_loop)]
+#[differentiate]
+fn max_times_min_stepwise(a: f64, x: &[f64]) -> f64 {
+    let mut m = a;
+    for i in 1..x.len() {
+        m = m.max(1.0 * x[i]);
+    }
+    let mut l = f64::INFINITY;
+    for &v in x {
+        l = l.min(1.0 * v);
+    }
+    m * l
+}
+
+/// `(a, x, d_x, seed) -> (out, d_a)`.
+type MaxTimesMinVjp = fn(f64, &[f64], &mut [f64], f64) -> (f64, f64);
+
+fn max_times_min_grad(vjp: MaxTimesMinVjp) -> impl Fn(&[f64], f64) -> (f64, Vec<f64>) {
+    move |p: &[f64], s: f64| {
+        let mut d_x = vec![0.0; p.len() - 1];
+        let (out, d_a) = vjp(p[0], &p[1..], &mut d_x, s);
+        d_x.insert(0, d_a);
+        (out, d_x)
+    }
+}
+
+#[test]
+fn running_maximum_and_minimum() {
+    // (a, x): the maximum at `a`, then inside `x`; the minimum at x[0], then
+    // at the end.
+    for p in [
+        [5.0, 0.5, 2.0, -1.0, 3.0],
+        [0.0, 0.5, 2.0, 4.0, 3.0],
+        [0.0, -0.5, 2.0, 1.0, -3.0],
+    ] {
+        let f = |p: &[f64]| max_times_min(p[0], &p[1..]);
+        let grad = check_scalar(f, max_times_min_grad(max_times_min_vjp), &p);
+        let f = |p: &[f64]| max_times_min_stepwise(p[0], &p[1..]);
+        let stepwise = check_scalar(f, max_times_min_grad(max_times_min_stepwise_vjp), &p);
+        assert_eq!(grad, stepwise);
+        let (a, x) = (p[0], &p[1..]);
+        let m = x[1..].iter().fold(a, |m, &v| m.max(v));
+        let l = x.iter().fold(f64::INFINITY, |l, &v| l.min(v));
+        let mut expected = vec![0.0; p.len()];
+        // d/da and d/dx[k] of m·l: l at the maximum, m at the minimum.
+        let at_max = if a >= m {
+            0
+        } else {
+            2 + x[1..].iter().position(|&v| v == m).unwrap()
+        };
+        let at_min = 1 + x.iter().position(|&v| v == l).unwrap();
+        expected[at_max] += l;
+        expected[at_min] += m;
+        assert_close(&grad, &expected);
+    }
+}
+
+#[test]
+fn running_extrema_agree_with_the_loop_reversed_step_by_step() {
+    let nan = f64::NAN;
+    for p in [
+        // Ties with `a` and inside `x`, signed zeros, NaNs.
+        [1.0, 1.0, 1.0, 0.0, 1.0],
+        [0.0, -0.0, 0.0, -0.0, 0.0],
+        [nan, nan, 2.0, 2.0, -1.0],
+        [3.0, 2.0, nan, 3.0, nan],
+        [nan, nan, nan, nan, nan],
+        [-1.0, 4.0, 4.0, 4.0, 4.0],
+    ] {
+        for seed in [1.0, -0.5] {
+            let (out, grad) = max_times_min_grad(max_times_min_vjp)(&p, seed);
+            let (want_out, want) = max_times_min_grad(max_times_min_stepwise_vjp)(&p, seed);
+            let same = |a: f64, b: f64| a == b || (a.is_nan() && b.is_nan());
+            assert!(same(out, want_out), "{p:?}: {out} vs {want_out}");
+            assert!(
+                grad.iter().zip(&want).all(|(&g, &w)| same(g, w)),
+                "{p:?}, seed {seed}: {grad:?} vs {want:?}"
+            );
+        }
+    }
+}
+
+/// With `x` constant, the pullback gives `a` its adjoint alone.
+#[differentiate(wrt(a))]
+fn max_with(a: f64, x: &[f64]) -> f64 {
+    let mut m = a;
+    for &v in x {
+        m = m.max(v);
+    }
+    m * a
+}
+
+#[test]
+fn running_maximum_of_a_constant_buffer() {
+    let x = [1.0, 3.0, 2.0];
+    for (a, expected) in [(5.0, 10.0), (2.0, 3.0), (3.0, 4.5)] {
+        let f = |p: &[f64]| max_with(p[0], &x);
+        let vjp = |p: &[f64], s: f64| {
+            let (out, d_a) = max_with_vjp(p[0], &x, s);
+            (out, vec![d_a])
+        };
+        // At the tie a = 3 the function has a kink: no finite differences.
+        let grad = if a == 3.0 {
+            vec![vjp(&[a], 1.0).1[0]]
+        } else {
+            check_scalar(f, vjp, &[a])
+        };
+        // `m · a`: `2a` when `a` is the maximum, `max x` otherwise; at the
+        // tie, half of `d_m = a` goes to `a`.
+        assert_close(&grad, &[expected]);
+    }
+}

@@ -11,11 +11,14 @@
 //! [`make_tapes_early`] moves tapes up to where their size is known, and
 //! [`run_forward`] runs adjoint loops with independent iterations forwards,
 //! and [`sums_from_zero`] starts the sums adjoint loops carry from zero.
+//! [`running_extrema`] turns a loop that only takes a running maximum or
+//! minimum into one runtime call, whose pullback needs no tape.
 //! [`keep_exponentials`] keeps `logsumexp`'s exponentials for its pullback.
 
 mod activity;
 mod buffers;
 mod dead;
+mod extrema;
 mod fuse;
 mod keep;
 mod order;
@@ -24,6 +27,7 @@ mod tapes;
 pub(crate) use activity::{Activity, activity};
 pub(crate) use buffers::{Writes, check, writes};
 pub(crate) use dead::dead_code;
+pub(crate) use extrema::running_extrema;
 pub(crate) use fuse::fuse_loops;
 pub(crate) use keep::keep_exponentials;
 pub(crate) use order::{run_forward, sums_from_zero};

@@ -122,7 +122,7 @@ mod tests {
         // Two primal loops with a tape each, then their two adjoint loops.
         assert_eq!(
             shape(
-                "fn f(x: &[f64]) -> f64 { let mut m = x[0]; for i in 1..x.len() { m = m.max(x[i]); } \
+                "fn f(x: &[f64]) -> f64 { let mut m = x[0]; for i in 1..x.len() { m = m.max(2.0 * x[i]); } \
                  let mut s = 0.0; for i in 0..x.len() { s += (x[i] - m).exp(); } m + s.ln() }"
             ),
             "tape tape for for for for"

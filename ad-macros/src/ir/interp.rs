@@ -38,7 +38,7 @@
 use std::panic::{self, AssertUnwindSafe};
 
 use crate::rules::Read;
-use ad_runtime::{linalg, rules};
+use ad_runtime::{__private, linalg, rules};
 use proc_macro2::TokenStream;
 
 use super::{
@@ -1247,6 +1247,29 @@ fn call_runtime(
             let (kept, dx) = muts.split_at_mut(1);
             linalg::logsumexp_dx_kept(&mut kept[0], float(0)?, &mut dx[0]);
         }
+        Callee::MaxOver | Callee::MinOver => {
+            let over = if callee == Callee::MaxOver {
+                __private::max_over
+            } else {
+                __private::min_over
+            };
+            return Ok(Val::Float(over(float(0)?, &refs[0], size(1)?, size(2)?)));
+        }
+        Callee::MaxOverDx | Callee::MinOverDx | Callee::MaxOverDm | Callee::MinOverDm => {
+            let pullback = if matches!(callee, Callee::MaxOverDx | Callee::MaxOverDm) {
+                __private::max_over_dx
+            } else {
+                __private::min_over_dx
+            };
+            // Without `x`'s shadow, the runtime's `_dm` is `_dx` into nothing.
+            let mut nowhere = vec![0.0; refs[0].len()];
+            let dx = match callee {
+                Callee::MaxOverDx | Callee::MinOverDx => &mut muts[0],
+                _ => &mut nowhere,
+            };
+            let (m0, start, end, y, dy) = (float(0)?, size(1)?, size(2)?, float(3)?, float(4)?);
+            return Ok(Val::Float(pullback(m0, &refs[0], start, end, y, dy, dx)));
+        }
         Callee::Scale => {
             return Ok(Val::Float(ad_runtime::rules::scale(float(0)?, float(1)?)));
         }
@@ -1575,6 +1598,24 @@ mod tests {
         assert_eq!(g.shadows, [vec![2.0, -4.0, 1.0]]);
         // `_vjp` leaves the input alone.
         assert_eq!(g.buffers, [Some(xs)]);
+    }
+
+    #[test]
+    fn running_maximum_and_minimum() {
+        // Both loops are runtime calls (`analysis::running_extrema`).
+        let src = "fn f(a: f64, x: &[f64]) -> f64 { let mut m = a; for i in 1..x.len() { m = m.max(x[i]); } \
+                   let mut l = f64::INFINITY; for &v in x { l = l.min(v); } m * l }";
+        let x = vec![-1.0, 4.0, 2.0, 4.0];
+        let args = [Arg::Float(0.5), Arg::Buf(x.clone())];
+        let g = vjp_gradient(src, &args, Some(Arg::Float(2.0)));
+        assert_eq!(g.primal.ret, Val::Float(-4.0));
+        // The tie at 4 splits `d_m = 2 · l = -2`; the minimum `-1` gets `2 · m`.
+        assert_eq!(g.scalars, [0.0]);
+        assert_eq!(g.shadows, [vec![8.0, -1.0, 0.0, -1.0]]);
+        let args = [Arg::Float(5.0), Arg::Buf(x)];
+        let g = vjp_gradient(src, &args, Some(Arg::Float(2.0)));
+        assert_eq!(g.scalars, [-2.0]);
+        assert_eq!(g.shadows, [vec![10.0, 0.0, 0.0, 0.0]]);
     }
 
     #[test]
