@@ -24,6 +24,7 @@ use crate::ir::{
 };
 use crate::lower::Signature;
 
+mod hoist;
 mod split;
 pub(crate) use split::{
     adjoint_types, forward, forward_header, pullback_params, pullback_trait, shared,
@@ -157,6 +158,9 @@ fn allows() -> TokenStream {
             // Adjoint loops index a buffer and its shadow with one index, like
             // the user's loops they reverse.
             clippy::needless_range_loop,
+            // A loop copying `z[r * 3 + j]` reads a slice made before it
+            // (`emit::hoist`); the user's loop is the copy clippy sees.
+            clippy::manual_memcpy,
             // Parameter types and element updates are the user's own; clippy
             // reports them on the original function.
             clippy::ptr_arg,
@@ -256,14 +260,22 @@ struct Emitter<'a> {
     next_temp: usize,
     /// Where each value is defined.
     places: Vec<crate::ir::Place>,
+    /// Buffers sliced before loops (see [`hoist`]).
+    hoist: hoist::Plan,
+    /// The name of each of those slices, by loop and position.
+    slices: HashMap<(Value, usize), String>,
+    /// Each value's uses as emitted (see [`hoist::Plan::uses`]).
+    emitted_uses: Vec<Vec<crate::ir::Place>>,
 }
 
 impl<'a> Emitter<'a> {
     fn new(func: &'a Function) -> Self {
+        let hoist = hoist::Plan::new(func);
+        let emitted_uses = hoist.uses(func);
         let mut emitter = Emitter {
             func,
             forms: vec![Form::Inline; func.insts.len()],
-            uses: func.uses().iter().map(Vec::len).collect(),
+            uses: emitted_uses.iter().map(Vec::len).collect(),
             extracts: func.extracts(),
             used: HashSet::new(),
             written: func
@@ -275,6 +287,9 @@ impl<'a> Emitter<'a> {
             suffixes: HashMap::new(),
             next_temp: 1,
             places: func.places(),
+            hoist,
+            slices: HashMap::new(),
+            emitted_uses,
         };
         emitter.assign_forms();
         emitter
@@ -282,7 +297,7 @@ impl<'a> Emitter<'a> {
 
     fn assign_forms(&mut self) {
         let func = self.func;
-        let uses = func.uses();
+        let uses = std::mem::take(&mut self.emitted_uses);
         let places = func.places();
         for param in &func.params {
             let name = self.fresh(&param.name);
@@ -301,6 +316,7 @@ impl<'a> Emitter<'a> {
             }
             if let Inst::For { inits, .. } | Inst::While { inits, .. } = inst {
                 self.name_loop(value, inits.len(), &uses);
+                self.name_slices(value);
                 continue;
             }
             // An unused value the user did not name is dead: never written.
@@ -354,6 +370,20 @@ impl<'a> Emitter<'a> {
             self.forms[value.index()] = form;
         }
         self.limit_inline_depth(&values);
+    }
+
+    /// Names the slices made before the loop `for_value`: `x_s` for `x`.
+    fn name_slices(&mut self, for_value: Value) {
+        let count = self.hoist.loops.get(&for_value).map_or(0, Vec::len);
+        for position in 0..count {
+            let buf = self.hoist.loops[&for_value][position].buf;
+            let base = match &self.forms[buf.index()] {
+                Form::Bound(name) => name.clone(),
+                _ => self.func.name(buf).unwrap_or("buf").to_owned(),
+            };
+            let name = self.fresh(&format!("{base}_s"));
+            self.slices.insert((for_value, position), name);
+        }
     }
 
     /// Binds an inline expression nested deeper than [`MAX_INLINE_DEPTH`]:
@@ -681,8 +711,72 @@ impl<'a> Emitter<'a> {
             _ => unreachable!("the index is bound"),
         };
         let iter = self.range(range, span);
-        stmts.extend(quote_spanned!(span=> for #index in #iter { #body_stmts #update }));
+        let for_loop = quote_spanned!(span=> for #index in #iter { #body_stmts #update });
+        match self.hoist.loops.get(&for_value) {
+            None => stmts.extend(for_loop),
+            Some(slices) => {
+                // `if end > start { let x_s = &x[base..][..end]; for … }`
+                let start = self.expr(range.start).at(Prec::BitOr);
+                let end = self.expr(range.end).at(Prec::BitOr);
+                let body = crate::ir::Place::In(for_value, 0);
+                let lets = slices.iter().enumerate().map(|(position, slice)| {
+                    let name = ident(&self.slices[&(for_value, position)], span);
+                    let buf = self.expr(slice.buf).at(Prec::Postfix);
+                    let base = self.invariant_expr(slice.base, body).at(Prec::Or);
+                    let borrow = if slice.mutable {
+                        quote!(&mut)
+                    } else {
+                        quote!(&)
+                    };
+                    quote_spanned!(span=> let #name = #borrow #buf[#base..][..#end];)
+                });
+                let lets = lets.collect::<TokenStream>();
+                let known = hoist::literal(func, range.start).is_some()
+                    && hoist::literal(func, range.end).is_some();
+                if known {
+                    // Runs: `hoist` leaves a loop that never runs alone.
+                    stmts.extend(quote_spanned!(span=> #lets #for_loop));
+                } else {
+                    stmts.extend(quote_spanned!(span=> if #end > #start { #lets #for_loop }));
+                }
+            }
+        }
         stmts
+    }
+
+    /// `value`, which does not change in the loop whose body is `body`,
+    /// written so that it can be computed before that loop: what the body
+    /// computes is written out again.
+    fn invariant_expr(&self, value: Value, body: crate::ir::Place) -> Expr {
+        if self.places[value.index()] != body {
+            return self.expr(value);
+        }
+        match self.func.inst(value) {
+            Inst::Binary(op, lhs, rhs) => {
+                let lhs = self.invariant_expr(*lhs, body);
+                let rhs = self.invariant_expr(*rhs, body);
+                self.binary_of(*op, lhs, rhs, self.func.span(value))
+            }
+            _ => self.inst_expr(value),
+        }
+    }
+
+    /// The buffer and index an access is written with: a slice made
+    /// before its loop and the loop's index, if hoisted (see [`hoist`]).
+    fn access(&self, access: Value, buf: Value, index: Value) -> (TokenStream, TokenStream) {
+        match self.hoist.accesses.get(&access) {
+            Some(&(for_value, position)) => {
+                let span = self.func.span(access);
+                let name = ident(&self.slices[&(for_value, position)], span);
+                let view = self.func.inst(for_value).as_loop().expect("a loop");
+                let j = self.expr(view.body.insts[0]).at(Prec::Or);
+                (name.into_token_stream(), j)
+            }
+            None => (
+                self.expr(buf).at(Prec::Postfix),
+                self.expr(index).at(Prec::Or),
+            ),
+        }
     }
 
     /// `v = next;`, or `v += rhs;` when `next` is `v + rhs` written inline.
@@ -1001,19 +1095,16 @@ impl<'a> Emitter<'a> {
                 postfix(quote_spanned!(span=> #tuple.#index))
             }
             Inst::Load(buf, index) => {
-                let buf = self.expr(*buf).at(Prec::Postfix);
-                let index = self.expr(*index).at(Prec::Or);
+                let (buf, index) = self.access(value, *buf, *index);
                 postfix(quote_spanned!(span=> #buf[#index]))
             }
             Inst::Store(buf, index, stored) => {
-                let buf = self.expr(*buf).at(Prec::Postfix);
-                let index = self.expr(*index).at(Prec::Or);
+                let (buf, index) = self.access(value, *buf, *index);
                 let stored = self.expr(*stored).at(Prec::Or);
                 postfix(quote_spanned!(span=> #buf[#index] = #stored))
             }
             Inst::Update(op, buf, index, stored) => {
-                let buf = self.expr(*buf).at(Prec::Postfix);
-                let index = self.expr(*index).at(Prec::Or);
+                let (buf, index) = self.access(value, *buf, *index);
                 let stored = self.expr(*stored).at(Prec::Or);
                 postfix(match op {
                     BinOp::Sub => quote_spanned!(span=> #buf[#index] -= #stored),
@@ -1195,6 +1286,11 @@ impl<'a> Emitter<'a> {
     }
 
     fn binary(&self, op: BinOp, lhs: Value, rhs: Value, span: Span) -> Expr {
+        self.binary_of(op, self.expr(lhs), self.expr(rhs), span)
+    }
+
+    /// `lhs op rhs`, parenthesized as precedence needs.
+    fn binary_of(&self, op: BinOp, lhs: Expr, rhs: Expr, span: Span) -> Expr {
         let prec = match op {
             BinOp::Add | BinOp::Sub => Prec::Sum,
             BinOp::Mul | BinOp::Div | BinOp::Rem => Prec::Product,
@@ -1213,14 +1309,13 @@ impl<'a> Emitter<'a> {
         } else {
             prec
         };
-        let lhs = self.expr(lhs);
         // `n as f64 < x` parses `f64 <` as generic arguments: parenthesize.
         let lhs = if matches!(op, BinOp::Lt | BinOp::Shl) && lhs.prec == Prec::Cast {
             lhs.at(Prec::Prefix)
         } else {
             lhs.at(lhs_min)
         };
-        let rhs = self.expr(rhs).at(next(prec));
+        let rhs = rhs.at(next(prec));
         let tokens = match op {
             BinOp::Add => quote_spanned!(span=> #lhs + #rhs),
             BinOp::Sub => quote_spanned!(span=> #lhs - #rhs),

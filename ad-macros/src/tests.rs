@@ -647,6 +647,15 @@ check!(
     "",
     "fn f(x: &[f64]) -> f64 { let mut m = x[0]; for i in 1..x.len() { m = m.max(x[i]); } let mut s = 0.0; for i in 0..x.len() { s += (x[i] - m).exp(); } m + s.ln() }"
 );
+// Buffers read or written at `base + j` are sliced once before the loop
+// (`emit::hoist`); the row offset, computed in the body, is written again
+// before the loop, behind the guard that the loop runs (`r - 1` would
+// underflow at `r = 0`).
+check!(
+    offset_accesses_are_sliced_before_the_loop,
+    "",
+    "fn f(l: &[f64], x: &[f64]) -> f64 { let mut s = 0.0; for r in 0..x.len() { let mut z = x[r]; for j in 0..r { z += l[r * (r - 1) / 2 + j] * x[j]; } s += z * z; } s }"
+);
 // The inner adjoint loop pops nothing and only adds into shadows: it runs
 // forwards (`analysis::run_forward`), the outer one, which pops `tanh`'s
 // outputs, backwards.
