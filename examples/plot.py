@@ -8,10 +8,12 @@ third-party packages: the SVG is written by hand.
 
 Usage (after `cargo bench -p ad-examples --bench workloads`):
 
-    python3 examples/plot.py [CRITERION_DIR] [OUTPUT]
+    python3 examples/plot.py [CRITERION_DIR[,CRITERION_DIR…]] [OUTPUT]
 
 CRITERION_DIR defaults to `$CARGO_TARGET_DIR/criterion`, else `target/criterion`;
-OUTPUT to `docs/performance.svg`.
+OUTPUT to `docs/performance.svg`. With several folders (copies of criterion's
+output after separate runs, separated by commas), each time is the median of
+the runs' estimates, as `examples/table.py` prints them.
 """
 
 import json
@@ -46,20 +48,42 @@ def estimate(root, group, bench):
         return None
 
 
-def main(argv):
+def median(values):
+    """The median of a non-empty list (the mean of the middle two if even)."""
+    values = sorted(values)
+    middle = len(values) // 2
+    if len(values) % 2:
+        return values[middle]
+    return (values[middle - 1] + values[middle]) / 2
+
+
+def median_estimate(roots, group, bench):
+    """The median over `roots` of criterion's mean estimate, or None if a run lacks it."""
+    found = [estimate(root, group, bench) for root in roots]
+    if not found or None in found:
+        return None
+    return median(found)
+
+
+def roots_of(argv):
+    """The criterion folders named by the first argument, or the default one."""
     default_root = os.path.join(os.environ.get("CARGO_TARGET_DIR", "target"), "criterion")
-    root = argv[1] if len(argv) > 1 else default_root
+    return (argv[1] if len(argv) > 1 else default_root).split(",")
+
+
+def main(argv):
+    roots = roots_of(argv)
     output = argv[2] if len(argv) > 2 else os.path.join("docs", "performance.svg")
 
     rows = []
     for label, group, primal, vjp, hand in WORKLOADS:
-        p, v, h = (estimate(root, group, b) for b in (primal, vjp, hand))
+        p, v, h = (median_estimate(roots, group, b) for b in (primal, vjp, hand))
         if None in (p, v, h):
-            print(f"skipping {label}: no estimates under {root}/{group}", file=sys.stderr)
+            print(f"skipping {label}: no estimates for {group} in {roots}", file=sys.stderr)
             continue
         rows.append((label, v / p, v / h))
     if not rows:
-        print(f"no criterion estimates under {root}: run the benchmark first", file=sys.stderr)
+        print(f"no criterion estimates in {roots}: run the benchmark first", file=sys.stderr)
         return 1
 
     # Log-scale y axis from 0.25 to the next power of two above the largest ratio.
