@@ -18,11 +18,11 @@
 //!
 //! An access is hoisted when it is in the loop's body itself (so every
 //! iteration makes it: the slice fails exactly when one of the accesses
-//! would), its index is `base + j` or `j + base` for the loop's index `j`,
-//! and `base` does not change in the loop: defined before it, or computed
-//! in the body from such values by integer arithmetic (computed again before
-//! the loop, after the guard, so an overflow panics where the first
-//! iteration's would). The loop is a `for` over `start..end` or its reverse,
+//! would), its buffer exists before the loop, its index is `base + j` or
+//! `j + base` for the loop's index `j`, and `base` does not change in the
+//! loop: defined before it, or computed in the body from such values by
+//! integer arithmetic (computed again before the loop, after the guard, so
+//! an overflow panics where the first iteration's would). The loop is a `for` over `start..end` or its reverse,
 //! with no `step_by` and not `..=`. A buffer written in the loop is sliced
 //! `&mut` only if every use of it in the loop is such an access with the same
 //! base; a buffer only read may also be used otherwise.
@@ -151,7 +151,11 @@ fn hoisted(func: &Function, places: &[Place], value: Value) -> Vec<(Slice, Vec<V
     // Candidate accesses in the body itself, by buffer, with their bases.
     let mut by_buf: Vec<(Value, Vec<(Value, Value)>)> = Vec::new();
     for &inst in &body.insts {
-        let Some((buf, index)) = access(func.inst(inst)) else {
+        // The buffer must exist before the loop (a copy popped from a tape
+        // in the body does not).
+        let Some((buf, index)) = access(func.inst(inst))
+            .filter(|&(buf, _)| !is_inside(places, places[buf.index()], here))
+        else {
             continue;
         };
         let Some(base) =
