@@ -187,3 +187,94 @@ fn an_index_out_of_bounds_still_panics() {
     let (mut d_l, mut d_x) = (vec![0.0; 5], vec![0.0; 4]);
     let _ = triangular_vjp(&l, &mut d_l, &x, &mut d_x, 1.0);
 }
+
+// Twins that nothing is sliced in: their indices are multiplied by `one`
+// (1 at run time), which is no `base + j`. Slicing must not change a bit of
+// the output or the gradient, for any size, empty loops included.
+
+#[differentiate]
+fn layer_unsliced(w: &[f64], x: &[f64], one: usize) -> f64 {
+    let m = x.len();
+    let n = w.len() / m;
+    let mut s = 0.0;
+    for j in 0..n {
+        let mut acc = 0.0;
+        for i in 0..m {
+            acc += w[(j * m + i) * one] * x[i];
+        }
+        s += acc.tanh();
+    }
+    s
+}
+
+#[differentiate]
+fn triangular_unsliced(l: &[f64], x: &[f64], one: usize) -> f64 {
+    let mut s = 0.0;
+    for r in 0..x.len() {
+        let mut z = x[r];
+        for j in 0..r {
+            z += l[(r * (r - 1) / 2 + j) * one] * x[j];
+        }
+        s += z * z;
+    }
+    s
+}
+
+#[differentiate]
+fn shifted_unsliced(x: &[f64], k: usize, one: usize) -> f64 {
+    let mut s = 0.0;
+    for i in (1..x.len() - k).rev() {
+        s = 0.5 * s + x[(i + k) * one] * x[i];
+    }
+    s
+}
+
+/// Deterministic values in [-1, 1).
+fn values(len: usize, seed: usize) -> Vec<f64> {
+    (0..len)
+        .map(|k| (((k + 3) * (seed + 7) * 2_654_435_761) % 1000) as f64 / 500.0 - 1.0)
+        .collect()
+}
+
+fn bits(values: &[f64]) -> Vec<u64> {
+    values.iter().map(|v| v.to_bits()).collect()
+}
+
+#[test]
+fn slicing_changes_no_bit() {
+    for m in 1..5 {
+        for n in 0..4 {
+            let (w, x) = (values(n * m, m), values(m, n));
+            let mut sliced = (vec![0.0; n * m], vec![0.0; m]);
+            let mut plain = sliced.clone();
+            let a = layer_vjp(&w, &mut sliced.0, &x, &mut sliced.1, 0.75);
+            let b = layer_unsliced_vjp(&w, &mut plain.0, &x, &mut plain.1, 1, 0.75);
+            assert_eq!(a.to_bits(), b.to_bits(), "layer {n}×{m}");
+            assert_eq!(b.to_bits(), layer_unsliced(&w, &x, 1).to_bits());
+            assert_eq!(bits(&sliced.0), bits(&plain.0), "layer {n}×{m}");
+            assert_eq!(bits(&sliced.1), bits(&plain.1), "layer {n}×{m}");
+        }
+    }
+    for d in 0..6_usize {
+        let (l, x) = (values(d * d.saturating_sub(1) / 2, d), values(d, d + 1));
+        let mut sliced = (vec![0.0; l.len()], vec![0.0; d]);
+        let mut plain = sliced.clone();
+        let a = triangular_vjp(&l, &mut sliced.0, &x, &mut sliced.1, -1.5);
+        let b = triangular_unsliced_vjp(&l, &mut plain.0, &x, &mut plain.1, 1, -1.5);
+        assert_eq!(a.to_bits(), b.to_bits(), "triangular {d}");
+        assert_eq!(b.to_bits(), triangular_unsliced(&l, &x, 1).to_bits());
+        assert_eq!(bits(&sliced.0), bits(&plain.0), "triangular {d}");
+        assert_eq!(bits(&sliced.1), bits(&plain.1), "triangular {d}");
+    }
+    for len in 1..7 {
+        let x = values(len, len);
+        for k in 0..len {
+            let (mut sliced, mut plain) = (vec![0.0; len], vec![0.0; len]);
+            let a = shifted_vjp(&x, &mut sliced, k, 2.0);
+            let b = shifted_unsliced_vjp(&x, &mut plain, k, 1, 2.0);
+            assert_eq!(a.to_bits(), b.to_bits(), "shifted {len}, {k}");
+            assert_eq!(b.to_bits(), shifted_unsliced(&x, k, 1).to_bits());
+            assert_eq!(bits(&sliced), bits(&plain), "shifted {len}, {k}");
+        }
+    }
+}
