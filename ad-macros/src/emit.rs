@@ -264,18 +264,18 @@ struct Emitter<'a> {
     hoist: hoist::Plan,
     /// The name of each of those slices, by loop and position.
     slices: HashMap<(Value, usize), String>,
-    /// Each value's uses as emitted (see [`hoist::Plan::uses`]).
-    emitted_uses: Vec<Vec<crate::ir::Place>>,
 }
 
 impl<'a> Emitter<'a> {
     fn new(func: &'a Function) -> Self {
-        let hoist = hoist::Plan::new(func);
-        let emitted_uses = hoist.uses(func);
+        let places = func.places();
+        let hoist = hoist::Plan::new(func, &places);
+        // Each value's uses as emitted (see `hoist::Plan::uses`).
+        let uses = hoist.uses(func, &places);
         let mut emitter = Emitter {
             func,
             forms: vec![Form::Inline; func.insts.len()],
-            uses: emitted_uses.iter().map(Vec::len).collect(),
+            uses: uses.iter().map(Vec::len).collect(),
             extracts: func.extracts(),
             used: HashSet::new(),
             written: func
@@ -286,18 +286,16 @@ impl<'a> Emitter<'a> {
             split: None,
             suffixes: HashMap::new(),
             next_temp: 1,
-            places: func.places(),
+            places,
             hoist,
             slices: HashMap::new(),
-            emitted_uses,
         };
-        emitter.assign_forms();
+        emitter.assign_forms(&uses);
         emitter
     }
 
-    fn assign_forms(&mut self) {
+    fn assign_forms(&mut self, uses: &[Vec<crate::ir::Place>]) {
         let func = self.func;
-        let uses = std::mem::take(&mut self.emitted_uses);
         let places = func.places();
         for param in &func.params {
             let name = self.fresh(&param.name);
@@ -315,7 +313,7 @@ impl<'a> Emitter<'a> {
                 continue;
             }
             if let Inst::For { inits, .. } | Inst::While { inits, .. } = inst {
-                self.name_loop(value, inits.len(), &uses);
+                self.name_loop(value, inits.len(), uses);
                 self.name_slices(value);
                 continue;
             }

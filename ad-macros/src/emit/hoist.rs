@@ -51,11 +51,10 @@ pub(super) struct Plan {
 }
 
 impl Plan {
-    pub(super) fn new(func: &Function) -> Plan {
-        let places = func.places();
+    pub(super) fn new(func: &Function, places: &[Place]) -> Plan {
         let mut plan = Plan::default();
         func.walk(&mut |_, value| {
-            let slices = hoisted(func, &places, value);
+            let slices = hoisted(func, places, value);
             for (position, (slice, accesses)) in slices.into_iter().enumerate() {
                 for access in accesses {
                     plan.accesses.insert(access, (value, position));
@@ -69,12 +68,11 @@ impl Plan {
     /// `func.uses()` as emitted with this plan: a hoisted access uses the
     /// loop's index instead of its index expression, and what only such
     /// expressions used is not emitted either.
-    pub(super) fn uses(&self, func: &Function) -> Vec<Vec<Place>> {
+    pub(super) fn uses(&self, func: &Function, places: &[Place]) -> Vec<Vec<Place>> {
         let mut uses = func.uses();
         if self.accesses.is_empty() {
             return uses;
         }
-        let places = func.places();
         for (&access, &(owner, _)) in &self.accesses {
             let index = index_of(func.inst(access)).expect("an access");
             let place = places[access.index()];
@@ -91,7 +89,7 @@ impl Plan {
         for (&owner, slices) in &self.loops {
             let body = Place::In(owner, 0);
             for slice in slices {
-                for read in outside_operands(func, &places, slice.base, body) {
+                for read in outside_operands(func, places, slice.base, body) {
                     uses[read.index()].push(places[owner.index()]);
                 }
             }
@@ -304,7 +302,7 @@ mod tests {
     fn slices(src: &str) -> Vec<(String, bool)> {
         let stages = expand::stages_of(src);
         let func = &stages.vjp;
-        let plan = Plan::new(func);
+        let plan = Plan::new(func, &func.places());
         let mut out = Vec::new();
         func.walk(&mut |_, value| {
             for slice in plan.loops.get(&value).into_iter().flatten() {
