@@ -452,19 +452,21 @@ pub(crate) fn pullback(rx: &mut Reverse<'_>, y: Value, dy: Value) {
                     } else {
                         (Callee::MinOverDx, Callee::MinOverDm)
                     };
+                    let d_x = rx.shadow(x);
+                    if d_x.is_none() && !rx.is_active(m0) {
+                        return;
+                    }
                     let ty = rx.primal().ty(y).clone();
-                    let read = rx.read_back(x, y);
-                    let d_m0 = match rx.shadow(x) {
+                    let mut operands = vec![m0, rx.read_back(x, y), start, end, y, dy];
+                    // Without `x`'s shadow, the adjoint of `m0` alone.
+                    let rule = match d_x {
                         Some(d_x) => {
-                            let operands = vec![m0, read, start, end, y, dy, d_x];
-                            rx.push(Inst::Call(with_dx, operands), ty, y)
+                            operands.push(d_x);
+                            with_dx
                         }
-                        None if rx.is_active(m0) => {
-                            let operands = vec![m0, read, start, end, y, dy];
-                            rx.push(Inst::Call(alone, operands), ty, y)
-                        }
-                        None => return,
+                        None => alone,
                     };
+                    let d_m0 = rx.push(Inst::Call(rule, operands), ty, y);
                     // Zero when an element of `x` took the whole seed.
                     rx.mark_maybe_zero(d_m0);
                     if rx.is_active(m0) {
