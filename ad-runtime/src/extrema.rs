@@ -57,14 +57,14 @@ pub fn max_over_dx<T: Float>(
     dy: T,
     dx: &mut [T],
 ) -> T {
-    Extremum::MAX.pullback(m0, x, start..end, y, dy, Some(dx))
+    pullback(rules::max, m0, x, start..end, y, dy, Some(dx))
 }
 
 /// The adjoint of `m0` alone, for an `x` with no shadow: see [`max_over_dx`].
 #[inline]
 #[track_caller]
 pub fn max_over_dm<T: Float>(m0: T, x: &[T], start: usize, end: usize, y: T, dy: T) -> T {
-    Extremum::MAX.pullback(m0, x, start..end, y, dy, None)
+    pullback(rules::max, m0, x, start..end, y, dy, None)
 }
 
 /// Pullback of [`min_over`]: see [`max_over_dx`], with [`rules::min`].
@@ -79,14 +79,14 @@ pub fn min_over_dx<T: Float>(
     dy: T,
     dx: &mut [T],
 ) -> T {
-    Extremum::MIN.pullback(m0, x, start..end, y, dy, Some(dx))
+    pullback(rules::min, m0, x, start..end, y, dy, Some(dx))
 }
 
 /// The adjoint of `m0` alone, for an `x` with no shadow: see [`min_over_dx`].
 #[inline]
 #[track_caller]
 pub fn min_over_dm<T: Float>(m0: T, x: &[T], start: usize, end: usize, y: T, dy: T) -> T {
-    Extremum::MIN.pullback(m0, x, start..end, y, dy, None)
+    pullback(rules::min, m0, x, start..end, y, dy, None)
 }
 
 /// `op(…op(op(m0, x[start]), x[start + 1])…, x[end - 1])`.
@@ -99,75 +99,59 @@ fn over<T: Float>(m0: T, x: &[T], range: std::ops::Range<usize>, op: fn(T, T) ->
     x[range].iter().fold(m0, |m, &xi| op(m, xi))
 }
 
-/// One of `max` and `min`, with its pullback rule.
-struct Extremum<T> {
+/// The adjoint of `m0`, adding that of `x[range]` into `dx`, for the seed
+/// `dy` of the output `y` of the running `max` (or `min`) whose step rule is
+/// `rule` ([`rules::max`], [`rules::min`]).
+///
+/// The last step that gave the whole seed to its element (and none to the
+/// running value) is where the running value first became `y`: the first
+/// element equal to `y`, unless `m0` already was. Before it, the seed is
+/// zero. From it on, the running value compares equal to `y` (it is NaN only
+/// if every value was), so `rule(y, x[i], …)` is the step's rule, and the
+/// steps where it gives `x[i]` nothing are skipped.
+#[inline]
+#[track_caller]
+fn pullback<T: Float>(
     rule: fn(T, T, T, T) -> (T, T),
-    /// Whether the step `op(a, b)` gives the whole seed to `a`: `a > b`, or
-    /// `b` is NaN and `a` is not, for `max`.
-    keeps: fn(T, T) -> bool,
-}
-
-impl<T: Float> Extremum<T> {
-    const MAX: Self = Extremum {
-        rule: rules::max,
-        keeps: |a, b| a > b || (b.is_nan() && !a.is_nan()),
+    m0: T,
+    x: &[T],
+    range: std::ops::Range<usize>,
+    y: T,
+    dy: T,
+    mut dx: Option<&mut [T]>,
+) -> T {
+    if range.is_empty() {
+        return dy;
+    }
+    let start = range.start;
+    let x = &x[range];
+    let reached = if m0 == y {
+        None
+    } else {
+        x.iter().position(|&xi| xi == y)
     };
-    const MIN: Self = Extremum {
-        rule: rules::min,
-        keeps: |a, b| a < b || (b.is_nan() && !a.is_nan()),
-    };
-
-    /// The adjoint of `m0`, adding that of `x[range]` into `dx`, for the
-    /// seed `dy` of the output `y`.
-    ///
-    /// The last step that gave the whole seed to its element (and none to
-    /// the running value) is where the running value first became `y`: the
-    /// first element equal to `y`, unless `m0` already was. Before it, the
-    /// seed is zero. From it on, the running value compares equal to `y` (it
-    /// is NaN only if every value was), so `rule(y, x[i], …)` is the step's
-    /// rule, and the steps that keep the whole seed are skipped.
-    #[inline]
-    #[track_caller]
-    fn pullback(
-        &self,
-        m0: T,
-        x: &[T],
-        range: std::ops::Range<usize>,
-        y: T,
-        dy: T,
-        mut dx: Option<&mut [T]>,
-    ) -> T {
-        if range.is_empty() {
-            return dy;
+    let after = reached.map_or(0, |at| at + 1);
+    let mut d = dy;
+    for (i, &xi) in x.iter().enumerate().skip(after).rev() {
+        // The rule's share for `x[i]`, whatever the seed: 0 when the running
+        // value keeps it all.
+        if rule(y, xi, y, T::ONE).1 == T::ZERO {
+            continue;
         }
-        let start = range.start;
-        let x = &x[range];
-        let reached = if m0 == y {
-            None
-        } else {
-            x.iter().position(|&xi| xi == y)
-        };
-        let after = reached.map_or(0, |at| at + 1);
-        let mut d = dy;
-        for (i, &xi) in x.iter().enumerate().skip(after).rev() {
-            if (self.keeps)(y, xi) {
-                continue;
-            }
-            let (d_m, d_xi) = (self.rule)(y, xi, y, d);
-            if let Some(dx) = dx.as_deref_mut() {
-                dx[start + i] += d_xi;
-            }
-            d = d_m;
+        let (d_m, d_xi) = rule(y, xi, y, d);
+        if let Some(dx) = dx.as_deref_mut() {
+            dx[start + i] += d_xi;
         }
-        match reached {
-            Some(at) => {
-                if let Some(dx) = dx {
-                    dx[start + at] += d;
-                }
-                T::ZERO
+        d = d_m;
+    }
+    match reached {
+        Some(at) => {
+            if let Some(dx) = dx {
+                dx[start + at] += d;
             }
-            None => d,
+            T::ZERO
         }
+        None => d,
     }
 }
 
