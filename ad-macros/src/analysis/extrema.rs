@@ -31,25 +31,26 @@ use super::dead::compact;
 /// `max_over` or `min_over`.
 pub(crate) fn running_extrema(mut func: Function) -> Function {
     let mut loops = Vec::new();
-    func.walk(&mut |place, value| {
+    func.walk(&mut |_, value| {
         if let Some(call) = as_call(&func, value) {
-            loops.push((place, value, call));
+            loops.push((value, call));
         }
     });
     if loops.is_empty() {
         return func;
     }
     let extracts = func.extracts();
+    let places = func.places();
     let mut replace = std::collections::HashMap::new();
     let mut removed = Vec::new();
-    for &(place, value, ref call) in &loops {
+    for &(value, ref call) in &loops {
         let view = func.inst(value).as_loop().expect("a loop");
         let ty = func.ty(view.body.yields[0]).clone();
         func.insts[value.index()].inst = call.clone();
         func.insts[value.index()].ty = ty;
         for &(_, extract) in &extracts[value.index()] {
             replace.insert(extract, value);
-            removed.push((place, extract));
+            removed.push((places[extract.index()], extract));
             if func.names[value.index()].is_none() {
                 func.names[value.index()] = func.names[extract.index()].clone();
             }
