@@ -23,9 +23,11 @@ use crate::ir::{
     BinOp, Const, Function, Inst, LoopRange, Mode, NewBuf, Region, Scalar, Ty, UnOp, Value,
 };
 use crate::lower::Signature;
+use stmts::{Binding, Pattern, Stmts};
 
 mod hoist;
 mod split;
+mod stmts;
 pub(crate) use split::{
     adjoint_types, forward, forward_header, pullback_params, pullback_trait, shared,
 };
@@ -262,6 +264,8 @@ struct Emitter<'a> {
     places: Vec<crate::ir::Place>,
     /// Buffers sliced before loops (see [`hoist`]).
     hoist: hoist::Plan,
+    /// Whether blocks declare their locals up front (see [`stmts`]).
+    declare_first: bool,
     /// The name of each of those slices, by loop and position.
     slices: HashMap<(Value, usize), String>,
 }
@@ -289,8 +293,10 @@ impl<'a> Emitter<'a> {
             places,
             hoist,
             slices: HashMap::new(),
+            declare_first: false,
         };
         emitter.assign_forms(&uses);
+        emitter.declare_first = emitter.used.len() > stmts::LONG;
         emitter
     }
 
@@ -474,14 +480,15 @@ impl<'a> Emitter<'a> {
         }
     }
 
-    /// `: f64` for a variable bound to a float literal without a suffix: rustc
+    /// `f64` for a variable bound to a float literal without a suffix: rustc
     /// could not call a method on it otherwise (`let x = 0.5; x.abs()`), and the
     /// user's own annotation is not in the IR.
     fn annotation(&self, value: Value) -> Option<TokenStream> {
         let ty = self.func.ty(value);
         let scalar = ty.scalar().filter(|_| ty.is_float())?;
         let ty = Ident::new(scalar.name(), Span::call_site());
-        self.is_untyped_literal(value).then(|| quote!(: #ty))
+        self.is_untyped_literal(value)
+            .then(|| ty.into_token_stream())
     }
 
     /// A float literal without a suffix, or its negation, as written.
@@ -553,7 +560,7 @@ impl<'a> Emitter<'a> {
     fn body(&self) -> TokenStream {
         let func = self.func;
         let mut stmts = self.prologue();
-        stmts.extend(self.stmts(&func.body));
+        stmts.extend(self.stmts(&func.body).into_token_stream());
         // A function returning `()` ends with its last statement.
         if !matches!(func.inst(func.ret), Inst::Tuple(elems) if elems.is_empty()) {
             stmts.extend(self.expr(func.ret).tokens);
@@ -597,78 +604,113 @@ impl<'a> Emitter<'a> {
         stmts
     }
 
-    /// The `let` statements of a region.
-    fn stmts(&self, region: &Region) -> TokenStream {
+    /// The statements of a region.
+    fn stmts(&self, region: &Region) -> Stmts {
         let func = self.func;
-        let mut stmts = TokenStream::new();
+        let mut stmts = Stmts::new(self.declare_first);
         for &value in &region.insts {
             let span = func.span(value);
             match &self.forms[value.index()] {
                 _ if matches!(func.inst(value), Inst::Param(_)) => {}
                 Form::Inline if is_destructured(func, value) => {
+                    if stmts.declares_first()
+                        && matches!(func.inst(value), Inst::If { .. })
+                        && let Some(pattern) = self.components(value)
+                    {
+                        self.if_assigning(value, pattern, &mut stmts);
+                        continue;
+                    }
                     let expr = self.inst_expr(value).tokens;
                     match self.components(value) {
-                        Some(pattern) => stmts.extend(quote_spanned!(span=> let #pattern = #expr;)),
+                        Some(pattern) => stmts.bind(pattern, expr, span),
                         // An `if` kept for what it writes: a statement of type `()`,
                         // or, if its branches still yield values, those dropped.
                         None if func.has_effects(value) => {
                             if matches!(func.ty(value), Ty::Tuple(elems) if elems.is_empty()) {
-                                stmts.extend(expr);
+                                stmts.push(expr);
                             } else {
-                                stmts.extend(quote_spanned!(span=> let _ = #expr;));
+                                stmts.push(quote_spanned!(span=> let _ = #expr;));
                             }
                         }
                         None => {}
                     }
                 }
                 _ if matches!(func.inst(value), Inst::For { .. } | Inst::While { .. }) => {
-                    stmts.extend(self.for_loop(value))
+                    self.for_loop(value, &mut stmts)
                 }
                 _ if is_statement(func, value, self.uses[value.index()]) => {
                     let expr = self.inst_expr(value).tokens;
-                    stmts.extend(quote_spanned!(span=> #expr;));
+                    stmts.push(quote_spanned!(span=> #expr;));
                 }
                 Form::Inline | Form::Component(_) | Form::Carried(_) => {}
                 _ if matches!(func.inst(value), Inst::Arg(_)) => {}
                 Form::Bound(name) => {
-                    let mutability = (matches!(func.inst(value), Inst::TapeNew { .. })
-                        || self.written.contains(&value))
-                    .then(|| quote!(mut));
-                    let name = ident(name, span);
-                    let annotation = self.annotation(value);
+                    let mutable = matches!(func.inst(value), Inst::TapeNew { .. })
+                        || self.written.contains(&value);
+                    let binding = self.binding(name, value, mutable);
                     let expr = self.inst_expr(value).tokens;
-                    stmts.extend(quote_spanned!(span=> let #mutability #name #annotation = #expr;));
+                    stmts.bind(Pattern::Single(binding), expr, span);
                 }
             }
         }
         stmts
     }
 
-    /// `let mut c = init; for i in range { body; c = next; }`
-    fn for_loop(&self, for_value: Value) -> TokenStream {
+    /// A type as far as the IR knows it, `_` for the rest: `f64`,
+    /// `__ad::Tape<f64>`, `_`.
+    fn ty_tokens(&self, ty: &Ty) -> TokenStream {
+        match ty {
+            Ty::F64 => quote!(f64),
+            Ty::F32 => quote!(f32),
+            Ty::Bool => quote!(bool),
+            Ty::Tape(elem) => {
+                let elem = self.ty_tokens(elem);
+                quote!(__ad::Tape<#elem>)
+            }
+            _ => quote!(_),
+        }
+    }
+
+    /// The local `name` holding `value`.
+    fn binding(&self, name: &str, value: Value, mutable: bool) -> Binding {
+        let annotation = self.annotation(value);
+        let ty = match &annotation {
+            Some(annotation) => annotation.clone(),
+            None => self.ty_tokens(self.func.ty(value)),
+        };
+        Binding {
+            name: ident(name, self.func.span(value)),
+            mutable,
+            ty,
+            annotation,
+        }
+    }
+
+    /// `let mut c = init; for i in range { body; c = next; }`, into `stmts`.
+    fn for_loop(&self, for_value: Value, stmts: &mut Stmts) {
         let func = self.func;
         let span = func.span(for_value);
         let view = func.inst(for_value).as_loop().expect("a loop");
         let (range, inits, body, carried_yields) = (view.range, view.inits, view.body, view.next());
-        let mut stmts = TokenStream::new();
         let mut assigned = Vec::new();
         for (k, (&init, &yielded)) in inits.iter().zip(carried_yields).enumerate() {
             let arg = body.insts[k + 1];
             let Form::Carried(name) = &self.forms[arg.index()] else {
                 unreachable!("carried")
             };
-            let var = ident(name, span);
-            let annotation = (self.forms[init.index()] == Form::Inline)
-                .then(|| self.annotation(init))
-                .flatten();
-            let init = self.expr(init).at(Prec::Or);
-            if yielded == arg {
-                // Carried through unchanged.
-                stmts.extend(quote_spanned!(span=> let #var #annotation = #init;));
-            } else {
-                stmts.extend(quote_spanned!(span=> let mut #var #annotation = #init;));
-                assigned.push((var, arg, yielded));
+            // Carried through unchanged, or assigned after each iteration.
+            let mut binding = self.binding(name, arg, yielded != arg);
+            if self.forms[init.index()] == Form::Inline
+                && let Some(annotation) = self.annotation(init)
+            {
+                binding.ty = annotation.clone();
+                binding.annotation = Some(annotation);
             }
+            if yielded != arg {
+                assigned.push((binding.name.clone(), arg, yielded));
+            }
+            let init = self.expr(init).at(Prec::Or);
+            stmts.bind(Pattern::Single(binding), init, span);
         }
         let body_stmts = self.stmts(body);
         let update = match assigned.as_slice() {
@@ -689,7 +731,17 @@ impl<'a> Emitter<'a> {
             let count = match &self.forms[body.insts[0].index()] {
                 Form::Carried(name) if name != "_" => {
                     let trips = ident(name, span);
-                    stmts.extend(quote_spanned!(span=> let mut #trips = 0_usize;));
+                    let binding = Binding {
+                        name: trips.clone(),
+                        mutable: true,
+                        ty: quote!(usize),
+                        annotation: None,
+                    };
+                    stmts.bind(
+                        Pattern::Single(binding),
+                        quote_spanned!(span=> 0_usize),
+                        span,
+                    );
                     quote_spanned!(span=> #trips += 1;)
                 }
                 _ => TokenStream::new(),
@@ -700,8 +752,8 @@ impl<'a> Emitter<'a> {
                 Inst::Const(Const::Bool(false)) => quote_spanned!(span=> break;),
                 _ => quote_spanned!(span=> if !#go_on { break; }),
             };
-            stmts.extend(quote_spanned!(span=> loop { #body_stmts #count #update #stop }));
-            return stmts;
+            stmts.push(quote_spanned!(span=> loop { #body_stmts #count #update #stop }));
+            return;
         };
         let index = match &self.forms[body.insts[0].index()] {
             Form::Bound(name) if name == "_" => quote!(_),
@@ -710,36 +762,40 @@ impl<'a> Emitter<'a> {
         };
         let iter = self.range(range, span);
         let for_loop = quote_spanned!(span=> for #index in #iter { #body_stmts #update });
-        match self.hoist.loops.get(&for_value) {
-            None => stmts.extend(for_loop),
-            Some(slices) => {
-                // `if end > start { let x_s = &x[base..][..end]; for … }`
-                let start = self.expr(range.start).at(Prec::BitOr);
-                let end = self.expr(range.end).at(Prec::BitOr);
-                let body = crate::ir::Place::In(for_value, 0);
-                let lets = slices.iter().enumerate().map(|(position, slice)| {
-                    let name = ident(&self.slices[&(for_value, position)], span);
-                    let buf = self.expr(slice.buf).at(Prec::Postfix);
-                    let base = self.invariant_expr(slice.base, body).at(Prec::Or);
-                    let borrow = if slice.mutable {
-                        quote!(&mut)
-                    } else {
-                        quote!(&)
-                    };
-                    quote_spanned!(span=> let #name = #borrow #buf[#base..][..#end];)
-                });
-                let lets = lets.collect::<TokenStream>();
-                let known = hoist::literal(func, range.start).is_some()
-                    && hoist::literal(func, range.end).is_some();
-                if known {
-                    // Runs: `hoist` leaves a loop that never runs alone.
-                    stmts.extend(quote_spanned!(span=> #lets #for_loop));
-                } else {
-                    stmts.extend(quote_spanned!(span=> if #end > #start { #lets #for_loop }));
-                }
-            }
+        let Some(slices) = self.hoist.loops.get(&for_value) else {
+            stmts.push(for_loop);
+            return;
+        };
+        // `if end > start { let x_s = &x[base..][..end]; for … }`
+        let start = self.expr(range.start).at(Prec::BitOr);
+        let end = self.expr(range.end).at(Prec::BitOr);
+        let known = hoist::literal(func, range.start).is_some()
+            && hoist::literal(func, range.end).is_some();
+        // Runs if its bounds are literals: `hoist` leaves a loop that never runs alone.
+        let mut guarded = Stmts::new(self.declare_first);
+        let block = if known { &mut *stmts } else { &mut guarded };
+        let body = crate::ir::Place::In(for_value, 0);
+        for (position, slice) in slices.iter().enumerate() {
+            let binding = Binding {
+                name: ident(&self.slices[&(for_value, position)], span),
+                mutable: false,
+                ty: quote!(_),
+                annotation: None,
+            };
+            let buf = self.expr(slice.buf).at(Prec::Postfix);
+            let base = self.invariant_expr(slice.base, body).at(Prec::Or);
+            let borrow = if slice.mutable {
+                quote!(&mut)
+            } else {
+                quote!(&)
+            };
+            let slice = quote_spanned!(span=> #borrow #buf[#base..][..#end]);
+            block.bind(Pattern::Single(binding), slice, span);
         }
-        stmts
+        block.push(for_loop);
+        if !known {
+            stmts.push(quote_spanned!(span=> if #end > #start { #guarded }));
+        }
     }
 
     /// `value`, which does not change in the loop whose body is `body`,
@@ -838,9 +894,54 @@ impl<'a> Emitter<'a> {
             // A region kept for what it writes yields nothing.
             [] => TokenStream::new(),
             [single] => single.clone(),
-            _ => quote_spanned!(span=> (#(#yields),*)),
+            _ => stmts::tuple_tree(yields),
         };
         quote_spanned!(span=> { #stmts #tail })
+    }
+
+    /// `if c { …; a = y; } else { …; a = z; }` for the `if` whose results
+    /// `pattern` binds, with those locals declared before it: in a long
+    /// function, where a pattern binding many locals from a value would
+    /// cost rustc time quadratic in their number (see [`stmts`]).
+    fn if_assigning(&self, value: Value, pattern: Pattern, stmts: &mut Stmts) {
+        let func = self.func;
+        let span = func.span(value);
+        let Inst::If { cond, then, els } = func.inst(value) else {
+            unreachable!("an `if`")
+        };
+        let parts = match pattern {
+            Pattern::Single(binding) => vec![Some(binding)],
+            Pattern::Tuple(parts) => parts,
+        };
+        let targets: Vec<Option<Ident>> = parts
+            .iter()
+            .map(|part| part.as_ref().map(|binding| binding.name.clone()))
+            .collect();
+        for binding in parts.into_iter().flatten() {
+            stmts.declare(binding);
+        }
+        let block = |region: &Region| {
+            let body = self.stmts(region);
+            let assignments = region
+                .yields
+                .iter()
+                .zip(&targets)
+                .map(|(&yielded, target)| {
+                    let expr = self.expr(yielded).at(Prec::Or);
+                    match target {
+                        Some(name) => quote_spanned!(span=> #name = #expr;),
+                        // Evaluated as the user's code evaluates it.
+                        None if self.forms[yielded.index()] == Form::Inline => {
+                            quote_spanned!(span=> _ = #expr;)
+                        }
+                        None => TokenStream::new(),
+                    }
+                });
+            quote_spanned!(span=> { #body #(#assignments)* })
+        };
+        let cond = self.expr(*cond).at(Prec::Or);
+        let (then, els) = (block(then), block(els));
+        stmts.push(quote_spanned!(span=> if #cond #then else #els));
     }
 
     /// The position of the `if` that ends `region` (followed only by its own
@@ -848,6 +949,10 @@ impl<'a> Emitter<'a> {
     /// there.
     fn tail_if(&self, region: &Region) -> Option<usize> {
         let func = self.func;
+        if self.declare_first {
+            // Its results are assigned, not yielded (see `if_assigning`).
+            return None;
+        }
         let position = region
             .insts
             .iter()
@@ -871,26 +976,27 @@ impl<'a> Emitter<'a> {
 
     /// The pattern binding the components of a destructured result — `(d_a, _)`,
     /// or `a` for a single one — or `None` if no component is used.
-    fn components(&self, tuple: Value) -> Option<TokenStream> {
+    fn components(&self, tuple: Value) -> Option<Pattern> {
         let func = self.func;
         let Ty::Tuple(elems) = func.ty(tuple) else {
             unreachable!("destructured values are tuples")
         };
         let span = func.span(tuple);
-        let mut names = vec![quote!(_); elems.len()];
-        let mut any_used = false;
+        let mut parts: Vec<Option<Binding>> = (0..elems.len()).map(|_| None).collect();
         for &(index, extract) in &self.extracts[tuple.index()] {
             if let Form::Component(Some(name)) = &self.forms[extract.index()] {
-                names[index] = ident(name, span).into_token_stream();
-                any_used = true;
+                let mut binding = self.binding(name, extract, false);
+                binding.name = ident(name, span);
+                parts[index] = Some(binding);
             }
         }
-        if !any_used {
+        if parts.iter().all(Option::is_none) {
             return None;
         }
-        Some(match names.as_slice() {
-            [single] => single.clone(),
-            _ => quote!((#(#names),*)),
+        Some(if parts.len() == 1 {
+            Pattern::Single(parts.pop().flatten().expect("used"))
+        } else {
+            Pattern::Tuple(parts)
         })
     }
 

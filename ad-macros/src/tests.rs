@@ -670,3 +670,78 @@ check!(
     "",
     "fn f(x: &[f64]) -> f64 { let mut s = 0.0; for i in 0..x.len() { s += x[i].exp(); } s.ln() }"
 );
+
+/// A function of `n` statements in the shape that crashed rustc's debug
+/// info writer (issue 21): reassignments, a `let` every fourth statement,
+/// half of them in a branch and the rest in a loop.
+fn long_function(n: usize) -> String {
+    let statements = |n: usize| {
+        (0..n)
+            .map(|i| match i % 4 {
+                0 => "a = a * 0.999 + (b * 3.0).sin() * 0.001;",
+                1 => "b = b + a.tanh() * 0.01;",
+                2 => "let t = a * b + 1.0;",
+                _ => "a = a + t.ln() * 0.001;",
+            })
+            .collect::<String>()
+    };
+    format!(
+        "fn f(x: &[f64], a0: f64, b0: f64) -> f64 {{ let mut a = a0; let mut b = b0; \
+         if a > b {{ {} }} else {{ b = b * a; }} \
+         for i in 0..x.len() {{ a = a + x[i]; {} }} a + b }}",
+        statements(n / 2),
+        statements(n / 2)
+    )
+}
+
+/// The most `let`s binding a name in one block of the generated functions
+/// in `tokens`: each opens a scope nested in the one before, which rustc's
+/// debug info writer walks recursively.
+fn most_lets_in_a_block(tokens: TokenStream) -> usize {
+    struct Lets(usize);
+    impl<'ast> syn::visit::Visit<'ast> for Lets {
+        fn visit_block(&mut self, block: &'ast syn::Block) {
+            let binding = |pat: &syn::Pat| {
+                struct Idents(bool);
+                impl<'ast> syn::visit::Visit<'ast> for Idents {
+                    fn visit_pat_ident(&mut self, _: &'ast syn::PatIdent) {
+                        self.0 = true;
+                    }
+                }
+                let mut idents = Idents(false);
+                syn::visit::visit_pat(&mut idents, pat);
+                idents.0
+            };
+            let lets = block
+                .stmts
+                .iter()
+                .filter(|stmt| matches!(stmt, syn::Stmt::Local(local) if binding(&local.pat)))
+                .count();
+            self.0 = self.0.max(lets);
+            syn::visit::visit_block(self, block);
+        }
+    }
+    let file: syn::File = syn::parse2(tokens).expect("the expansion parses");
+    let mut lets = Lets(0);
+    for item in &file.items {
+        if let syn::Item::Fn(func) = item
+            && func.sig.ident != "f"
+        {
+            syn::visit::visit_item_fn(&mut lets, func);
+        }
+    }
+    lets.0
+}
+
+#[test]
+fn long_functions_declare_their_locals_once_per_block() {
+    let expand = |n| {
+        let item: TokenStream = long_function(n).parse().expect("tokens");
+        expand::differentiate(TokenStream::new(), item)
+    };
+    // Written as a person writes it: one `let` a value.
+    assert!(most_lets_in_a_block(expand(40)) > 10);
+    // Declared up front: one `let` a block, and one for the tapes' readers
+    // in the split API's pullback.
+    assert!(most_lets_in_a_block(expand(2_000)) <= 2);
+}

@@ -196,10 +196,13 @@ impl Emitter<'_> {
         let func = self.func;
         let mut stmts = self.prologue();
         let (primal, adjoint) = func.body.insts.split_at(start);
-        stmts.extend(self.stmts(&crate::ir::Region {
-            insts: primal.to_vec(),
-            yields: Vec::new(),
-        }));
+        stmts.extend(
+            self.stmts(&crate::ir::Region {
+                insts: primal.to_vec(),
+                yields: Vec::new(),
+            })
+            .into_token_stream(),
+        );
         let (out, adjoints) = self.outputs(sig);
         let span = sig.ident.span();
         let out = match out {
@@ -214,13 +217,17 @@ impl Emitter<'_> {
         // The closure's parameters shadow the function's buffers: it borrows
         // nothing, and its names are those `_vjp` gives them.
         let params = pullback_params(sig);
-        let readers = primal
+        let tapes: Vec<TokenStream> = primal
             .iter()
             .filter(|&&value| matches!(func.inst(value), Inst::TapeNew { .. }))
-            .map(|&tape| {
-                let tape = self.expr(tape).tokens;
-                quote_spanned!(span=> let mut #tape = #tape.reader();)
-            });
+            .map(|&tape| self.expr(tape).tokens)
+            .collect();
+        // One `let` for all of them in a long function (see `stmts`).
+        let readers = if self.declare_first && !tapes.is_empty() {
+            quote_spanned!(span=> let (#(mut #tapes,)*) = (#(#tapes.reader(),)*);)
+        } else {
+            quote_spanned!(span=> #(let mut #tapes = #tapes.reader();)*)
+        };
         let adjoint_stmts = self.stmts(&crate::ir::Region {
             insts: adjoint.to_vec(),
             yields: Vec::new(),
@@ -237,7 +244,7 @@ impl Emitter<'_> {
         let adjoint_ty = adjoint_types(sig);
         stmts.extend(quote_spanned! {span=>
             (#out, move |#(#params),*| #adjoint_ty {
-                #(#readers)*
+                #readers
                 #adjoint_stmts
                 #result
             })
