@@ -1,10 +1,8 @@
 //! Writes the corpus of generated programs that `tests/corpus.rs` compiles with
 //! the real `#[differentiate]` attribute: the same generator as the in-process
-//! differential tests (`src/programs.rs`), so the emitted Rust is checked too.
+//! differential tests (`ad_testkit::programs`), so the emitted Rust is checked too.
 
-#[allow(dead_code, unreachable_pub)]
-#[path = "src/programs.rs"]
-mod programs;
+use ad_testkit::programs;
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -13,7 +11,6 @@ use std::path::PathBuf;
 const PROGRAMS: u64 = 300;
 
 fn main() {
-    println!("cargo::rerun-if-changed=src/programs.rs");
     println!("cargo::rerun-if-changed=build.rs");
     let config = programs::Config::default();
     let mut source = String::new();

@@ -69,7 +69,7 @@ pub(crate) struct Stages {
     /// `_vjp`, with adjoint loops fused into primal loops where they can be.
     pub(crate) vjp: Function,
     /// `_vjp` before fusion: the split API's pullback runs after the primal
-    /// (see [`analysis::fuse_loops`]).
+    /// (see [`reverse::fuse_loops`]).
     pub(crate) unfused: Function,
     /// With `wrt(…)`: the signature and `_vjp` IR with every float parameter
     /// active, and the length of that primal IR, from which the split API is
@@ -147,20 +147,20 @@ fn differentiated(
         return Err(Box::new((sig, error)));
     }
     let unfused = verified(reverse::vjp(&primal, &activity, &writes, &sig), "reverse");
-    let unfused = verified(analysis::make_tapes_early(unfused), "tapes");
+    let unfused = verified(reverse::make_tapes_early(unfused), "tapes");
     let unfused = verified(
-        analysis::run_forward(unfused, primal.insts.len()),
+        reverse::run_forward(unfused, primal.insts.len()),
         "forward order",
     );
     let unfused = verified(
-        analysis::sums_from_zero(unfused, primal.insts.len()),
+        reverse::sums_from_zero(unfused, primal.insts.len()),
         "sums from zero",
     );
     let fused = verified(
-        analysis::fuse_loops(unfused.clone(), primal.insts.len()),
+        reverse::fuse_loops(unfused.clone(), primal.insts.len()),
         "fuse",
     );
-    let fused = verified(analysis::keep_exponentials(fused), "keep");
+    let fused = verified(reverse::keep_exponentials(fused), "keep");
     Ok((sig, primal, Vjp { fused, unfused }))
 }
 

@@ -8,29 +8,21 @@
 
 mod analysis;
 mod args;
-#[cfg(test)]
-mod cost;
 mod custom;
 mod diag;
-#[cfg(test)]
-mod differential;
 mod emit;
 mod expand;
-#[cfg(test)]
-mod fuzz;
 mod ir;
 mod lower;
-/// The random program generator, shared with the `ad-tests` crate (its items
-/// are `pub` there).
-#[cfg(test)]
-#[allow(unreachable_pub, dead_code)]
-#[path = "../../tests/src/programs.rs"]
-mod programs;
 mod reverse;
-mod rules;
 mod tangent;
+/// The test machinery, which never runs at expansion time: the IR
+/// interpreter, the differential tests, the fuzzers, the compile-cost
+/// harness and the expansion snapshots. It sits beside `src/`, which holds
+/// only the compiler.
 #[cfg(test)]
-mod tests;
+#[path = "../testing/mod.rs"]
+mod testing;
 
 use proc_macro::TokenStream;
 

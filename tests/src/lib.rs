@@ -5,7 +5,7 @@
 use ad_runtime::check;
 
 pub mod fixtures;
-pub mod programs;
+pub use ad_testkit::programs;
 
 /// Tolerance of the finite-difference and dot-product checks (mixed relative
 /// error; the checks use Richardson-extrapolated central differences).

@@ -1,5 +1,5 @@
 //! Differential testing through rustc: a corpus of generated programs (see
-//! `build.rs` and `src/programs.rs`) compiled with the real `#[differentiate]`,
+//! `build.rs` and `ad_testkit::programs`) compiled with the real `#[differentiate]`,
 //! each checked against the generator's own evaluator (the primal, bit for bit),
 //! finite differences and the dot-product test (the gradient).
 //!

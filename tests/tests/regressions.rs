@@ -1,4 +1,4 @@
-//! Programs the random program generator (`src/programs.rs`) found wrong or
+//! Programs the random program generator (`ad_testkit::programs`) found wrong or
 //! rejected, shrunk by it, each checked against its closed form, finite
 //! differences and the dot-product test.
 

@@ -22,10 +22,10 @@
 //! `m.min(x[i])` of the loop's index. The primal value is computed in the
 //! same order, so `_vjp` returns the primal's value bit for bit.
 
+use crate::ir::Callee;
 use crate::ir::{Function, Inst, Prim, Value};
-use crate::rules::Callee;
 
-use super::dead::compact;
+use crate::ir::compact;
 
 /// `func` with each running maximum or minimum loop replaced by a call of
 /// `max_over` or `min_over`.
@@ -100,8 +100,8 @@ fn as_call(func: &Function, value: Value) -> Option<Inst> {
 #[cfg(test)]
 mod tests {
     use crate::expand;
+    use crate::ir::Callee;
     use crate::ir::{Function, Inst};
-    use crate::rules::Callee;
 
     fn calls_and_loops(func: &Function) -> (Vec<Callee>, usize) {
         let (mut calls, mut loops) = (Vec::new(), 0);

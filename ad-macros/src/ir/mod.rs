@@ -41,17 +41,18 @@
 //!     program order.
 
 mod builder;
-#[cfg(test)]
-pub(crate) mod interp;
+mod compact;
+mod prim;
 mod print;
 mod verify;
 
 pub(crate) use builder::Builder;
+pub(crate) use compact::compact;
 pub(crate) use verify::verify;
 
 use proc_macro2::{Span, TokenStream};
 
-pub(crate) use crate::rules::Prim;
+pub(crate) use prim::{Callee, Mode, Prim, Read};
 
 /// A value id: the index of the instruction that defines it.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
@@ -486,8 +487,6 @@ impl NewBuf {
         }
     }
 }
-
-pub(crate) use crate::rules::{Callee, Mode};
 
 /// A `for` or a `while`, seen alike: what the passes need of any loop.
 pub(crate) struct Loop<'a> {

@@ -37,14 +37,12 @@
 
 use std::panic::{self, AssertUnwindSafe};
 
-use crate::rules::Read;
+use crate::ir::{
+    BinOp, Callee, Const, Function, Inst, LoopRange, Mode, NewBuf, Prim, Read, Region, Scalar, Ty,
+    UnOp, Value,
+};
 use ad_runtime::{__private, linalg, rules};
 use proc_macro2::TokenStream;
-
-use super::{
-    BinOp, Callee, Const, Function, Inst, LoopRange, Mode, NewBuf, Prim, Region, Scalar, Ty, UnOp,
-    Value,
-};
 
 /// The longest buffer the interpreter makes (`vec![x; n]`, `[x; N]`): longer is
 /// an error rather than an allocation failure.

@@ -1,7 +1,7 @@
 //! Differential testing in-process: thousands of generated programs (see
-//! [`programs`](crate::programs)) go through the whole pipeline — lowering,
+//! [`programs`](ad_testkit::programs)) go through the whole pipeline — lowering,
 //! verification, analysis, reversal — and both IRs run on the interpreter
-//! ([`interp`](crate::ir::interp)). The primal IR must compute what the
+//! ([`interp`](super::interp)). The primal IR must compute what the
 //! generator's own evaluator computes, bit for bit; the adjoint must match
 //! finite differences and pass the dot-product test. A failing program is
 //! shrunk and printed as Rust source, ready to paste into a regression test.
@@ -10,10 +10,10 @@ use std::fmt::Write as _;
 
 use proc_macro2::TokenStream;
 
+use super::interp::{self, Arg, Val};
 use crate::expand::{self, Stages};
-use crate::ir::interp::{self, Arg, Val};
 use crate::ir::{Function, Role};
-use crate::programs::{Config, Input, Program, check_gradient};
+use ad_testkit::programs::{Config, Input, Program, check_gradient};
 
 /// How many programs one run checks.
 const PROGRAMS: u64 = 2000;

@@ -38,7 +38,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::dead::compact;
+use crate::ir::compact;
 use crate::ir::{BinOp, Const, Function, Inst, Loop, LoopRange, Place, Ty, Value};
 
 /// `func` (a `_vjp` whose first `primal_len` values are the primal's) with

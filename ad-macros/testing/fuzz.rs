@@ -1381,7 +1381,11 @@ fn deep_functions_expand_on_rustc_stack() {
     let mut failures = Vec::new();
     for (index, (what, _)) in deep_functions().iter().enumerate() {
         let child = std::process::Command::new(&exe)
-            .args(["fuzz::expand_deep_function", "--exact", "--nocapture"])
+            .args([
+                "testing::fuzz::expand_deep_function",
+                "--exact",
+                "--nocapture",
+            ])
             .env(DEEP_FUNCTION, index.to_string())
             .output()
             .expect("the test binary runs");

@@ -17,8 +17,8 @@
 //! The split API's pullback may run any number of times, so `f_forward`
 //! keeps recomputing.
 
+use crate::ir::Callee;
 use crate::ir::{Function, Inst, NewBuf, Ty, Value};
-use crate::rules::Callee;
 
 /// `func` with each top-level `logsumexp` whose pullback is also top-level
 /// keeping its exponentials for that pullback.
@@ -68,8 +68,8 @@ pub(crate) fn keep_exponentials(mut func: Function) -> Function {
 #[cfg(test)]
 mod tests {
     use crate::expand;
+    use crate::ir::Callee;
     use crate::ir::Inst;
-    use crate::rules::Callee;
 
     fn callees(func: &crate::ir::Function) -> Vec<Callee> {
         let mut out = Vec::new();

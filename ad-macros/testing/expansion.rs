@@ -618,7 +618,7 @@ check!(
     "fn f(x: f64, xs: &[f64], n: usize) -> f64 { let unused = x.exp() * 2.0; let also = xs[0] + x; let mut acc = 0.0; for i in 0..n { acc += (x * i as f64).sin(); } let y = x.sin(); y * y }"
 );
 
-// Loop fusion (`analysis::fuse_loops`): an adjoint loop whose seed is known
+// Loop fusion (`reverse::fuse_loops`): an adjoint loop whose seed is known
 // before its primal loop runs is moved into it. The tape of `exp`'s output
 // goes (the pushed value is used directly), `d_out * 0.5` moves before the
 // loop, and the adjoint reuses the primal's `x[i] * x[i]`.
@@ -633,7 +633,7 @@ check!(
     "",
     "fn f(x: &[f64], y: &[f64], a: f64, b: f64) -> f64 { let mut s = 0.0; for i in 0..x.len() { let r = a * x[i] + b - y[i]; s += r * r; } s / x.len() as f64 }"
 );
-// Tapes are made together before the loops (`analysis::make_tapes_early`):
+// Tapes are made together before the loops (`reverse::make_tapes_early`):
 // no call between the two loops to keep `m` out of a register.
 check!(
     tapes_made_before_the_loops,
@@ -657,7 +657,7 @@ check!(
     "fn f(l: &[f64], x: &[f64]) -> f64 { let mut s = 0.0; for r in 0..x.len() { let mut z = x[r]; for j in 0..r { z += l[r * (r - 1) / 2 + j] * x[j]; } s += z * z; } s }"
 );
 // The inner adjoint loop pops nothing and only adds into shadows: it runs
-// forwards (`analysis::run_forward`), the outer one, which pops `tanh`'s
+// forwards (`reverse::run_forward`), the outer one, which pops `tanh`'s
 // outputs, backwards.
 check!(
     independent_adjoint_loop_runs_forwards,

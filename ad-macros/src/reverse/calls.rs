@@ -1,0 +1,146 @@
+//! Calls: a call of a differentiated function is reversed by its pullback,
+//! and buffers a call reads are read back as the call left them.
+
+use super::Reverse;
+use crate::ir::{Const, Inst, Mode, Ty, Value};
+
+impl Reverse<'_> {
+    /// Reverses a call of a function with a derivative of its own: calls the
+    /// pullback its forward part returned, with the buffers as the call left
+    /// them (copied if later code overwrites them), their shadows and the
+    /// seed, and adds what it returns to the adjoints of the float arguments.
+    ///
+    /// ```text
+    /// let (y, g_pullback) = g_forward(x, &xs);
+    /// ⇒ let d_x = g_pullback(&xs, &mut d_xs, d_y);
+    /// ```
+    ///
+    /// A buffer argument with no shadow of its own (a constant) gets a
+    /// scratch one: the callee's pullback computes every adjoint.
+    pub(super) fn reverse_call(&mut self, call: Value) {
+        let primal = self.primal;
+        let Inst::Forward { args, .. } = primal.inst(call) else {
+            unreachable!("reverse_call on a non-call")
+        };
+        let (mut output, mut pullback) = (None, None);
+        for &(index, extract) in &self.extracts[call.index()] {
+            match index {
+                0 => output = Some(extract),
+                _ => pullback = Some(extract),
+            }
+        }
+        let pullback = pullback.expect("a call's pullback is extracted");
+        let seed = output.and_then(|output| self.grads[output.index()]);
+        let any_active = args.iter().any(|&(arg, _)| self.is_active(arg));
+        if !any_active || (seed.is_none() && !self.writes_shadow(call)) {
+            return;
+        }
+        let mut operands = Vec::new();
+        let mut floats = Vec::new();
+        for &(arg, mode) in args {
+            match mode {
+                Mode::Val => {
+                    if primal.ty(arg).is_float() {
+                        floats.push(arg);
+                    }
+                }
+                Mode::Ref | Mode::Mut => {
+                    let contents = self.read_back(arg, call);
+                    operands.push((contents, Mode::Ref));
+                    if primal.ty(arg).is_float_buf() || *primal.ty(arg) == Ty::Struct {
+                        let shadow = match self.shadow(arg) {
+                            Some(shadow) => shadow,
+                            None => self.scratch_shadow(arg),
+                        };
+                        operands.push((shadow, Mode::Mut));
+                    }
+                }
+            }
+        }
+        let seed = seed.unwrap_or_else(|| self.push(Inst::Const(Const::Zero), Ty::Unknown, call));
+        operands.push((seed, Mode::Val));
+        let pullback = self.available(pullback);
+        let tys: Vec<Ty> = floats.iter().map(|&arg| primal.ty(arg).clone()).collect();
+        let ty = match tys.as_slice() {
+            [single] => single.clone(),
+            _ => Ty::Tuple(tys.clone()),
+        };
+        let adjoints = self.push(
+            Inst::Apply {
+                pullback,
+                args: operands,
+            },
+            ty,
+            call,
+        );
+        if let [arg] = floats.as_slice() {
+            self.add(*arg, adjoints);
+            return;
+        }
+        for (position, &arg) in floats.iter().enumerate() {
+            if self.is_active(arg) {
+                let adjoint = self.extract(adjoints, position, call);
+                self.add(arg, adjoint);
+            }
+        }
+    }
+
+    /// A shadow for a constant buffer or struct that a callee's pullback
+    /// needs one for: zeros, made once in the body before the adjoint code
+    /// that uses it (what the pullback adds into it is never read).
+    pub(super) fn scratch_shadow(&mut self, of: Value) -> Value {
+        if let Some(&scratch) = self.scratch.get(&of) {
+            return scratch;
+        }
+        let primal = self.primal;
+        let scratch = self.builder.push_detached(
+            Inst::Shadow { of, seed: None },
+            primal.ty(of).clone(),
+            primal.span(of),
+        );
+        if let Some(name) = primal.name(of) {
+            let name = format!("d_{name}");
+            self.builder.name(scratch, &name);
+        }
+        self.builder.func_mut().body.insts.push(scratch);
+        self.scratch.insert(of, scratch);
+        scratch
+    }
+
+    /// Whether the call passes an active buffer by `&mut`: its pullback
+    /// turns that buffer's shadow into the adjoint of its contents before.
+    pub(super) fn writes_shadow(&self, call: Value) -> bool {
+        self.primal
+            .inst(call)
+            .written()
+            .iter()
+            .any(|&buf| self.shadow(buf).is_some())
+    }
+
+    /// The contents of `buf` as the runtime call `call` left them, for its
+    /// pullback: `buf` itself if nothing writes it afterwards, otherwise a copy
+    /// the primal makes right after the call (saved on a tape in a loop).
+    pub(crate) fn read_back(&mut self, buf: Value, call: Value) -> Value {
+        if self.writes.unchanged_after(buf, call) {
+            return buf;
+        }
+        if let Some(&copy) = self.snapshots.get(&(buf, call)) {
+            return copy;
+        }
+        let ty = self.primal.ty(buf).clone();
+        let snapshot = self.builder.push_detached(
+            Inst::CloneBuf {
+                src: buf,
+                clone: false,
+            },
+            ty,
+            self.primal.span(call),
+        );
+        let name = format!("{}_saved", self.primal.name(buf).unwrap_or("buf"));
+        self.builder.name(snapshot, &name);
+        self.insert_beside(snapshot, call, true);
+        let copy = self.carry_out(snapshot);
+        self.snapshots.insert((buf, call), copy);
+        copy
+    }
+}
