@@ -1,0 +1,527 @@
+//! Expressions: one IR value as Rust tokens, parenthesized only where
+//! precedence needs it.
+
+use proc_macro2::{Literal, Span, TokenStream};
+use quote::{ToTokens, quote, quote_spanned};
+use syn::Ident;
+use syn::ext::IdentExt;
+
+use super::{Emitter, Form, ident};
+use crate::ir::{BinOp, Const, Inst, Mode, NewBuf, Region, Scalar, Ty, UnOp, Value};
+
+/// Binding strength of an emitted expression, weakest first.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) enum Prec {
+    Or,
+    And,
+    Compare,
+    BitOr,
+    BitXor,
+    BitAnd,
+    Shift,
+    Sum,
+    Product,
+    Cast,
+    Prefix,
+    Postfix,
+}
+
+pub(super) struct Expr {
+    pub(super) tokens: TokenStream,
+    pub(super) prec: Prec,
+}
+
+impl Expr {
+    /// The tokens, parenthesized if they bind weaker than `min`.
+    pub(super) fn at(self, min: Prec) -> TokenStream {
+        let tokens = self.tokens;
+        if self.prec < min {
+            quote!((#tokens))
+        } else {
+            tokens
+        }
+    }
+}
+
+impl Emitter<'_> {
+    pub(super) fn expr(&self, value: Value) -> Expr {
+        if self.is_receiver(value) {
+            return Expr {
+                tokens: quote!(self),
+                prec: Prec::Postfix,
+            };
+        }
+        match &self.forms[value.index()] {
+            Form::Bound(name) | Form::Component(Some(name)) => Expr {
+                tokens: ident(name, self.func.span(value)).into_token_stream(),
+                prec: Prec::Postfix,
+            },
+            Form::Carried(name) => Expr {
+                tokens: ident(name, self.func.span(value)).into_token_stream(),
+                prec: Prec::Postfix,
+            },
+            Form::Inline => self.inst_expr(value),
+            Form::Component(None) => unreachable!("an unused component is used"),
+        }
+    }
+
+    /// Whether `value` is the `&self` of a method.
+    pub(super) fn is_receiver(&self, value: Value) -> bool {
+        matches!(self.func.inst(value), Inst::Param(_))
+            && self.func.name(value) == Some("self")
+            && *self.func.ty(value) == Ty::Struct
+    }
+
+    pub(super) fn inst_expr(&self, value: Value) -> Expr {
+        let func = self.func;
+        let span = func.span(value);
+        let postfix = |tokens| Expr {
+            tokens,
+            prec: Prec::Postfix,
+        };
+        match func.inst(value) {
+            Inst::Param(_) => unreachable!("parameters are bound"),
+            Inst::Const(Const::Lit(lit)) => postfix(lit.to_token_stream()),
+            Inst::Const(Const::Bool(b)) => postfix(quote_spanned!(span=> #b)),
+            Inst::Const(Const::Path(path)) => postfix(path.clone()),
+            Inst::Const(Const::Zero) => postfix(match func.ty(value) {
+                Ty::Float if let Some(param) = &func.float_param => {
+                    quote_spanned!(span=> <#param as ::ad_runtime::Float>::ZERO)
+                }
+                Ty::Int => quote_spanned!(span=> 0),
+                Ty::Bool => quote_spanned!(span=> false),
+                Ty::F32 | Ty::F64 | Ty::Float => quote_spanned!(span=> 0.0),
+                // A placeholder never read, of a type only rustc knows.
+                _ => quote_spanned!(span=> ::core::default::Default::default()),
+            }),
+            Inst::Unary(op, arg) => {
+                let arg_expr = self.expr(*arg);
+                // `-(-x)`, never `--x`.
+                let min = if arg_expr.prec == Prec::Prefix {
+                    Prec::Postfix
+                } else {
+                    Prec::Prefix
+                };
+                let arg = arg_expr.at(min);
+                let tokens = match op {
+                    UnOp::Neg => quote_spanned!(span=> -#arg),
+                    UnOp::Not => quote_spanned!(span=> !#arg),
+                };
+                Expr {
+                    tokens,
+                    prec: Prec::Prefix,
+                }
+            }
+            Inst::Binary(op, lhs, rhs) => self.binary(*op, *lhs, *rhs, span),
+            Inst::Cast(arg, to) if func.float_param.is_some() => self.generic_cast(*arg, *to, span),
+            Inst::Cast(arg, to) => {
+                let to_ident = Ident::new(to.name(), span);
+                // `bool as f64` is not Rust; `f64::from(b)` is.
+                if *func.ty(*arg) == Ty::Bool && to.ty().is_float() {
+                    let arg = self.expr(*arg).at(Prec::Or);
+                    return postfix(quote_spanned!(span=> #to_ident::from(#arg)));
+                }
+                let arg = self.expr(*arg).at(Prec::Cast);
+                Expr {
+                    tokens: quote_spanned!(span=> #arg as #to_ident),
+                    prec: Prec::Cast,
+                }
+            }
+            Inst::Prim(prim, args) => {
+                let method = Ident::new(prim.name(), span);
+                let rest = args[1..].iter().map(|&arg| self.expr(arg).at(Prec::Or));
+                let receiver_ty = func.ty(value).scalar().filter(|_| self.is_literal(args[0]));
+                match receiver_ty {
+                    // `2.0.sin()` does not compile; `f64::sin(2.0)` does.
+                    Some(scalar) => {
+                        let ty = Ident::new(scalar.name(), span);
+                        let receiver = self.expr(args[0]).at(Prec::Or);
+                        postfix(quote_spanned!(span=> #ty::#method(#receiver, #(#rest),*)))
+                    }
+                    None => {
+                        let receiver = self.expr(args[0]).at(Prec::Postfix);
+                        postfix(quote_spanned!(span=> #receiver.#method(#(#rest),*)))
+                    }
+                }
+            }
+            Inst::Pullback(prim, args) => {
+                let rule = Ident::new(prim.name(), span);
+                let args = args.iter().map(|&arg| self.expr(arg).at(Prec::Or));
+                postfix(quote_spanned!(span=> __ad::#rule(#(#args),*)))
+            }
+            Inst::Detach(arg) => self.expr(*arg),
+            Inst::Tuple(elems) => {
+                let elems = elems.iter().map(|&elem| self.expr(elem).at(Prec::Or));
+                postfix(quote_spanned!(span=> (#(#elems),*)))
+            }
+            Inst::If { cond, then, els } => {
+                let cond = self.expr(*cond).at(Prec::Or);
+                let then = self.block(then, span);
+                let els = match self.tail_if(els) {
+                    // `else { if … }` is `else if …`.
+                    Some(position)
+                        if self
+                            .stmts(&Region {
+                                insts: els.insts[..position].to_vec(),
+                                yields: Vec::new(),
+                            })
+                            .is_empty() =>
+                    {
+                        self.inst_expr(els.insts[position]).tokens
+                    }
+                    _ => self.block(els, span),
+                };
+                // An `if` kept for what it writes in one branch only.
+                let empty = |block: &TokenStream| matches!(syn::parse2::<syn::Block>(block.clone()), Ok(block) if block.stmts.is_empty());
+                if empty(&els) {
+                    return postfix(quote_spanned!(span=> if #cond #then));
+                }
+                postfix(quote_spanned!(span=> if #cond #then else #els))
+            }
+            Inst::For { .. } | Inst::While { .. } | Inst::Arg(_) => {
+                unreachable!("loops are statements")
+            }
+            Inst::TapeNew { capacity } => {
+                // Tapes of scalars reuse storage from the runtime's pool.
+                let pooled = matches!(func.ty(value), Ty::Tape(elem) if elem.is_scalar());
+                let capacity = capacity.as_ref().map(|range| {
+                    let iter = self.range(range, span);
+                    quote_spanned!(span=> (#iter).size_hint().0)
+                });
+                postfix(match (pooled, capacity) {
+                    (true, None) => quote_spanned!(span=> __ad::Tape::new()),
+                    (true, Some(capacity)) => {
+                        quote_spanned!(span=> __ad::Tape::with_capacity(#capacity))
+                    }
+                    (false, None) => quote_spanned!(span=> __ad::Tape::unpooled(0)),
+                    (false, Some(capacity)) => {
+                        quote_spanned!(span=> __ad::Tape::unpooled(#capacity))
+                    }
+                })
+            }
+            Inst::TapeReserve { tape, range } => {
+                let tape = self.expr(*tape).at(Prec::Postfix);
+                let iter = self.range(range, span);
+                postfix(quote_spanned!(span=> #tape.reserve((#iter).size_hint().0)))
+            }
+            Inst::Push(tape, pushed) => {
+                let tape = self.expr(*tape).at(Prec::Postfix);
+                let pushed = self.expr(*pushed).at(Prec::Or);
+                // In a `for`, the tape has room for every push (made with
+                // capacity, or reserved before the loop): no push grows it.
+                let reserved = matches!(
+                    self.places[value.index()],
+                    crate::ir::Place::In(owner, _) if matches!(func.inst(owner), Inst::For { .. })
+                );
+                if reserved {
+                    postfix(quote_spanned!(span=> #tape.push_reserved(#pushed)))
+                } else {
+                    postfix(quote_spanned!(span=> #tape.push(#pushed)))
+                }
+            }
+            Inst::Pop(tape) => {
+                let tape = self.expr(*tape).at(Prec::Postfix);
+                // A pullback that may run again reads its tapes without
+                // taking the values (`TapeReader::pop` gives a reference).
+                let copied = self.split.is_some()
+                    && matches!(
+                        func.ty(value),
+                        Ty::F32 | Ty::F64 | Ty::Float | Ty::Int | Ty::Bool
+                    );
+                if copied {
+                    Expr {
+                        tokens: quote_spanned!(span=> *#tape.pop()),
+                        prec: Prec::Prefix,
+                    }
+                } else {
+                    postfix(quote_spanned!(span=> #tape.pop()))
+                }
+            }
+            Inst::Extract(tuple, index) => {
+                let tuple = self.expr(*tuple).at(Prec::Postfix);
+                let index = Literal::u32_unsuffixed(*index);
+                postfix(quote_spanned!(span=> #tuple.#index))
+            }
+            Inst::Load(buf, index) => {
+                let (buf, index) = self.access(value, *buf, *index);
+                postfix(quote_spanned!(span=> #buf[#index]))
+            }
+            Inst::Store(buf, index, stored) => {
+                let (buf, index) = self.access(value, *buf, *index);
+                let stored = self.expr(*stored).at(Prec::Or);
+                postfix(quote_spanned!(span=> #buf[#index] = #stored))
+            }
+            Inst::Update(op, buf, index, stored) => {
+                let (buf, index) = self.access(value, *buf, *index);
+                let stored = self.expr(*stored).at(Prec::Or);
+                postfix(match op {
+                    BinOp::Sub => quote_spanned!(span=> #buf[#index] -= #stored),
+                    _ => quote_spanned!(span=> #buf[#index] += #stored),
+                })
+            }
+            Inst::Len(buf) => {
+                let buf = self.expr(*buf).at(Prec::Postfix);
+                postfix(quote_spanned!(span=> #buf.len()))
+            }
+            Inst::NewBuf(NewBuf::Vec { fill, len }) => {
+                let fill = self.expr(*fill).at(Prec::Or);
+                let len = self.expr(*len).at(Prec::Or);
+                postfix(quote_spanned!(span=> ::std::vec![#fill; #len]))
+            }
+            Inst::NewBuf(NewBuf::Array { fill, len }) => {
+                let fill = self.expr(*fill).at(Prec::Or);
+                postfix(quote_spanned!(span=> [#fill; #len]))
+            }
+            Inst::NewBuf(NewBuf::Empty { capacity: None }) => {
+                postfix(quote_spanned!(span=> ::std::vec::Vec::new()))
+            }
+            Inst::NewBuf(NewBuf::Empty {
+                capacity: Some(capacity),
+            }) => {
+                let capacity = self.expr(*capacity).at(Prec::Or);
+                postfix(quote_spanned!(span=> ::std::vec::Vec::with_capacity(#capacity)))
+            }
+            Inst::PushElem(buf, pushed) => {
+                let buf = self.expr(*buf).at(Prec::Postfix);
+                let pushed = self.expr(*pushed).at(Prec::Or);
+                postfix(quote_spanned!(span=> #buf.push(#pushed)))
+            }
+            Inst::CloneBuf { src, clone } => {
+                let src = self.expr(*src).at(Prec::Postfix);
+                postfix(if *clone {
+                    quote_spanned!(span=> #src.clone())
+                } else {
+                    quote_spanned!(span=> #src.to_vec())
+                })
+            }
+            Inst::Call(callee, args) => {
+                let name = Ident::new(callee.name(), span);
+                let args = args
+                    .iter()
+                    .zip(callee.modes())
+                    .map(|(&arg, &mode)| self.argument(arg, mode));
+                postfix(if callee.is_primitive() {
+                    quote_spanned!(span=> ::ad_runtime::#name(#(#args),*))
+                } else {
+                    quote_spanned!(span=> __ad::#name(#(#args),*))
+                })
+            }
+            Inst::Shadow { of, seed: None } => {
+                let of = self.argument(*of, Mode::Ref);
+                postfix(quote_spanned!(span=> __ad::zeros_like(#of)))
+            }
+            Inst::Shadow {
+                seed: Some(seed), ..
+            } => {
+                let seed = self.expr(*seed).at(Prec::Postfix);
+                postfix(quote_spanned!(span=> #seed.to_owned()))
+            }
+            Inst::PopShadow(shadow) => {
+                let shadow = self.argument(*shadow, Mode::Mut);
+                postfix(quote_spanned!(span=> __ad::pop_shadow(#shadow)))
+            }
+            Inst::Forward { callee, args } => {
+                let path = &func.user_calls[*callee as usize].path;
+                let forward = forward_path(path);
+                let args = args.iter().map(|&(arg, mode)| self.argument(arg, mode));
+                let call = quote_spanned!(span=> #forward(#(#args),*));
+                match &self.split {
+                    // A function calling itself keeps its callee's pullback in
+                    // its own: boxed, or its type would contain itself.
+                    Some(mode) if path.is_ident(&func.name) => {
+                        let pullback_ty = &mode.pullback_ty;
+                        postfix(quote_spanned! {span=>
+                            {
+                                let (out, pullback) = #call;
+                                (out, ::std::boxed::Box::new(pullback) as ::std::boxed::Box<dyn #pullback_ty>)
+                            }
+                        })
+                    }
+                    _ => postfix(call),
+                }
+            }
+            Inst::Field { base, path } => {
+                let base = self.expr(*base).at(Prec::Postfix);
+                postfix(quote_spanned!(span=> #base #(.#path)*))
+            }
+            Inst::FieldUpdate { base, path, value } => {
+                let base = self.expr(*base).at(Prec::Postfix);
+                let value = self.expr(*value).at(Prec::Or);
+                postfix(quote_spanned!(span=> #base #(.#path)* += #value))
+            }
+            Inst::Some(wrapped) => {
+                let wrapped = self.expr(*wrapped).at(Prec::Or);
+                postfix(quote_spanned!(span=> ::core::option::Option::Some(#wrapped)))
+            }
+            Inst::Apply { pullback, args } => {
+                let optional = matches!(func.ty(*pullback), Ty::Option(_));
+                let mut pullback = self.expr(*pullback).at(Prec::Postfix);
+                // Carried out of the branch that called it, which the
+                // adjoint's branch mirrors: it is `Some` here.
+                if optional {
+                    pullback = quote_spanned!(span=> #pullback.as_ref().unwrap());
+                }
+                let args = args.iter().map(|&(arg, mode)| self.argument(arg, mode));
+                postfix(quote_spanned!(span=> #pullback(#(#args),*)))
+            }
+        }
+    }
+
+    /// A conversion in a function generic over `T: Float`, through the
+    /// runtime's trait: `T::from_f64(x)`, `x.to_f64()`, and `as` between
+    /// other types.
+    pub(super) fn generic_cast(&self, arg: Value, to: Scalar, span: Span) -> Expr {
+        let func = self.func;
+        let param = func.float_param.as_ref().expect("a generic function");
+        let from = func.ty(arg);
+        let postfix = |tokens| Expr {
+            tokens,
+            prec: Prec::Postfix,
+        };
+        if to == Scalar::Float {
+            let arg = match from {
+                Ty::F64 => self.expr(arg).at(Prec::Or),
+                Ty::Bool => {
+                    let arg = self.expr(arg).at(Prec::Or);
+                    quote_spanned!(span=> f64::from(#arg))
+                }
+                _ => {
+                    let arg = self.expr(arg).at(Prec::Cast);
+                    quote_spanned!(span=> #arg as f64)
+                }
+            };
+            return postfix(quote_spanned!(span=> <#param as ::ad_runtime::Float>::from_f64(#arg)));
+        }
+        let to_ident = Ident::new(to.name(), span);
+        if *from == Ty::Float {
+            let arg = self.expr(arg).at(Prec::Or);
+            let to_f64 = quote_spanned!(span=> ::ad_runtime::Float::to_f64(#arg));
+            if to == Scalar::F64 {
+                return postfix(to_f64);
+            }
+            return Expr {
+                tokens: quote_spanned!(span=> #to_f64 as #to_ident),
+                prec: Prec::Cast,
+            };
+        }
+        if *from == Ty::Bool && to.ty().is_float() {
+            let arg = self.expr(arg).at(Prec::Or);
+            return postfix(quote_spanned!(span=> #to_ident::from(#arg)));
+        }
+        let arg = self.expr(arg).at(Prec::Cast);
+        Expr {
+            tokens: quote_spanned!(span=> #arg as #to_ident),
+            prec: Prec::Cast,
+        }
+    }
+
+    /// A buffer passed by `&` or `&mut` (a parameter is a reference already),
+    /// or a value.
+    pub(super) fn argument(&self, value: Value, mode: Mode) -> TokenStream {
+        let tokens = self.expr(value).at(Prec::Or);
+        if let Ty::Option(_) = self.func.ty(value) {
+            // A copy carried out of the branch that made it, which the
+            // adjoint's branch mirrors: it is `Some` here.
+            let tokens = self.expr(value).at(Prec::Postfix);
+            return quote!(#tokens.as_deref().unwrap());
+        }
+        match mode {
+            Mode::Ref | Mode::Mut if self.func.is_param(value) => tokens,
+            Mode::Ref => quote!(&#tokens),
+            Mode::Mut => quote!(&mut #tokens),
+            Mode::Val => tokens,
+        }
+    }
+
+    pub(super) fn binary(&self, op: BinOp, lhs: Value, rhs: Value, span: Span) -> Expr {
+        self.binary_of(op, self.expr(lhs), self.expr(rhs), span)
+    }
+
+    /// `lhs op rhs`, parenthesized as precedence needs.
+    pub(super) fn binary_of(&self, op: BinOp, lhs: Expr, rhs: Expr, span: Span) -> Expr {
+        let prec = match op {
+            BinOp::Add | BinOp::Sub => Prec::Sum,
+            BinOp::Mul | BinOp::Div | BinOp::Rem => Prec::Product,
+            BinOp::Shl | BinOp::Shr => Prec::Shift,
+            BinOp::BitAnd => Prec::BitAnd,
+            BinOp::BitXor => Prec::BitXor,
+            BinOp::BitOr => Prec::BitOr,
+            BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge => Prec::Compare,
+            BinOp::And => Prec::And,
+            BinOp::Or => Prec::Or,
+        };
+        // Left-associative: the right operand must bind strictly tighter;
+        // comparisons do not chain, so both sides must.
+        let lhs_min = if prec == Prec::Compare {
+            Prec::BitOr
+        } else {
+            prec
+        };
+        // `n as f64 < x` parses `f64 <` as generic arguments: parenthesize.
+        let lhs = if matches!(op, BinOp::Lt | BinOp::Shl) && lhs.prec == Prec::Cast {
+            lhs.at(Prec::Prefix)
+        } else {
+            lhs.at(lhs_min)
+        };
+        let rhs = rhs.at(next(prec));
+        let tokens = match op {
+            BinOp::Add => quote_spanned!(span=> #lhs + #rhs),
+            BinOp::Sub => quote_spanned!(span=> #lhs - #rhs),
+            BinOp::Mul => quote_spanned!(span=> #lhs * #rhs),
+            BinOp::Div => quote_spanned!(span=> #lhs / #rhs),
+            BinOp::Rem => quote_spanned!(span=> #lhs % #rhs),
+            BinOp::BitAnd => quote_spanned!(span=> #lhs & #rhs),
+            BinOp::BitOr => quote_spanned!(span=> #lhs | #rhs),
+            BinOp::BitXor => quote_spanned!(span=> #lhs ^ #rhs),
+            BinOp::Shl => quote_spanned!(span=> #lhs << #rhs),
+            BinOp::Shr => quote_spanned!(span=> #lhs >> #rhs),
+            BinOp::Eq => quote_spanned!(span=> #lhs == #rhs),
+            BinOp::Ne => quote_spanned!(span=> #lhs != #rhs),
+            BinOp::Lt => quote_spanned!(span=> #lhs < #rhs),
+            BinOp::Le => quote_spanned!(span=> #lhs <= #rhs),
+            BinOp::Gt => quote_spanned!(span=> #lhs > #rhs),
+            BinOp::Ge => quote_spanned!(span=> #lhs >= #rhs),
+            BinOp::And => quote_spanned!(span=> #lhs && #rhs),
+            BinOp::Or => quote_spanned!(span=> #lhs || #rhs),
+        };
+        Expr { tokens, prec }
+    }
+
+    /// Whether a value is written as a literal (possibly negated), whose float
+    /// type rustc cannot see from a method call on it.
+    pub(super) fn is_literal(&self, value: Value) -> bool {
+        self.forms[value.index()] == Form::Inline
+            && match self.func.inst(value) {
+                Inst::Const(Const::Lit(_)) => true,
+                Inst::Unary(UnOp::Neg, arg) | Inst::Detach(arg) => self.is_literal(*arg),
+                _ => false,
+            }
+    }
+}
+
+/// `f_forward` for the path `f` of a function called from differentiated
+/// code (`m::f` → `m::f_forward`), located at the user's `f`.
+pub(super) fn forward_path(path: &syn::Path) -> syn::Path {
+    let mut path = path.clone();
+    if let Some(last) = path.segments.last_mut() {
+        let name = last.ident.unraw();
+        last.ident = Ident::new(&format!("{name}_forward"), last.ident.span());
+    }
+    path
+}
+
+fn next(prec: Prec) -> Prec {
+    match prec {
+        Prec::Or => Prec::And,
+        Prec::And => Prec::Compare,
+        Prec::Compare => Prec::BitOr,
+        Prec::BitOr => Prec::BitXor,
+        Prec::BitXor => Prec::BitAnd,
+        Prec::BitAnd => Prec::Shift,
+        Prec::Shift => Prec::Sum,
+        Prec::Sum => Prec::Product,
+        Prec::Product => Prec::Cast,
+        Prec::Cast => Prec::Prefix,
+        Prec::Prefix | Prec::Postfix => Prec::Postfix,
+    }
+}

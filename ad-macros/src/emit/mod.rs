@@ -1,0 +1,406 @@
+//! Emission: IR → Rust tokens, built with `quote!` only.
+//!
+//! Takes a function's IR (any transformation's: `_vjp`, the split API) and
+//! gives the tokens of its body; the signatures are the callers'. `names`
+//! decides which values are bound and to what name, `expr` writes one value
+//! as an expression, `stmts` lays out a block's statements, `loops` writes
+//! loops, `hoist` slices buffers before loops, `header` writes `_vjp`'s
+//! signature and `split` the split API.
+//!
+//! The output should read like a hand-written gradient:
+//! - every value the user named keeps its name (`s`, then `s_1`, `s_2` for later
+//!   SSA versions), the primal output is `out`, and the adjoint of `s` is `d_s`;
+//! - an unnamed intermediate used once is written inline, with parentheses only
+//!   where precedence needs them; one used more than once is bound to `t1`, `t2`, …;
+//! - a runtime pullback with several results is destructured:
+//!   `let (d_a, d_b) = __ad::atan2(a, b, out, d_out);`.
+//!
+//! Every identifier the expansion invents has a `Span::mixed_site()` span, so it
+//! can never capture or shadow an identifier of the user's, and is located at the
+//! user's code it comes from, so rustc's messages point there.
+
+mod expr;
+mod header;
+mod hoist;
+mod loops;
+mod names;
+mod split;
+mod stmts;
+
+pub(crate) use header::header;
+pub(crate) use split::{
+    adjoint_types, forward, forward_header, pullback_params, pullback_trait, shared,
+};
+
+use std::collections::{HashMap, HashSet};
+
+use proc_macro2::{Span, TokenStream};
+use quote::{ToTokens, quote, quote_spanned};
+use syn::{Ident, ItemFn};
+
+use crate::ir::{Function, Inst, Region, Ty, Value};
+use crate::lower::Signature;
+use expr::{Expr, Prec};
+use header::allows;
+use names::Form;
+use stmts::{Binding, Pattern, Stmts};
+
+/// The generated `_vjp` function.
+pub(crate) fn vjp(item: &ItemFn, sig: &Signature, func: &Function) -> TokenStream {
+    let header = header(item, sig);
+    let body = Emitter::new(func).body();
+    quote! {
+        #header {
+            #body
+        }
+    }
+}
+
+/// An identifier the expansion invents: hygienic, located at the user's code.
+pub(crate) fn ident(name: &str, span: Span) -> Ident {
+    let span = Span::mixed_site().located_at(span);
+    match name {
+        // Keywords that cannot be raw identifiers; rustc rejects the user's
+        // `let self = …` already, so the name only has to be valid.
+        "self" | "Self" | "super" | "crate" => Ident::new(&format!("{name}_"), span),
+        name if syn::parse_str::<Ident>(name).is_ok() => Ident::new(name, span),
+        name => Ident::new_raw(name, span),
+    }
+}
+
+struct Emitter<'a> {
+    func: &'a Function,
+    forms: Vec<Form>,
+    /// How many times each value is used.
+    uses: Vec<usize>,
+    /// The `extract`s reading each value's components.
+    extracts: Vec<Vec<(usize, Value)>>,
+    used: HashSet<String>,
+    /// The buffers some instruction writes into: `let mut`, and their
+    /// elements are read where the IR reads them, never later.
+    written: HashSet<Value>,
+    /// Set when emitting the split API rather than `_vjp`.
+    split: Option<split::Mode>,
+    /// The next suffix to try for each base name (see [`Emitter::fresh`]).
+    suffixes: HashMap<String, usize>,
+    /// The next `t{index}` to try.
+    next_temp: usize,
+    /// Where each value is defined.
+    places: Vec<crate::ir::Place>,
+    /// Buffers sliced before loops (see [`hoist`]).
+    hoist: hoist::Plan,
+    /// Whether blocks declare their locals up front (see [`stmts`]).
+    declare_first: bool,
+    /// The name of each of those slices, by loop and position.
+    slices: HashMap<(Value, usize), String>,
+}
+impl<'a> Emitter<'a> {
+    fn new(func: &'a Function) -> Self {
+        let places = func.places();
+        let hoist = hoist::Plan::new(func, &places);
+        // Each value's uses as emitted (see `hoist::Plan::uses`).
+        let uses = hoist.uses(func, &places);
+        let mut emitter = Emitter {
+            func,
+            forms: vec![Form::Inline; func.insts.len()],
+            uses: uses.iter().map(Vec::len).collect(),
+            extracts: func.extracts(),
+            used: HashSet::new(),
+            written: func
+                .insts
+                .iter()
+                .flat_map(|data| data.inst.written())
+                .collect(),
+            split: None,
+            suffixes: HashMap::new(),
+            next_temp: 1,
+            places,
+            hoist,
+            slices: HashMap::new(),
+            declare_first: false,
+        };
+        emitter.assign_forms(&uses);
+        emitter.declare_first = emitter.used.len() > stmts::LONG;
+        emitter
+    }
+
+    fn body(&self) -> TokenStream {
+        let func = self.func;
+        let mut stmts = self.prologue();
+        stmts.extend(self.stmts(&func.body).into_token_stream());
+        // A function returning `()` ends with its last statement.
+        if !matches!(func.inst(func.ret), Inst::Tuple(elems) if elems.is_empty()) {
+            stmts.extend(self.expr(func.ret).tokens);
+        }
+        stmts
+    }
+
+    /// `use … as __ad;` if the body needs the runtime's rules, and the checks
+    /// that the runtime functions the user named are the runtime's.
+    fn prologue(&self) -> TokenStream {
+        let func = self.func;
+        let mut stmts = TokenStream::new();
+        if func.insts.iter().any(|data| match &data.inst {
+            Inst::Pullback(..)
+            | Inst::TapeNew { .. }
+            | Inst::Shadow { .. }
+            | Inst::PopShadow(_) => true,
+            Inst::Call(callee, _) => !callee.is_primitive(),
+            _ => false,
+        }) {
+            stmts.extend(quote!(
+                use ::ad_runtime::__private as __ad;
+            ));
+        }
+        // `detach`, `ad_runtime::dot`, … as the user wrote them must name the
+        // runtime's functions, whose pullbacks the adjoint uses.
+        let mut checked = HashSet::new();
+        for (path, function) in &func.runtime_paths {
+            if checked.insert(path.to_string()) {
+                let function = Ident::new(function, Span::call_site());
+                let span = path
+                    .clone()
+                    .into_iter()
+                    .next()
+                    .map_or_else(Span::call_site, |token| token.span());
+                stmts.extend(quote_spanned! {span=>
+                    ::ad_runtime::__private::same_fn(::ad_runtime::#function::<f64>, #path);
+                });
+            }
+        }
+        stmts
+    }
+
+    /// The statements of a region.
+    fn stmts(&self, region: &Region) -> Stmts {
+        let func = self.func;
+        let mut stmts = Stmts::new(self.declare_first);
+        for &value in &region.insts {
+            let span = func.span(value);
+            match &self.forms[value.index()] {
+                _ if matches!(func.inst(value), Inst::Param(_)) => {}
+                Form::Inline if is_destructured(func, value) => {
+                    if stmts.declares_first()
+                        && matches!(func.inst(value), Inst::If { .. })
+                        && let Some(pattern) = self.components(value)
+                    {
+                        self.if_assigning(value, pattern, &mut stmts);
+                        continue;
+                    }
+                    let expr = self.inst_expr(value).tokens;
+                    match self.components(value) {
+                        Some(pattern) => stmts.bind(pattern, expr, span),
+                        // An `if` kept for what it writes: a statement of type `()`,
+                        // or, if its branches still yield values, those dropped.
+                        None if func.has_effects(value) => {
+                            if matches!(func.ty(value), Ty::Tuple(elems) if elems.is_empty()) {
+                                stmts.push(expr);
+                            } else {
+                                stmts.push(quote_spanned!(span=> let _ = #expr;));
+                            }
+                        }
+                        None => {}
+                    }
+                }
+                _ if matches!(func.inst(value), Inst::For { .. } | Inst::While { .. }) => {
+                    self.for_loop(value, &mut stmts)
+                }
+                _ if is_statement(func, value, self.uses[value.index()]) => {
+                    let expr = self.inst_expr(value).tokens;
+                    stmts.push(quote_spanned!(span=> #expr;));
+                }
+                Form::Inline | Form::Component(_) | Form::Carried(_) => {}
+                _ if matches!(func.inst(value), Inst::Arg(_)) => {}
+                Form::Bound(name) => {
+                    let mutable = matches!(func.inst(value), Inst::TapeNew { .. })
+                        || self.written.contains(&value);
+                    let binding = self.binding(name, value, mutable);
+                    let expr = self.inst_expr(value).tokens;
+                    stmts.bind(Pattern::Single(binding), expr, span);
+                }
+            }
+        }
+        stmts
+    }
+
+    /// A type as far as the IR knows it, `_` for the rest: `f64`,
+    /// `__ad::Tape<f64>`, `_`.
+    fn ty_tokens(&self, ty: &Ty) -> TokenStream {
+        match ty {
+            Ty::F64 => quote!(f64),
+            Ty::F32 => quote!(f32),
+            Ty::Bool => quote!(bool),
+            Ty::Tape(elem) => {
+                let elem = self.ty_tokens(elem);
+                quote!(__ad::Tape<#elem>)
+            }
+            _ => quote!(_),
+        }
+    }
+
+    /// The local `name` holding `value`.
+    fn binding(&self, name: &str, value: Value, mutable: bool) -> Binding {
+        let annotation = self.annotation(value);
+        let ty = match &annotation {
+            Some(annotation) => annotation.clone(),
+            None => self.ty_tokens(self.func.ty(value)),
+        };
+        Binding {
+            name: ident(name, self.func.span(value)),
+            mutable,
+            ty,
+            annotation,
+        }
+    }
+
+    /// A region as a block: its statements, then what it yields.
+    fn block(&self, region: &Region, span: Span) -> TokenStream {
+        if let Some(position) = self.tail_if(region) {
+            // `{ let (a, b) = if … ; (a, b) }` is `{ if … }`; in an `else`,
+            // prettyplease then prints `else if`.
+            let init = Region {
+                insts: region.insts[..position].to_vec(),
+                yields: Vec::new(),
+            };
+            let stmts = self.stmts(&init);
+            let tail = self.inst_expr(region.insts[position]).tokens;
+            return quote_spanned!(span=> { #stmts #tail });
+        }
+        let stmts = self.stmts(region);
+        let yields: Vec<TokenStream> = region
+            .yields
+            .iter()
+            .map(|&value| self.expr(value).at(Prec::Or))
+            .collect();
+        let tail = match yields.as_slice() {
+            // A region kept for what it writes yields nothing.
+            [] => TokenStream::new(),
+            [single] => single.clone(),
+            _ => stmts::tuple_tree(yields),
+        };
+        quote_spanned!(span=> { #stmts #tail })
+    }
+
+    /// `if c { …; a = y; } else { …; a = z; }` for the `if` whose results
+    /// `pattern` binds, with those locals declared before it: in a long
+    /// function, where a pattern binding many locals from a value would
+    /// cost rustc time quadratic in their number (see [`stmts`]).
+    fn if_assigning(&self, value: Value, pattern: Pattern, stmts: &mut Stmts) {
+        let func = self.func;
+        let span = func.span(value);
+        let Inst::If { cond, then, els } = func.inst(value) else {
+            unreachable!("an `if`")
+        };
+        let parts = match pattern {
+            Pattern::Single(binding) => vec![Some(binding)],
+            Pattern::Tuple(parts) => parts,
+        };
+        let targets: Vec<Option<Ident>> = parts
+            .iter()
+            .map(|part| part.as_ref().map(|binding| binding.name.clone()))
+            .collect();
+        for binding in parts.into_iter().flatten() {
+            stmts.declare(binding);
+        }
+        let block = |region: &Region| {
+            let body = self.stmts(region);
+            let assignments = region
+                .yields
+                .iter()
+                .zip(&targets)
+                .map(|(&yielded, target)| {
+                    let expr = self.expr(yielded).at(Prec::Or);
+                    match target {
+                        Some(name) => quote_spanned!(span=> #name = #expr;),
+                        // Evaluated as the user's code evaluates it.
+                        None if self.forms[yielded.index()] == Form::Inline => {
+                            quote_spanned!(span=> _ = #expr;)
+                        }
+                        None => TokenStream::new(),
+                    }
+                });
+            quote_spanned!(span=> { #body #(#assignments)* })
+        };
+        let cond = self.expr(*cond).at(Prec::Or);
+        let (then, els) = (block(then), block(els));
+        stmts.push(quote_spanned!(span=> if #cond #then else #els));
+    }
+
+    /// The position of the `if` that ends `region` (followed only by its own
+    /// `extract`s), if the region yields exactly its results, each used only
+    /// there.
+    fn tail_if(&self, region: &Region) -> Option<usize> {
+        let func = self.func;
+        if self.declare_first {
+            // Its results are assigned, not yielded (see `if_assigning`).
+            return None;
+        }
+        let position = region
+            .insts
+            .iter()
+            .rposition(|&value| !matches!(func.inst(value), Inst::Extract(..)))?;
+        let last = region.insts[position];
+        let Ty::Tuple(elems) = func.ty(last) else {
+            return None;
+        };
+        let is_tail = matches!(func.inst(last), Inst::If { .. })
+            && !region.yields.is_empty()
+            && elems.len() == region.yields.len()
+            && region.insts[position + 1..]
+                .iter()
+                .all(|&value| matches!(func.inst(value), Inst::Extract(t, _) if *t == last))
+            && region.yields.iter().enumerate().all(|(index, &yielded)| {
+                matches!(func.inst(yielded), Inst::Extract(t, i) if *t == last && *i as usize == index)
+                    && self.uses[yielded.index()] == 1
+            });
+        is_tail.then_some(position)
+    }
+
+    /// The pattern binding the components of a destructured result — `(d_a, _)`,
+    /// or `a` for a single one — or `None` if no component is used.
+    fn components(&self, tuple: Value) -> Option<Pattern> {
+        let func = self.func;
+        let Ty::Tuple(elems) = func.ty(tuple) else {
+            unreachable!("destructured values are tuples")
+        };
+        let span = func.span(tuple);
+        let mut parts: Vec<Option<Binding>> = (0..elems.len()).map(|_| None).collect();
+        for &(index, extract) in &self.extracts[tuple.index()] {
+            if let Form::Component(Some(name)) = &self.forms[extract.index()] {
+                let mut binding = self.binding(name, extract, false);
+                binding.name = ident(name, span);
+                parts[index] = Some(binding);
+            }
+        }
+        if parts.iter().all(Option::is_none) {
+            return None;
+        }
+        Some(if parts.len() == 1 {
+            Pattern::Single(parts.pop().flatten().expect("used"))
+        } else {
+            Pattern::Tuple(parts)
+        })
+    }
+}
+
+/// Whether an instruction is written as a statement of its own: an effect
+/// whose value is not read (a write, a tape push, a call writing a buffer).
+fn is_statement(func: &Function, value: Value, n_uses: usize) -> bool {
+    let inst = func.inst(value);
+    n_uses == 0
+        && inst.is_effect()
+        && func.regions(value).is_empty()
+        && !matches!(inst, Inst::TapeNew { .. })
+}
+
+/// Whether the components of `value` are bound by a pattern: the results of an
+/// `if` or of a call, or of a pullback with several.
+fn is_destructured(func: &Function, value: Value) -> bool {
+    match func.inst(value) {
+        Inst::If { .. } | Inst::Forward { .. } => true,
+        Inst::Pullback(..) | Inst::Apply { .. } => {
+            matches!(func.ty(value), Ty::Tuple(elems) if !elems.is_empty())
+        }
+        _ => false,
+    }
+}
