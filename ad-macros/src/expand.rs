@@ -77,16 +77,6 @@ pub(crate) struct Stages {
     pub(crate) all_active: Option<(Signature, Function, usize)>,
 }
 
-/// The stages of `#[differentiate] src`, for the passes' unit tests.
-#[cfg(test)]
-pub(crate) fn stages_of(src: &str) -> Stages {
-    let item: ItemFn = syn::parse_str(src).expect("a fn item");
-    let Ok(stages) = stages(TokenStream::new(), &item, None) else {
-        panic!("the fixture differentiates")
-    };
-    stages
-}
-
 pub(crate) fn stages(
     args: TokenStream,
     item: &ItemFn,

@@ -28,6 +28,8 @@ mod split;
 mod stmts;
 
 pub(crate) use header::header;
+#[cfg(test)]
+pub(crate) use hoist::Plan;
 pub(crate) use split::{
     adjoint_types, forward, forward_header, pullback_params, pullback_trait, shared,
 };

@@ -7,6 +7,12 @@
 //! ([`Function::names`], [`Function::spans`], [`Function::adjoint_of`]) keyed by
 //! value id, never inside instructions.
 //!
+//! Every transformation takes and gives this IR. Beside the types here:
+//! `prim.rs`, the primitive vocabulary (what a primitive is called and
+//! takes, not how it is differentiated); `builder.rs`, building a function
+//! region by region; `compact.rs`, keeping only some values; `print.rs`,
+//! the text form; `verify.rs`, the invariants below.
+//!
 //! Invariants (checked by [`verify`]):
 //!
 //! 1. Every instruction defines exactly one value, and a value's id is the index of

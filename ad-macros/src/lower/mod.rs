@@ -5,6 +5,12 @@
 //! so every version stays available to the adjoint. Unsupported constructs are
 //! reported at their span and lowered to nothing ([`Poison`]); uses of what they
 //! would have defined stay silent, so each mistake is reported once.
+//!
+//! Takes the parsed function and its classified signature (`sig.rs`); gives
+//! the primal IR, or errors in the `Ctxt`. Statements and blocks are here,
+//! expressions in `expr.rs`, loops in `loops.rs`, buffers in `buffers.rs`,
+//! calls of differentiated functions in `calls.rs`, parameter structs in
+//! `fields.rs`, early exits in `exits.rs`.
 
 mod buffers;
 mod calls;

@@ -15,6 +15,15 @@
 //! s = x + y; out = s * s       ⇒   d_s = d_out * s + d_out * s
 //!                                   d_x = d_s; d_y = d_s   (aliases)
 //! ```
+//!
+//! Takes the primal IR with its activity; gives the `_vjp` IR. The walk and
+//! the gradient map are here; `rules.rs` is the table of every primitive's
+//! pullback; `branches.rs`, `loops.rs` and `calls.rs` reverse those
+//! constructs; `needs.rs` decides how the adjoint reads a primal value
+//! (re-read, recomputed, or saved on a tape). The passes after it work on
+//! adjoint IR only: tapes made early (`tapes.rs`), adjoint loops run
+//! forwards and sums carried from zero (`order.rs`), loop fusion in `_vjp`
+//! (`fuse.rs`), `logsumexp`'s exponentials kept (`keep.rs`).
 
 mod branches;
 mod calls;

@@ -1,0 +1,8 @@
+//! Tests of the passes, each through the whole pipeline (`stages_of`).
+
+mod extrema;
+mod fuse;
+mod hoist;
+mod keep;
+mod order;
+mod tapes;
