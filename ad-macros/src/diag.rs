@@ -232,6 +232,12 @@ pub(crate) mod msg {
         "`#[derive(Tangent)]` applies to structs of floats, float buffers and such structs";
     pub(crate) const TANGENT_NO_FIELDS: &str =
         "`#[derive(Tangent)]` needs at least one field: a float, a float buffer or such a struct";
+    pub(crate) const TANGENT_ALL_SKIPPED: &str = "`#[derive(Tangent)]` needs at least one field that is not `#[tangent(skip)]`: a float, a float buffer or a `Tangent` struct";
+    /// `{field}` is replaced by the field's name (or position, for a tuple struct).
+    pub(crate) const TANGENT_NOT_A_FLOAT: &str = "the field `{field}` is not a float, a float buffer or a `Tangent` struct: add `#[tangent(skip)]` above it to leave it out of the gradient (the shadow then holds a clone of it)";
+    /// `{field}` is replaced by the field's name (or position, for a tuple struct).
+    pub(crate) const TANGENT_ATTRIBUTE: &str = "unknown `tangent` attribute on the field `{field}`: write `#[tangent(skip)]` to leave the field out of the gradient";
+    pub(crate) const TANGENT_ATTRIBUTE_ON_STRUCT: &str = "`#[tangent(skip)]` applies to fields, not to the struct: put it above each field that is not a parameter (a size, a label)";
     pub(crate) const FIELD_OF_A_NON_STRUCT: &str = "only fields of parameter structs (`p: &Params` or `&self`) can be read; pass the value as its own `f64` parameter";
     pub(crate) const MUT_STRUCT: &str = "a parameter struct is taken by `&`: a differentiated function cannot change it; take what it changes as a `&mut` buffer parameter";
     pub(crate) const CALL_REFERENCE: &str = "only buffers can be passed by reference to a function called from differentiated code: pass floats and integers by value";

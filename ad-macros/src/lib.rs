@@ -53,7 +53,7 @@ pub fn custom_vjp(args: TokenStream, item: TokenStream) -> TokenStream {
 /// Implements `ad_runtime::Tangent` (and `ZerosLike`) for a struct of floats,
 /// float buffers and nested such structs, field by field, so that it can be
 /// a parameter of differentiated functions, with a shadow of its own type.
-#[proc_macro_derive(Tangent)]
+#[proc_macro_derive(Tangent, attributes(tangent))]
 pub fn derive_tangent(item: TokenStream) -> TokenStream {
     tangent::derive(item.into()).into()
 }

@@ -78,6 +78,7 @@ pub trait Float:
     + Sum
     + Product
     + crate::tape::Recycle
+    + crate::Tangent<Scalar = Self>
     + 'static
 {
     /// The number 0.

@@ -115,6 +115,7 @@ pub mod __private {
         ln_1p, log2, log10, max, min, mul_add, recip, signum, sin, sinh, sqrt, tan, tanh,
     };
     pub use crate::rules::*;
+    pub use crate::tangent::TangentField;
     pub use crate::tape::{Tape, TapeReader};
 
     /// Implemented by a function item for itself only (each function item has a
