@@ -15,7 +15,8 @@
 //! The finite differences are central differences with Richardson extrapolation,
 //! accurate to about `1e-8` for smooth functions of moderate scale; a tolerance of
 //! `1e-6` is a good default. They assume the function is smooth within about
-//! `1e-3 * max(1, |x|)` of the point, so do not check at kinks or jumps.
+//! `1e-3 * max(1, |x|)` of the point, so do not check at kinks or jumps (see
+//! [below](#piecewise-smooth-code)).
 //!
 //! ```
 //! use ad_runtime::check;
@@ -25,8 +26,94 @@
 //! check::gradient(f, grad, &[0.5, -1.5]).assert_within(1e-6);
 //! check::dot_product_scalar(f, grad, &[0.5, -1.5]).assert_within(1e-6);
 //! ```
+//!
+//! # Parameter structs, `f32` and the step
+//!
+//! The functions above take flat `&[f64]` points. Each has a `_with` variant,
+//! [`gradient_with`], [`vjp_with`], [`dot_product_with`] and
+//! [`dot_product_scalar_with`], that takes the point as any [`Tangent`]: a parameter
+//! struct with `#[derive(Tangent)]`, an `f32` or `f64`, a `Vec` or an array of
+//! either. The function and the derivative then take and return values of that type
+//! (a gradient of the struct's type, as `_vjp` fills the shadow). The indices a
+//! [`Check`] reports count the floats in the [flat order](crate::tangent#the-flat-view).
+//!
+//! The `_with` variants also take the finite-difference [`Step`]. The default,
+//! [`Step::Auto`], moves each coordinate `xᵢ` by `h = s · max(1, |xᵢ|)`, with `s`
+//! about `ε^(1/5)` for the float type's `ε` (the step that balances the truncation
+//! error of the extrapolated difference, `O(h⁴)`, against rounding, `O(ε / h)`):
+//! `1e-3` for `f64`, `3e-2` for `f32`. The function is evaluated in its own float
+//! type and the differences are taken in `f64`, over the steps actually made after
+//! rounding. In `f32` the finite differences are good to about `1e-5` relative to
+//! the function's value, and the gradient has its own rounding: use a tolerance
+//! of about `1e-3`.
+//!
+//! ```
+//! use ad_runtime::check::{self, Step};
+//! use ad_runtime::{Tangent, differentiate};
+//!
+//! #[derive(Clone, Tangent)]
+//! struct Line {
+//!     slope: f32,
+//!     offset: f32,
+//! }
+//!
+//! #[differentiate]
+//! fn loss(p: &Line, x: f32, y: f32) -> f32 {
+//!     let r = p.slope * x + p.offset - y;
+//!     r * r
+//! }
+//!
+//! let grad = |p: &Line| {
+//!     let mut d_p = p.zero();
+//!     loss_vjp(p, &mut d_p, 1.5, 2.0, 1.0);
+//!     d_p
+//! };
+//! let p = Line { slope: 0.5, offset: -0.25 };
+//! check::gradient_with(|p: &Line| loss(p, 1.5, 2.0), grad, &p, Step::Auto).assert_within(1e-3);
+//! ```
+//!
+//! # Piecewise-smooth code
+//!
+//! Code with branches (`if x > 0.0`, `max`, `abs`, a loop whose trip count depends on
+//! an input) is smooth between its kinks and jumps, and `_vjp` differentiates the
+//! branch the point takes. Finite differences agree with it only if no kink or jump
+//! lies within about `2h` of the point in any coordinate (`h` as above). So:
+//!
+//! - check at points away from the kinks: not at `0.0` for `abs`, not where two
+//!   arguments of `max` tie, not at an integer for a step count `x.floor()`;
+//! - where kinks are close (a simulation whose number of steps depends on the input,
+//!   many `max`es), pass a smaller step, `Step::Relative(1e-6)`, or
+//!   `Step::Absolute(…)` below the distance to the nearest kink: the error of the
+//!   extrapolated difference is then dominated by rounding, about `ε / h`, still
+//!   `1e-9` for `f64` at `h = 1e-6`.
+//!
+//! A check across a kink fails with a finite-difference value that mixes the slopes
+//! on both sides (at the kink of `|x|`, 0 while the derivative is ±1), whatever the
+//! step; across a jump, with a finite-difference value that is the jump over the step,
+//! growing tenfold when the step shrinks tenfold. If a failure moves or vanishes
+//! when you shrink the step or move the point slightly, it is the function, not the
+//! derivative.
+//!
+//! ```
+//! use ad_runtime::check::{self, Step};
+//!
+//! // `f` jumps at x = 1: its step count changes there.
+//! let f = |x: &Vec<f64>| {
+//!     let steps = (x[0] * 4.0).floor();
+//!     steps + x[0] * x[0]
+//! };
+//! let grad = |x: &Vec<f64>| vec![2.0 * x[0]];
+//! let x = vec![0.9999];
+//! // The default step (1e-3) crosses the jump: finite differences see a huge slope.
+//! let crossing = check::gradient_with(f, grad, &x, Step::Auto);
+//! assert!(crossing.expected > 100.0, "{crossing}");
+//! // A step smaller than the distance to the jump (1e-4) checks the smooth piece.
+//! check::gradient_with(f, grad, &x, Step::Absolute(1e-6)).assert_within(1e-6);
+//! ```
 
 use core::fmt;
+
+use crate::{Float, Tangent};
 
 /// The result of a derivative check: the worst discrepancy found.
 ///
@@ -113,11 +200,61 @@ impl fmt::Display for Check {
     }
 }
 
+/// The finite-difference step of a check: how far each coordinate of the point is
+/// moved. Taken by the `_with` checks ([`gradient_with`], …); the others use
+/// [`Step::Auto`].
+///
+/// For the dot-product checks, which move all coordinates at once along a random
+/// direction, `|xᵢ|` below is the largest `|xᵢ|` of the point.
+///
+/// # Example
+///
+/// ```
+/// use ad_runtime::check::{self, Step};
+///
+/// // Both steps check a smooth function; the smaller one is needed near a kink.
+/// let f = |x: &Vec<f64>| x[0].exp();
+/// let grad = |x: &Vec<f64>| vec![x[0].exp()];
+/// check::gradient_with(f, grad, &vec![0.5], Step::Auto).assert_within(1e-6);
+/// check::gradient_with(f, grad, &vec![0.5], Step::Relative(1e-6)).assert_within(1e-6);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub enum Step {
+    /// `h = s · max(1, |xᵢ|)` with `s` chosen for the float type, about `ε^(1/5)`:
+    /// `1e-3` for `f64`, `3e-2` for `f32` (see the [module documentation](self)).
+    #[default]
+    Auto,
+    /// `h = s · max(1, |xᵢ|)` with this `s`: a step relative to each coordinate's
+    /// magnitude.
+    Relative(f64),
+    /// `h` itself, the same for every coordinate.
+    Absolute(f64),
+}
+
+impl Step {
+    /// The step for a coordinate of magnitude `magnitude`, in a function over `T`.
+    fn size<T: Float>(self, magnitude: f64) -> f64 {
+        let relative = |s: f64| s * magnitude.abs().max(1.0);
+        // About ε^(1/5): 7.4e-4 for `f64`, 4.1e-2 for `f32`.
+        let auto = if T::EPSILON.to_f64() == f64::EPSILON {
+            1e-3
+        } else {
+            3e-2
+        };
+        match self {
+            Step::Auto => relative(auto),
+            Step::Relative(s) => relative(s),
+            Step::Absolute(h) => h,
+        }
+    }
+}
+
 /// Checks a gradient: compares `grad(x)` with finite differences of `f` at `x`.
 ///
 /// Each component `i` is estimated by a central difference with Richardson
 /// extrapolation, with step `h = 1e-3 * max(1, |x[i]|)`. The result reports the
-/// component with the largest error.
+/// component with the largest error. [`gradient_with`] takes a parameter struct or
+/// `f32` values, and a step.
 ///
 /// # Panics
 ///
@@ -137,7 +274,63 @@ impl fmt::Display for Check {
 /// let wrong = |x: &[f64]| vec![x[1] + x[0].sin(), x[0]];
 /// assert!(!check::gradient(f, wrong, &[0.5, -1.5]).passes(1e-6));
 /// ```
+#[track_caller]
 pub fn gradient(f: impl Fn(&[f64]) -> f64, grad: impl Fn(&[f64]) -> Vec<f64>, x: &[f64]) -> Check {
+    gradient_with(
+        |x: &Vec<f64>| f(x),
+        |x: &Vec<f64>| grad(x),
+        &x.to_vec(),
+        Step::Auto,
+    )
+}
+
+/// [`gradient`] at a point of any [`Tangent`] type (a parameter struct, `f32`, …),
+/// with a finite-difference [`Step`].
+///
+/// `f` maps the point to a float of its type and `grad(x)` returns the gradient as a
+/// value of the same type, such as the shadow `_vjp` fills. Component `i` of the
+/// result is float `i` in the [flat order](crate::tangent#the-flat-view).
+///
+/// # Panics
+///
+/// Panics if `grad(x)` does not hold as many floats as `x`.
+///
+/// # Example
+///
+/// ```
+/// use ad_runtime::check::{self, Step};
+/// use ad_runtime::{Tangent, differentiate};
+///
+/// #[derive(Clone, Tangent)]
+/// struct Params {
+///     w: Vec<f64>,
+///     scale: f64,
+/// }
+///
+/// #[differentiate]
+/// fn energy(p: &Params) -> f64 {
+///     let mut s = 0.0;
+///     for i in 0..p.w.len() {
+///         s += (p.scale * p.w[i]).sin();
+///     }
+///     s
+/// }
+///
+/// let grad = |p: &Params| {
+///     let mut d_p = p.zero();
+///     energy_vjp(p, &mut d_p, 1.0);
+///     d_p
+/// };
+/// let p = Params { w: vec![0.5, -1.0, 2.0], scale: 0.7 };
+/// check::gradient_with(energy, grad, &p, Step::Auto).assert_within(1e-6);
+/// ```
+#[track_caller]
+pub fn gradient_with<P: Tangent>(
+    f: impl Fn(&P) -> P::Scalar,
+    grad: impl Fn(&P) -> P,
+    x: &P,
+    step: Step,
+) -> Check {
     let actual = grad(x);
     assert_eq!(
         actual.len(),
@@ -146,18 +339,13 @@ pub fn gradient(f: impl Fn(&[f64]) -> f64, grad: impl Fn(&[f64]) -> Vec<f64>, x:
         actual.len(),
         x.len()
     );
+    let actual = actual.to_flat();
     let mut worst = Worst::new("gradient");
-    let mut point = x.to_vec();
-    for (index, &actual) in actual.iter().enumerate() {
-        let expected = derivative(
-            |t| {
-                point[index] = x[index] + t;
-                f(&point)
-            },
-            step(x[index]),
-        );
-        point[index] = x[index];
-        worst.record(index, 0, expected, actual);
+    let mut point = Moved::new(x);
+    for (index, actual) in actual.into_iter().enumerate() {
+        let h = step.size::<P::Scalar>(point.flat[index].to_f64());
+        let expected = derivative_moved(|t| point.along(index, t, |point| f(point).to_f64()), h);
+        worst.record(index, 0, expected, actual.to_f64());
     }
     worst.check
 }
@@ -167,7 +355,8 @@ pub fn gradient(f: impl Fn(&[f64]) -> f64, grad: impl Fn(&[f64]) -> Vec<f64>, x:
 ///
 /// `f` maps `R^n` to `R^m` and `vjp(x, v)` must return `Jᵀ v`, where `J` is the
 /// `m × n` Jacobian of `f` at `x`. The finite differences are taken as in [`gradient`];
-/// the result reports the Jacobian entry with the largest error.
+/// the result reports the Jacobian entry with the largest error. [`vjp_with`] takes
+/// parameter structs or `f32` values, and a step.
 ///
 /// # Panics
 ///
@@ -183,35 +372,68 @@ pub fn gradient(f: impl Fn(&[f64]) -> f64, grad: impl Fn(&[f64]) -> Vec<f64>, x:
 /// let vjp = |x: &[f64], v: &[f64]| vec![v[0] * x[1] + v[1] * x[0].cos(), v[0] * x[0]];
 /// check::vjp(f, vjp, &[0.5, -1.5]).assert_within(1e-6);
 /// ```
+#[track_caller]
 pub fn vjp(
     f: impl Fn(&[f64]) -> Vec<f64>,
     vjp: impl Fn(&[f64], &[f64]) -> Vec<f64>,
     x: &[f64],
 ) -> Check {
-    let n_outputs = f(x).len();
-    let mut point = x.to_vec();
+    vjp_with(
+        |x: &Vec<f64>| f(x),
+        |x: &Vec<f64>, v: &Vec<f64>| vjp(x, v),
+        &x.to_vec(),
+        Step::Auto,
+    )
+}
+
+/// [`vjp`] for inputs and outputs of any [`Tangent`] types (parameter structs,
+/// `f32`, …), with a finite-difference [`Step`].
+///
+/// `f` maps `x` to an output of type `Q` and `vjp(x, v)` returns `Jᵀ v` as a value of
+/// `x`'s type, for a seed `v` of `f`'s output type; both have the same float type.
+/// Inputs and outputs are numbered in the [flat order](crate::tangent#the-flat-view).
+///
+/// # Panics
+///
+/// Panics if `vjp(x, v)` does not hold as many floats as `x`.
+///
+/// # Example
+///
+/// ```
+/// use ad_runtime::check::{self, Step};
+///
+/// // f(x) = (x0 * x1, sin(x0)) in f32, from an array to an array.
+/// let f = |x: &[f32; 2]| [x[0] * x[1], x[0].sin()];
+/// let vjp = |x: &[f32; 2], v: &[f32; 2]| [v[0] * x[1] + v[1] * x[0].cos(), v[0] * x[0]];
+/// check::vjp_with(f, vjp, &[0.5, -1.5], Step::Auto).assert_within(1e-3);
+/// ```
+#[track_caller]
+pub fn vjp_with<P: Tangent, Q: Tangent<Scalar = P::Scalar>>(
+    f: impl Fn(&P) -> Q,
+    vjp: impl Fn(&P, &Q) -> P,
+    x: &P,
+    step: Step,
+) -> Check {
+    let output = f(x);
+    let n_outputs = output.len();
+    let mut point = Moved::new(x);
     let columns: Vec<Vec<f64>> = (0..x.len())
         .map(|index| {
-            let column = derivative_vec(
-                |t| {
-                    point[index] = x[index] + t;
-                    f(&point)
-                },
-                step(x[index]),
-            );
-            point[index] = x[index];
-            column
+            let h = step.size::<P::Scalar>(point.flat[index].to_f64());
+            derivative_moved_vec(|t| point.along(index, t, |point| flat_f64(&f(point))), h)
         })
         .collect();
     let mut worst = Worst::new("vjp");
-    let mut seed = vec![0.0; n_outputs];
-    for output in 0..n_outputs {
-        seed[output] = 1.0;
+    let mut seed = output;
+    let mut one_hot = vec![P::Scalar::ZERO; n_outputs];
+    for out in 0..n_outputs {
+        one_hot[out] = P::Scalar::ONE;
+        seed.set_from_flat(&one_hot);
+        one_hot[out] = P::Scalar::ZERO;
         let row = vjp(x, &seed);
-        seed[output] = 0.0;
-        assert_vjp_len(&row, x.len());
-        for (index, (&actual, column)) in row.iter().zip(&columns).enumerate() {
-            worst.record(index, output, column[output], actual);
+        assert_vjp_len(row.len(), x.len());
+        for (index, (actual, column)) in row.to_flat().into_iter().zip(&columns).enumerate() {
+            worst.record(index, out, column[out], actual.to_f64());
         }
     }
     worst.check
@@ -225,7 +447,8 @@ pub fn vjp(
 /// with Richardson extrapolation, with step `h = 1e-3 * max(1, max_i |x[i]|)`. The pairs
 /// come from a fixed generator, so the check is deterministic. It costs 4 calls of
 /// `vjp` and 16 of `f`, whatever `n` and `m`; the result reports the pair with the
-/// largest error.
+/// largest error. [`dot_product_with`] takes parameter structs or `f32` values, and a
+/// step.
 ///
 /// # Panics
 ///
@@ -241,32 +464,72 @@ pub fn vjp(
 /// let vjp = |x: &[f64], v: &[f64]| vec![v[0] * x[1] + v[1] * x[0].cos(), v[0] * x[0]];
 /// check::dot_product(f, vjp, &[0.5, -1.5]).assert_within(1e-6);
 /// ```
+#[track_caller]
 pub fn dot_product(
     f: impl Fn(&[f64]) -> Vec<f64>,
     vjp: impl Fn(&[f64], &[f64]) -> Vec<f64>,
     x: &[f64],
 ) -> Check {
+    dot_product_with(
+        |x: &Vec<f64>| f(x),
+        |x: &Vec<f64>, v: &Vec<f64>| vjp(x, v),
+        &x.to_vec(),
+        Step::Auto,
+    )
+}
+
+/// [`dot_product`] for inputs and outputs of any [`Tangent`] types (parameter
+/// structs, `f32`, …), with a finite-difference [`Step`] (for which `|xᵢ|` is the
+/// largest magnitude of a float of `x`).
+///
+/// # Panics
+///
+/// Panics if `vjp(x, v)` does not hold as many floats as `x`.
+///
+/// # Example
+///
+/// ```
+/// use ad_runtime::check::{self, Step};
+///
+/// let f = |x: &Vec<f64>| vec![x[0] * x[1], x[0].sin()];
+/// let vjp = |x: &Vec<f64>, v: &Vec<f64>| vec![v[0] * x[1] + v[1] * x[0].cos(), v[0] * x[0]];
+/// check::dot_product_with(f, vjp, &vec![0.5, -1.5], Step::Relative(1e-4)).assert_within(1e-6);
+/// ```
+#[track_caller]
+pub fn dot_product_with<P: Tangent, Q: Tangent<Scalar = P::Scalar>>(
+    f: impl Fn(&P) -> Q,
+    vjp: impl Fn(&P, &Q) -> P,
+    x: &P,
+    step: Step,
+) -> Check {
     const PAIRS: usize = 4;
-    let n_outputs = f(x).len();
-    let h = 1e-3 * x.iter().fold(1.0_f64, |acc, xi| acc.max(xi.abs()));
+    let mut v = f(x);
+    let mut largest = 0.0_f64;
+    x.for_each_float(|xi| largest = largest.max(xi.to_f64().abs()));
+    let h = step.size::<P::Scalar>(largest);
     let mut rng = XorShift::new();
     let mut worst = Worst::new("dot product");
-    let mut point = x.to_vec();
+    let x_flat = flat_f64(x);
+    let mut point = x.zero();
+    let mut u = x.zero();
     for pair in 0..PAIRS {
-        let u: Vec<f64> = (0..x.len()).map(|_| rng.next_signed_unit()).collect();
-        let v: Vec<f64> = (0..n_outputs).map(|_| rng.next_signed_unit()).collect();
+        u.map_floats(|_| P::Scalar::from_f64(rng.next_signed_unit()));
+        v.map_floats(|_| P::Scalar::from_f64(rng.next_signed_unit()));
+        let (u_flat, v_flat) = (flat_f64(&u), flat_f64(&v));
         let jt_v = vjp(x, &v);
-        assert_vjp_len(&jt_v, x.len());
+        assert_vjp_len(jt_v.len(), x.len());
         let j_u_dot_v = derivative(
             |t| {
-                for ((p, &xi), &ui) in point.iter_mut().zip(x).zip(&u) {
-                    *p = xi + t * ui;
-                }
-                dot(&f(&point), &v)
+                let mut moved = x_flat.iter().zip(&u_flat);
+                point.map_floats(|_| {
+                    let (xi, ui) = moved.next().expect("one float per float of `x`");
+                    P::Scalar::from_f64(xi + t * ui)
+                });
+                dot(&flat_f64(&f(&point)), &v_flat)
             },
             h,
         );
-        worst.record(pair, 0, j_u_dot_v, dot(&u, &jt_v));
+        worst.record(pair, 0, j_u_dot_v, dot(&u_flat, &flat_f64(&jt_v)));
     }
     worst.check
 }
@@ -287,15 +550,53 @@ pub fn dot_product(
 /// let grad = |x: &[f64]| vec![x[1] + x[0].cos(), x[0]];
 /// check::dot_product_scalar(f, grad, &[0.5, -1.5]).assert_within(1e-6);
 /// ```
+#[track_caller]
 pub fn dot_product_scalar(
     f: impl Fn(&[f64]) -> f64,
     grad: impl Fn(&[f64]) -> Vec<f64>,
     x: &[f64],
 ) -> Check {
-    dot_product(
-        |x| vec![f(x)],
-        |x, v| grad(x).into_iter().map(|g| g * v[0]).collect(),
+    dot_product_scalar_with(
+        |x: &Vec<f64>| f(x),
+        |x: &Vec<f64>| grad(x),
+        &x.to_vec(),
+        Step::Auto,
+    )
+}
+
+/// [`dot_product_scalar`] at a point of any [`Tangent`] type (a parameter struct,
+/// `f32`, …), with a finite-difference [`Step`]: the gradient is a value of the
+/// point's type.
+///
+/// # Panics
+///
+/// Panics if `grad(x)` does not hold as many floats as `x`.
+///
+/// # Example
+///
+/// ```
+/// use ad_runtime::check::{self, Step};
+///
+/// let f = |x: &[f32; 2]| x[0] * x[1] + x[0].sin();
+/// let grad = |x: &[f32; 2]| [x[1] + x[0].cos(), x[0]];
+/// check::dot_product_scalar_with(f, grad, &[0.5, -1.5], Step::Auto).assert_within(1e-3);
+/// ```
+#[track_caller]
+pub fn dot_product_scalar_with<P: Tangent>(
+    f: impl Fn(&P) -> P::Scalar,
+    grad: impl Fn(&P) -> P,
+    x: &P,
+    step: Step,
+) -> Check {
+    dot_product_with(
+        |x: &P| f(x),
+        |x: &P, v: &P::Scalar| {
+            let mut g = grad(x);
+            g.scale(*v);
+            g
+        },
         x,
+        step,
     )
 }
 
@@ -310,19 +611,29 @@ pub(crate) fn mixed_error(a: f64, b: f64) -> f64 {
 ///
 /// The error is about `h⁴ g⁽⁵⁾ / 480` plus rounding.
 pub(crate) fn derivative(mut g: impl FnMut(f64) -> f64, h: f64) -> f64 {
-    let mut central = |s: f64| (g(s) - g(-s)) / (2.0 * s);
+    derivative_moved(|s| (s, g(s)), h)
+}
+
+/// [`derivative`] of a `g` whose argument is rounded when applied: `g(s)` returns the
+/// move `s'` actually made (near `s`) and the value there, and each central
+/// difference divides by the moves made, `D(s) = (g(s) - g(-s)) / (s'₊ - s'₋)`.
+fn derivative_moved(mut g: impl FnMut(f64) -> (f64, f64), h: f64) -> f64 {
+    let mut central = |s: f64| {
+        let ((plus_at, plus), (minus_at, minus)) = (g(s), g(-s));
+        (plus - minus) / (plus_at - minus_at)
+    };
     let coarse = central(h);
     let fine = central(h / 2.0);
     (4.0 * fine - coarse) / 3.0
 }
 
-/// [`derivative`] of a vector-valued `g`, component by component.
-fn derivative_vec(mut g: impl FnMut(f64) -> Vec<f64>, h: f64) -> Vec<f64> {
+/// [`derivative_moved`] of a vector-valued `g`, component by component.
+fn derivative_moved_vec(mut g: impl FnMut(f64) -> (f64, Vec<f64>), h: f64) -> Vec<f64> {
     let mut central = |s: f64| -> Vec<f64> {
-        let (plus, minus) = (g(s), g(-s));
+        let ((plus_at, plus), (minus_at, minus)) = (g(s), g(-s));
         plus.iter()
             .zip(&minus)
-            .map(|(p, m)| (p - m) / (2.0 * s))
+            .map(|(p, m)| (p - m) / (plus_at - minus_at))
             .collect()
     };
     let coarse = central(h);
@@ -333,22 +644,54 @@ fn derivative_vec(mut g: impl FnMut(f64) -> Vec<f64>, h: f64) -> Vec<f64> {
         .collect()
 }
 
-/// The finite-difference step for an input of value `xi`.
-fn step(xi: f64) -> f64 {
-    1e-3 * xi.abs().max(1.0)
+/// A copy of a point whose coordinates are moved one at a time.
+struct Moved<P: Tangent> {
+    /// The point's floats, in the flat order.
+    flat: Vec<P::Scalar>,
+    /// The point with at most one coordinate moved.
+    point: P,
+    /// The floats of `point`: `flat` with at most one coordinate moved.
+    scratch: Vec<P::Scalar>,
+}
+
+impl<P: Tangent> Moved<P> {
+    fn new(x: &P) -> Self {
+        let flat = x.to_flat();
+        Moved {
+            point: P::from_flat(x, &flat),
+            scratch: flat.clone(),
+            flat,
+        }
+    }
+
+    /// `g` of the point with coordinate `index` moved by about `t` (rounded to the
+    /// float type), and the move made.
+    fn along<R>(&mut self, index: usize, t: f64, g: impl FnOnce(&P) -> R) -> (f64, R) {
+        let from = self.flat[index];
+        let to = P::Scalar::from_f64(from.to_f64() + t);
+        self.scratch[index] = to;
+        self.point.set_from_flat(&self.scratch);
+        self.scratch[index] = from;
+        (to.to_f64() - from.to_f64(), g(&self.point))
+    }
+}
+
+/// The floats of `value` in the flat order, as `f64`.
+fn flat_f64<P: Tangent>(value: &P) -> Vec<f64> {
+    let mut flat = Vec::with_capacity(value.len());
+    value.for_each_float(|x| flat.push(x.to_f64()));
+    flat
 }
 
 fn dot(a: &[f64], b: &[f64]) -> f64 {
     a.iter().zip(b).map(|(a, b)| a * b).sum()
 }
 
-fn assert_vjp_len(row: &[f64], n_inputs: usize) {
+#[track_caller]
+fn assert_vjp_len(row_len: usize, n_inputs: usize) {
     assert_eq!(
-        row.len(),
-        n_inputs,
-        "the vector-Jacobian product has {} components but the function has {} inputs",
-        row.len(),
-        n_inputs
+        row_len, n_inputs,
+        "the vector-Jacobian product has {row_len} components but the function has {n_inputs} inputs",
     );
 }
 
@@ -568,6 +911,72 @@ mod tests {
             check.to_string(),
             "dot product check: max error 2.5e-1 for random pair 1 (finite differences: 2e0, derivative: 1.5e0)"
         );
+    }
+
+    #[test]
+    fn the_step_scales_with_the_coordinate_and_the_float_type() {
+        assert_eq!(Step::Auto.size::<f64>(0.5), 1e-3);
+        assert_eq!(Step::Auto.size::<f64>(-200.0), 0.2);
+        assert_eq!(Step::Auto.size::<f32>(2.0), 6e-2);
+        assert_eq!(Step::Relative(1e-6).size::<f64>(-4.0), 4e-6);
+        assert_eq!(Step::Absolute(1e-5).size::<f32>(1e3), 1e-5);
+    }
+
+    #[test]
+    fn f32_checks_accept_a_correct_gradient_and_reject_a_wrong_one() {
+        let f = |x: &[f32; 2]| x[0] * x[1] + x[0].sin();
+        let grad = |x: &[f32; 2]| [x[1] + x[0].cos(), x[0]];
+        let wrong = |x: &[f32; 2]| [x[1] + x[0].sin(), x[0]];
+        let x = [0.5_f32, -1.5];
+        for check in [
+            gradient_with(f, grad, &x, Step::Auto),
+            dot_product_scalar_with(f, grad, &x, Step::Auto),
+        ] {
+            assert!(check.max_error < 1e-4, "{check}");
+        }
+        assert!(!gradient_with(f, wrong, &x, Step::Auto).passes(1e-3));
+        assert!(!dot_product_scalar_with(f, wrong, &x, Step::Auto).passes(1e-3));
+        let map = |x: &[f32; 2]| [x[0] * x[1], x[0].sin() + x[1] * x[1], x[1].exp()];
+        let map_vjp = |x: &[f32; 2], v: &[f32; 3]| {
+            [
+                v[0] * x[1] + v[1] * x[0].cos(),
+                v[0] * x[0] + v[1] * 2.0 * x[1] + v[2] * x[1].exp(),
+            ]
+        };
+        assert!(vjp_with(map, map_vjp, &x, Step::Auto).max_error < 1e-4);
+        assert!(dot_product_with(map, map_vjp, &x, Step::Auto).max_error < 1e-4);
+    }
+
+    #[test]
+    fn at_a_kink_finite_differences_average_the_slopes_whatever_the_step() {
+        // `|x|` at 0: the derivative convention gives 1, finite differences 0.
+        let f = |x: &Vec<f64>| x[0].abs() + x[1];
+        let grad = |x: &Vec<f64>| vec![x[0].signum(), 1.0];
+        for step in [Step::Auto, Step::Relative(1e-6), Step::Absolute(1e-9)] {
+            let check = gradient_with(f, grad, &vec![0.0, 2.0], step);
+            assert_eq!((check.index, check.expected, check.actual), (0, 0.0, 1.0));
+        }
+        // Away from the kink by more than the step, the check passes.
+        assert_accepts(gradient_with(
+            f,
+            grad,
+            &vec![0.01, 2.0],
+            Step::Absolute(1e-4),
+        ));
+        // Closer than the step, it fails.
+        assert_rejects(gradient_with(f, grad, &vec![1e-4, 2.0], Step::Auto));
+    }
+
+    #[test]
+    fn across_a_jump_finite_differences_grow_as_the_step_shrinks() {
+        // A step count that jumps at x = 1, just above the point.
+        let f = |x: &Vec<f64>| (x[0] * 4.0).floor() + x[0] * x[0];
+        let grad = |x: &Vec<f64>| vec![2.0 * x[0]];
+        let x = vec![0.9999];
+        let coarse = gradient_with(f, grad, &x, Step::Absolute(1e-3));
+        let fine = gradient_with(f, grad, &x, Step::Absolute(2e-4));
+        assert!(fine.expected > 4.0 * coarse.expected, "{coarse} / {fine}");
+        assert_accepts(gradient_with(f, grad, &x, Step::Absolute(1e-6)));
     }
 
     #[test]
