@@ -68,7 +68,11 @@
 //! - [`linalg`], buffer primitives ([`dot`], [`matmul`], [`softmax`], ...) and their
 //!   pullbacks;
 //! - [`check`], helpers that compare derivatives with finite differences and run the
-//!   dot-product test, to use in your own tests.
+//!   dot-product test, to use in your own tests;
+//! - [`Tangent`] and `#[derive(Tangent)]`, which make a struct a parameter whose
+//!   gradient is a struct, with the in-place arithmetic and flat view optimisers use;
+//! - [`optim`], SGD with momentum and Adam over any [`Tangent`], allocating nothing
+//!   per step.
 
 #![forbid(unsafe_code)]
 
@@ -78,6 +82,7 @@ pub mod check;
 mod extrema;
 pub mod float;
 pub mod linalg;
+pub mod optim;
 mod pool;
 mod reads;
 pub mod rules;
