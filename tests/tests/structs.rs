@@ -1,11 +1,15 @@
 //! Parameter structs: `p: &Params` and `&self`, whose gradient is a value of
 //! the same struct type (`#[derive(Tangent)]`), with nested structs, float
-//! fields and buffer fields; passed on to differentiated callees.
+//! fields and buffer fields; passed on to differentiated callees. What
+//! optimisers and checks use: the flat view, in-place arithmetic, checks on
+//! the struct itself, `#[tangent(skip)]` fields and structs generic over
+//! their float type.
 
 // The networks index weights and activations together, as numeric code does.
 #![allow(clippy::needless_range_loop)]
 
-use ad_runtime::{Tangent, check, differentiate};
+use ad_runtime::check::{self, Step};
+use ad_runtime::{Float, Tangent, differentiate};
 use ad_tests::assert_close;
 
 const N_IN: usize = 3;
@@ -256,4 +260,194 @@ fn methods_with_an_active_or_a_constant_self() {
     let point = [0.5, -1.5, 2.0, 0.1, 0.2, -0.3, 0.7];
     check::gradient(f, grad, &point).assert_within(1e-7);
     check::dot_product_scalar(f, grad, &point).assert_within(1e-7);
+}
+
+// ---------------------------------------------------------------------------
+// What optimisers and checks use: the flat view, in-place arithmetic, checks
+// on the struct itself.
+
+#[test]
+fn the_flat_view_follows_the_declaration_order() {
+    let p = network();
+    assert_eq!(p.to_flat(), flatten(&p));
+    assert_eq!(Tangent::len(&p), flatten(&p).len());
+    assert_eq!(Mlp::from_flat(&p, &flatten(&p)), p);
+    let mut q = p.zero();
+    q.set_from_flat(&flatten(&p));
+    assert_eq!(q, p);
+    let mut visited = Vec::new();
+    p.for_each_float(|x| visited.push(x));
+    assert_eq!(visited, flatten(&p));
+}
+
+#[test]
+fn in_place_arithmetic_on_a_struct_matches_the_flat_vector() {
+    let p = network();
+    let flat = flatten(&p);
+    let mut q = p.clone();
+    q.scale(-2.0);
+    assert_eq!(
+        flatten(&q),
+        flat.iter().map(|x| -2.0 * x).collect::<Vec<_>>()
+    );
+    q.axpy(3.0, &p);
+    assert_close(&flatten(&q), &flat);
+    q.map_floats(|x| x * x);
+    assert_eq!(flatten(&q).len(), flat.len());
+    q.zip_map_floats(&p, |square, x| square - x * x);
+    assert!(flatten(&q).iter().all(|d| d.abs() < 1e-12), "{q:?}");
+    let expected_dot: f64 = flat.iter().map(|x| x * x).sum();
+    assert_close(&[p.dot(&p)], &[expected_dot]);
+    let capacity = q.hidden.w.capacity();
+    q.set_zero();
+    assert_eq!(q, p.zero());
+    assert_eq!(q.hidden.w.capacity(), capacity);
+}
+
+#[test]
+fn check_takes_the_struct_and_finds_the_wrong_field() {
+    let p = network();
+    let f = |p: &Mlp| loss(p, &X, 1);
+    let grad = |p: &Mlp| struct_gradient(p, &X, 1, 1.0).1;
+    check::gradient_with(f, grad, &p, Step::Auto).assert_within(1e-7);
+    check::dot_product_scalar_with(f, grad, &p, Step::Auto).assert_within(1e-7);
+    check::vjp_with(
+        |p: &Mlp| [loss(p, &X, 0), loss(p, &X, 1)],
+        |p: &Mlp, seed: &[f64; 2]| {
+            let mut d_p = p.zero();
+            let mut d_x = vec![0.0; N_IN];
+            loss_vjp(p, &mut d_p, &X, &mut d_x, 0, seed[0]);
+            loss_vjp(p, &mut d_p, &X, &mut d_x, 1, seed[1]);
+            d_p
+        },
+        &p,
+        Step::Relative(1e-4),
+    )
+    .assert_within(1e-7);
+
+    // A gradient wrong in one field: the check points at that field's float.
+    let wrong = |p: &Mlp| {
+        let mut d_p = grad(p);
+        d_p.output.b[1] += 0.5;
+        d_p
+    };
+    let result = check::gradient_with(f, wrong, &p, Step::Auto);
+    assert!(!result.passes(1e-3), "{result}");
+    let index_of_output_b1 = N_HIDDEN * N_IN + N_HIDDEN + N_OUT * N_HIDDEN + 1;
+    assert_eq!(result.index, index_of_output_b1);
+}
+
+/// A layer with sizes and a name beside its weights.
+#[derive(Clone, Debug, PartialEq, Tangent)]
+struct NamedLayer {
+    w: Vec<f64>,
+    #[tangent(skip)]
+    n_in: usize,
+    bias: f64,
+    #[tangent(skip)]
+    name: String,
+}
+
+/// `Σᵢ tanh(wᵢ x + bias)` over the first `n_in` weights: the size is read as a
+/// loop bound.
+#[differentiate]
+fn named_response(p: &NamedLayer, x: f64) -> f64 {
+    let mut s = 0.0;
+    for i in 0..p.n_in {
+        s += (p.w[i] * x + p.bias).tanh();
+    }
+    s
+}
+
+#[test]
+fn skipped_fields_are_cloned_into_the_zero_and_left_out_of_the_rest() {
+    let p = NamedLayer {
+        w: vec![0.5, -1.5, 2.0],
+        n_in: 2,
+        bias: 0.25,
+        name: "hidden".to_string(),
+    };
+    let zero = p.zero();
+    assert_eq!(
+        zero,
+        NamedLayer {
+            w: vec![0.0; 3],
+            n_in: 2,
+            bias: 0.0,
+            name: "hidden".to_string()
+        }
+    );
+    assert_eq!(p.to_flat(), [0.5, -1.5, 2.0, 0.25]);
+    assert_eq!(Tangent::len(&p), 4);
+    let mut q = p.clone();
+    q.add_scaled(2.0, &p);
+    q.set_zero();
+    q.scale(3.0);
+    assert_eq!((q.n_in, q.name.as_str()), (2, "hidden"));
+    assert_eq!(
+        NamedLayer::from_flat(&p, &[1.0, 2.0, 3.0, 4.0]).name,
+        "hidden"
+    );
+
+    let mut d_p = p.zero();
+    let (_, d_x) = named_response_vjp(&p, &mut d_p, 0.7, 1.0);
+    // Only the first `n_in` weights are read: the third gets no gradient.
+    assert_eq!(d_p.w[2], 0.0);
+    assert_eq!((d_p.n_in, d_p.name.as_str()), (2, "hidden"));
+    let f = |p: &NamedLayer| named_response(p, 0.7);
+    let grad = |p: &NamedLayer| {
+        let mut d_p = p.zero();
+        named_response_vjp(p, &mut d_p, 0.7, 1.0);
+        d_p
+    };
+    check::gradient_with(f, grad, &p, Step::Auto).assert_within(1e-8);
+    let expected_d_x: f64 = (0..2)
+        .map(|i| p.w[i] * (1.0 - (p.w[i] * 0.7 + p.bias).tanh().powi(2)))
+        .sum();
+    assert_close(&[d_x], &[expected_d_x]);
+}
+
+/// A layer generic over its float type: the derive needs only `T: Float`.
+#[derive(Clone, Debug, PartialEq, Tangent)]
+struct Lin<T: Float> {
+    w: [T; 2],
+    b: T,
+    #[tangent(skip)]
+    label: &'static str,
+}
+
+#[differentiate]
+fn lin_softplus<T: Float>(p: &Lin<T>, x: T, y: T) -> T {
+    (p.w[0] * x + p.w[1] * y + p.b).exp().ln_1p()
+}
+
+fn lin_gradient<T: Float>(p: &Lin<T>) -> Lin<T> {
+    let mut d_p = p.zero();
+    lin_softplus_vjp(p, &mut d_p, T::from_f64(0.5), T::from_f64(-2.0), T::ONE);
+    d_p
+}
+
+#[test]
+fn a_struct_generic_over_its_float_in_f32_and_f64() {
+    let p64 = Lin {
+        w: [0.3_f64, -0.7],
+        b: 0.1,
+        label: "lin",
+    };
+    let p32 = Lin {
+        w: [0.3_f32, -0.7],
+        b: 0.1,
+        label: "lin",
+    };
+    let f64_loss = |p: &Lin<f64>| lin_softplus(p, 0.5, -2.0);
+    let f32_loss = |p: &Lin<f32>| lin_softplus(p, 0.5, -2.0);
+    check::gradient_with(f64_loss, lin_gradient, &p64, Step::Auto).assert_within(1e-8);
+    check::gradient_with(f32_loss, lin_gradient, &p32, Step::Auto).assert_within(1e-3);
+    check::dot_product_scalar_with(f32_loss, lin_gradient, &p32, Step::Auto).assert_within(1e-3);
+    // The f32 gradient is the f64 one, rounded.
+    let (g64, g32) = (lin_gradient(&p64).to_flat(), lin_gradient(&p32).to_flat());
+    for (a, b) in g64.iter().zip(&g32) {
+        assert!((a - f64::from(*b)).abs() < 1e-6, "{g64:?} vs {g32:?}");
+    }
+    assert_eq!(lin_gradient(&p32).label, "lin");
 }
