@@ -7,14 +7,15 @@
 //! `#[differentiate(wrt(...))]` generates `loss_vjp`, which adds the gradient of
 //! the loss with respect to the weights into shadow slices. The example checks
 //! that gradient once against finite differences with [`ad_runtime::check`],
-//! then runs full-batch gradient descent, printing the loss as it goes down and
-//! the final training accuracy.
+//! then trains full batch with [`ad_runtime::optim::Adam`], printing the loss as
+//! it goes down and the final training accuracy.
 //!
 //! The data comes from the `iris` feature of the `linfa-datasets` crate, which
 //! bundles it: nothing is downloaded at run time.
 //!
 //! Run with `cargo run --example mlp`.
 
+use ad_runtime::optim::Adam;
 use ad_runtime::{check, differentiate};
 
 /// Features per flower: sepal length and width, petal length and width.
@@ -28,7 +29,8 @@ const N_CLASSES: usize = 3;
 const SHAPES: [usize; 4] = [N_IN * N_HIDDEN, N_HIDDEN, N_HIDDEN * N_CLASSES, N_CLASSES];
 
 const EPOCHS: usize = 300;
-const LEARNING_RATE: f64 = 0.5;
+/// Adam's learning rate: about how far each weight moves per epoch at first.
+const LEARNING_RATE: f64 = 0.02;
 
 /// The mean cross-entropy of the network on a batch.
 ///
@@ -236,6 +238,9 @@ fn main() {
     println!("{gradient_check}");
     gradient_check.assert_within(1e-6);
 
+    // The flat parameter vector is a `Tangent` like any parameter struct: Adam
+    // sizes its moments from it once, and each step updates it in place.
+    let mut adam = Adam::new(&params, LEARNING_RATE);
     let initial_loss = loss_at(&params, &data);
     let mut final_loss = initial_loss;
     for epoch in 0..=EPOCHS {
@@ -245,9 +250,7 @@ fn main() {
             println!("epoch {epoch:4}  loss {value:.4}");
         }
         if epoch < EPOCHS {
-            for (p, g) in params.iter_mut().zip(&gradient) {
-                *p -= LEARNING_RATE * g;
-            }
+            adam.step(&mut params, &gradient);
         }
     }
     let accuracy = accuracy(&params, &data);
