@@ -30,4 +30,44 @@ fn main() {
     .unwrap();
     let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("OUT_DIR is set by cargo"));
     std::fs::write(out.join("corpus.rs"), source).expect("the corpus is written");
+    std::fs::write(out.join("long.rs"), long_functions()).expect("the long functions are written");
 }
+
+/// The long and deeply nested functions `tests/long_functions.rs` builds
+/// (issue 21: a few thousand bindings crashed rustc in debug builds), each
+/// with its test: `scalars!` or `buffer!` (defined there).
+fn long_functions() -> String {
+    let mut source = String::new();
+    for (name, family) in LONG_FUNCTIONS {
+        writeln!(
+            source,
+            "#[::ad_runtime::differentiate]\n{}",
+            family.source(name)
+        )
+        .unwrap();
+        let kind = if family.takes_a_buffer() {
+            "buffer"
+        } else {
+            "scalars"
+        };
+        writeln!(
+            source,
+            "{kind}!(check_{name}, Family::{family:?}, {name}, {name}_vjp, {name}_forward);\n"
+        )
+        .unwrap();
+    }
+    source
+}
+
+/// Sizes of the long functions: 5,000 statements in a row, in a loop and
+/// in branches; an expression 500 calls deep; loops nested 10 deep.
+const LONG_FUNCTIONS: [(&str, ad_testkit::long::Family); 5] = {
+    use ad_testkit::long::Family;
+    [
+        ("straight_line", Family::StraightLine { n: 5_000 }),
+        ("in_a_loop", Family::InALoop { n: 5_000 }),
+        ("in_branches", Family::InBranches { n: 5_000 }),
+        ("nested_expression", Family::NestedExpression { depth: 500 }),
+        ("nested_loops", Family::NestedLoops { depth: 10 }),
+    ]
+};

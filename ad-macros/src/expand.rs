@@ -151,6 +151,8 @@ fn differentiated(
         "fuse",
     );
     let fused = verified(reverse::keep_exponentials(fused), "keep");
+    let fused = verified(reverse::record_tapes(fused), "records");
+    let unfused = verified(reverse::record_tapes(unfused), "records");
     Ok((sig, primal, Vjp { fused, unfused }))
 }
 

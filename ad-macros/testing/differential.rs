@@ -13,6 +13,7 @@ use proc_macro2::TokenStream;
 use super::interp::{self, Arg, Val};
 use crate::expand::{self, Stages};
 use crate::ir::{Function, Role};
+use crate::reverse::records;
 use ad_testkit::programs::{Config, Input, Program, check_gradient};
 
 /// How many programs one run checks.
@@ -103,9 +104,31 @@ fn check(program: &Program, input: &Input) -> Result<bool, String> {
     if grad.iter().any(|g| !g.is_finite()) {
         return Err(format!("a gradient component is not finite: {grad:?}"));
     }
+    // Saving every loop's values as records (`reverse/records.rs`, done only
+    // for very long loop bodies) computes the same bits.
+    for (what, func) in [
+        ("`_vjp`", &stages.vjp),
+        ("the split API's IR", &stages.unfused),
+    ] {
+        let recorded = records::record_tapes_above(func.clone(), 0);
+        let expected = run_vjp(func, input, 1.0)?;
+        let got = run_vjp(&recorded, input, 1.0)?;
+        if !bits_equal(&expected, &got) {
+            return Err(format!(
+                "{what} with records computes {got:?}, without {expected:?}"
+            ));
+        }
+    }
     check_gradient(program, input, |seed| {
         run_vjp(&stages.vjp, input, seed).map(|(_, grad)| grad)
     })
+}
+
+/// Whether two outputs with their gradients are the same bits.
+fn bits_equal((a, da): &(f64, Vec<f64>), (b, db): &(f64, Vec<f64>)) -> bool {
+    a.to_bits() == b.to_bits()
+        && da.len() == db.len()
+        && da.iter().zip(db).all(|(x, y)| x.to_bits() == y.to_bits())
 }
 
 /// The smallest program that still fails at `input`, by repeatedly taking the

@@ -3,5 +3,8 @@
 //! - [`programs`]: the random program generator. The macro's in-process
 //!   differential tests run its programs on the IR interpreter; the
 //!   `ad-tests` crate compiles a corpus of them with the real attribute.
+//! - [`long`]: long and deeply nested functions with a reference gradient,
+//!   which the `ad-tests` crate builds with rustc (debug info on) and checks.
 
+pub mod long;
 pub mod programs;

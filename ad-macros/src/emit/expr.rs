@@ -224,10 +224,10 @@ impl Emitter<'_> {
                 // A pullback that may run again reads its tapes without
                 // taking the values (`TapeReader::pop` gives a reference).
                 let copied = self.split.is_some()
-                    && matches!(
-                        func.ty(value),
-                        Ty::F32 | Ty::F64 | Ty::Float | Ty::Int | Ty::Bool
-                    );
+                    && match func.ty(value) {
+                        Ty::Tuple(elems) => elems.iter().all(Ty::is_scalar),
+                        ty => ty.is_scalar(),
+                    };
                 if copied {
                     Expr {
                         tokens: quote_spanned!(span=> *#tape.pop()),

@@ -400,6 +400,8 @@ fn is_statement(func: &Function, value: Value, n_uses: usize) -> bool {
 fn is_destructured(func: &Function, value: Value) -> bool {
     match func.inst(value) {
         Inst::If { .. } | Inst::Forward { .. } => true,
+        // A record of saved values (`reverse/records.rs`).
+        Inst::Pop(_) => matches!(func.ty(value), Ty::Tuple(_)),
         Inst::Pullback(..) | Inst::Apply { .. } => {
             matches!(func.ty(value), Ty::Tuple(elems) if !elems.is_empty())
         }

@@ -86,3 +86,65 @@ fn copy_region(
         .collect();
     Region { insts, yields }
 }
+
+/// `func` without the values of `gone`, which nothing uses any more; the
+/// others are renumbered in the order of their numbers, so a value numbered
+/// below every removed one keeps its number (the split API finds where the
+/// adjoint starts from the primal's count of values).
+pub(crate) fn without(mut func: Function, gone: &std::collections::HashSet<Value>) -> Function {
+    let mut map = Vec::with_capacity(func.insts.len());
+    let mut next = 0u32;
+    for index in 0..func.insts.len() {
+        let value = Value(u32::try_from(index).expect("fewer than 2³² values"));
+        if gone.contains(&value) {
+            map.push(None);
+        } else {
+            map.push(Some(Value(next)));
+            next += 1;
+        }
+    }
+    let mapped = |value: Value| map[value.index()].expect("a removed value is not used");
+    let keep = |index: &usize| map[*index].is_some();
+    let keep_values = |values: &mut Vec<Value>| {
+        values.retain(|value| map[value.index()].is_some());
+        for value in values.iter_mut() {
+            *value = mapped(*value);
+        }
+    };
+    let mut insts = Vec::with_capacity(next as usize);
+    let mut names = Vec::with_capacity(next as usize);
+    let mut spans = Vec::with_capacity(next as usize);
+    let mut adjoint_of = Vec::with_capacity(next as usize);
+    let old = std::mem::take(&mut func.insts).into_iter().enumerate();
+    for (index, mut data) in old.filter(|(index, _)| keep(index)) {
+        data.inst.map_operands(mapped);
+        for region in regions_mut(&mut data.inst) {
+            keep_values(&mut region.insts);
+            for value in &mut region.yields {
+                *value = mapped(*value);
+            }
+        }
+        insts.push(data);
+        names.push(func.names[index].take());
+        spans.push(func.spans[index]);
+        adjoint_of.push(func.adjoint_of[index].and_then(|primal| map[primal.index()]));
+    }
+    keep_values(&mut func.body.insts);
+    for param in &mut func.params {
+        param.value = mapped(param.value);
+    }
+    func.ret = mapped(func.ret);
+    func.insts = insts;
+    func.names = names;
+    func.spans = spans;
+    func.adjoint_of = adjoint_of;
+    func
+}
+
+fn regions_mut(inst: &mut Inst) -> Vec<&mut Region> {
+    match inst {
+        Inst::If { then, els, .. } => vec![then, els],
+        Inst::For { body, .. } | Inst::While { body, .. } => vec![body],
+        _ => Vec::new(),
+    }
+}

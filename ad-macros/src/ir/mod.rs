@@ -53,7 +53,7 @@ mod print;
 mod verify;
 
 pub(crate) use builder::Builder;
-pub(crate) use compact::compact;
+pub(crate) use compact::{compact, without};
 pub(crate) use verify::verify;
 
 use proc_macro2::{Span, TokenStream};
@@ -787,7 +787,7 @@ pub(crate) struct Region {
 }
 
 /// Where a value is defined: the function body, or a branch of an `if`.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
 pub(crate) enum Place {
     Body,
     /// Region `index` of `owner`: for an `if`, 0 is `then` and 1 is `else`; a

@@ -23,7 +23,9 @@
 //! (re-read, recomputed, or saved on a tape). The passes after it work on
 //! adjoint IR only: tapes made early (`tapes.rs`), adjoint loops run
 //! forwards and sums carried from zero (`order.rs`), loop fusion in `_vjp`
-//! (`fuse.rs`), `logsumexp`'s exponentials kept (`keep.rs`).
+//! (`fuse.rs`), `logsumexp`'s exponentials kept (`keep.rs`), and, last, the
+//! tapes of loops that save very many values grouped into records
+//! (`records.rs`).
 
 mod branches;
 mod calls;
@@ -32,12 +34,14 @@ mod keep;
 mod loops;
 mod needs;
 mod order;
+pub(crate) mod records;
 pub(crate) mod rules;
 mod tapes;
 
 pub(crate) use fuse::fuse_loops;
 pub(crate) use keep::keep_exponentials;
 pub(crate) use order::{run_forward, sums_from_zero};
+pub(crate) use records::record_tapes;
 pub(crate) use tapes::make_tapes_early;
 
 use std::collections::{HashMap, HashSet};

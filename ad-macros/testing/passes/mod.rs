@@ -5,4 +5,5 @@ mod fuse;
 mod hoist;
 mod keep;
 mod order;
+mod records;
 mod tapes;
