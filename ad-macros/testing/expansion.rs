@@ -745,3 +745,29 @@ fn long_functions_declare_their_locals_once_per_block() {
     // in the split API's pullback.
     assert!(most_lets_in_a_block(expand(2_000)) <= 2);
 }
+
+#[test]
+fn names_are_raw_exactly_when_syn_would_not_take_them_as_identifiers() {
+    // `emit::ident` decides from a list instead of asking syn, which was an
+    // eighth of the expansion time of a long function.
+    for keyword in crate::emit::KEYWORDS {
+        assert!(
+            syn::parse_str::<syn::Ident>(keyword).is_err() || keyword == "gen",
+            "`{keyword}` is an identifier to syn"
+        );
+        let ident = crate::emit::ident(keyword, proc_macro2::Span::call_site());
+        let expected = match keyword {
+            "self" | "Self" | "super" | "crate" => format!("{keyword}_"),
+            _ => format!("r#{keyword}"),
+        };
+        assert_eq!(ident.to_string(), expected);
+    }
+    for name in [
+        "x", "d_x", "t12", "tape_a_1", "r#type", "_unused", "union", "raw", "default",
+    ] {
+        let plain = name.trim_start_matches("r#");
+        let raw_by_syn = syn::parse_str::<syn::Ident>(plain).is_err();
+        let ident = crate::emit::ident(plain, proc_macro2::Span::call_site());
+        assert_eq!(ident.to_string().starts_with("r#"), raw_by_syn, "{name}");
+    }
+}

@@ -5,7 +5,7 @@
 //! Each family is a sequence of statements drawn from a small cycle, with
 //! constants that vary with the statement's position, so that no two
 //! neighbours are alike. [`Family::source`] writes the Rust function;
-//! [`Family::gradient`] runs the same computation in forward-mode dual
+//! [`Family::directional`] runs the same computation in forward-mode dual
 //! numbers, with no macro involved, and is what the generated `_vjp` must
 //! match.
 

@@ -108,7 +108,7 @@ impl Lower<'_> {
             .find(|place| place.name == name)?;
         let shadowed = self.scopes[place.depth.min(self.scopes.len())..]
             .iter()
-            .any(|scope| scope.iter().any(|(bound, _)| bound == name));
+            .any(|scope| scope.contains(name));
         (!shadowed).then_some((place.buf, place.index))
     }
 

@@ -153,7 +153,7 @@ impl Lower<'_> {
     ) -> Result<Option<Value>, Poison> {
         let (arm, rest) = arms.split_first().expect("at least one arm");
         let mut bindings = Vec::new();
-        self.scopes.push(Vec::new());
+        self.scopes.push(super::Scope::default());
         let test = self.pattern(&arm.pat, scrutinee, &mut bindings);
         self.scopes.pop();
         let body = |this: &mut Self| {

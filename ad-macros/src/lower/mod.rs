@@ -22,6 +22,8 @@ mod sig;
 
 pub(crate) use sig::{SigParam, Signature, signature};
 
+use std::collections::HashMap;
+
 use proc_macro2::Span;
 use syn::ext::IdentExt;
 use syn::spanned::Spanned;
@@ -40,12 +42,76 @@ pub(crate) struct Poison;
 
 type Lowered = Result<Value, Poison>;
 
+/// The names one scope binds, in order, each with its current value, and an
+/// index by name: a body of thousands of statements must not scan its names
+/// on every use. A `let` of a name the scope already binds replaces the
+/// binding in place: the shadowed one can never be named again.
+#[derive(Clone, Default)]
+struct Scope {
+    entries: Vec<(String, Lowered)>,
+    index: HashMap<String, usize>,
+}
+
+impl Scope {
+    fn bind(&mut self, name: &str, value: Lowered) {
+        match self.index.get(name) {
+            Some(&at) => self.entries[at].1 = value,
+            None => {
+                self.index.insert(name.to_owned(), self.entries.len());
+                self.entries.push((name.to_owned(), value));
+            }
+        }
+    }
+
+    fn get(&self, name: &str) -> Option<Lowered> {
+        self.index.get(name).map(|&at| self.entries[at].1)
+    }
+
+    fn get_mut(&mut self, name: &str) -> Option<&mut Lowered> {
+        self.index.get(name).map(|&at| &mut self.entries[at].1)
+    }
+
+    fn contains(&self, name: &str) -> bool {
+        self.index.contains_key(name)
+    }
+
+    /// The bindings, in the order they were made.
+    fn iter(&self) -> std::slice::Iter<'_, (String, Lowered)> {
+        self.entries.iter()
+    }
+}
+
+impl FromIterator<(String, Lowered)> for Scope {
+    fn from_iter<I: IntoIterator<Item = (String, Lowered)>>(bindings: I) -> Self {
+        let mut scope = Scope::default();
+        for (name, value) in bindings {
+            scope.bind(&name, value);
+        }
+        scope
+    }
+}
+
+/// `scopes[s][e]`: the `e`-th binding of a scope, whose value may change
+/// (its name may not).
+impl std::ops::Index<usize> for Scope {
+    type Output = (String, Lowered);
+    fn index(&self, at: usize) -> &Self::Output {
+        &self.entries[at]
+    }
+}
+
+impl std::ops::IndexMut<usize> for Scope {
+    fn index_mut(&mut self, at: usize) -> &mut Self::Output {
+        &mut self.entries[at]
+    }
+}
+
 /// Lowers the body of `func` into primal IR.
 pub(crate) fn body(cx: &Ctxt, func: &ItemFn, sig: &Signature) -> Option<Function> {
     let mut lower = Lower {
         cx,
         builder: Builder::new(sig.ident.unraw().to_string()),
-        scopes: vec![Vec::new()],
+        scopes: vec![Scope::default()],
         loops: Vec::new(),
         n_loops: 0,
         returning: false,
@@ -86,7 +152,7 @@ struct Lower<'a> {
     /// Innermost scope last; each maps a name to its current value. Hidden
     /// variables (the flags of `break`, `continue` and `return`) have names
     /// starting with `#`, which no Rust identifier can.
-    scopes: Vec<Vec<(String, Result<Value, Poison>)>>,
+    scopes: Vec<Scope>,
     /// The loops being lowered, innermost last.
     loops: Vec<loops::LoopFlags>,
     /// How many loops were lowered so far (to name their flags).
@@ -219,7 +285,7 @@ impl Lower<'_> {
     /// Lowers a block in a new scope; its value is its tail expression, when
     /// `want_value` (otherwise the tail is lowered as a statement).
     fn block(&mut self, block: &Block, want_value: bool) -> Result<Option<Value>, Poison> {
-        self.scopes.push(Vec::new());
+        self.scopes.push(Scope::default());
         let tail = self.stmts(&block.stmts, want_value);
         self.scopes.pop();
         tail
@@ -499,28 +565,18 @@ impl Lower<'_> {
     }
 
     fn bind(&mut self, name: &str, value: Lowered) {
-        self.scopes
-            .last_mut()
-            .expect("a scope")
-            .push((name.to_owned(), value));
+        self.scopes.last_mut().expect("a scope").bind(name, value);
     }
 
     fn lookup(&self, name: &str) -> Option<Lowered> {
-        self.scopes
-            .iter()
-            .rev()
-            .flat_map(|scope| scope.iter().rev())
-            .find(|(bound, _)| bound == name)
-            .map(|(_, value)| *value)
+        self.scopes.iter().rev().find_map(|scope| scope.get(name))
     }
 
     fn lookup_mut(&mut self, name: &str) -> Option<&mut Lowered> {
         self.scopes
             .iter_mut()
             .rev()
-            .flat_map(|scope| scope.iter_mut().rev())
-            .find(|(bound, _)| bound == name)
-            .map(|(_, value)| value)
+            .find_map(|scope| scope.get_mut(name))
     }
 
     fn push(&mut self, inst: Inst, ty: Ty, span: Span) -> Value {

@@ -2,6 +2,8 @@
 //! what an iteration's adjoint needs and cannot re-read or recompute is
 //! pushed on a tape by the primal loop and popped by the adjoint one.
 
+use std::collections::{HashMap, HashSet};
+
 use super::Reverse;
 use crate::ir::{Const, Inst, LoopRange, Place, Ty, Value};
 
@@ -216,18 +218,7 @@ impl Reverse<'_> {
             .builder
             .push_detached(Inst::Push(tape, value), Ty::Unit, span);
         self.set_place(push, Place::In(for_value, 0));
-        let func = self.builder.func_mut();
-        let (Inst::For { inits, body, .. } | Inst::While { inits, body }) =
-            &mut func.insts[for_value.index()].inst
-        else {
-            unreachable!("taped values come from loops")
-        };
-        let after = body
-            .insts
-            .iter()
-            .position(|&v| v == value)
-            .map_or(0, |position| position + 1);
-        body.insts.insert(after.max(inits.len() + 1), push);
+        self.pushes.push((for_value, value, push));
 
         // A `for` inside another statement reserves room for its trips
         // before it runs, so that its pushes never grow the tape (a push that
@@ -259,5 +250,59 @@ impl Reverse<'_> {
         }
         self.builder.insert_in_open(region, n_args, pop);
         pop
+    }
+
+    /// Places the tape pushes, each right after the value it saves (right
+    /// after the body's arguments for an argument): one pass per loop body,
+    /// where inserting each push as it was made scanned the body every time,
+    /// quadratic in long loop bodies. Pushes of one value go in reverse order
+    /// of making, as inserting each right after the value put them.
+    pub(super) fn place_pushes(&mut self) {
+        let mut by_loop: HashMap<Value, HashMap<Value, Vec<Value>>> = HashMap::new();
+        let mut loops = Vec::new();
+        for &(for_value, value, push) in self.pushes.iter().rev() {
+            let of_loop = by_loop.entry(for_value).or_insert_with(|| {
+                loops.push(for_value);
+                HashMap::new()
+            });
+            of_loop.entry(value).or_default().push(push);
+        }
+        self.pushes.clear();
+        let func = self.builder.func_mut();
+        for for_value in loops {
+            let after = &by_loop[&for_value];
+            let (Inst::For { inits, body, .. } | Inst::While { inits, body }) =
+                &mut func.insts[for_value.index()].inst
+            else {
+                unreachable!("taped values come from loops")
+            };
+            // The body's arguments: the index, then the carried values.
+            let n_args = inits.len() + 1;
+            let n_args = n_args.min(body.insts.len());
+            let args: HashSet<Value> = body.insts[..n_args].iter().copied().collect();
+            let in_body: HashSet<Value> = body.insts.iter().copied().collect();
+            let mut placed = Vec::with_capacity(body.insts.len() + after.len());
+            // What is saved of the arguments, or of values from outside the
+            // body, goes right after the arguments.
+            let mut at_start: Vec<Value> = after
+                .iter()
+                .filter(|(value, _)| args.contains(value) || !in_body.contains(value))
+                .flat_map(|(_, pushes)| pushes.iter().copied())
+                .collect();
+            at_start.sort_by_key(|push| std::cmp::Reverse(push.index()));
+            for (position, &inst) in body.insts.iter().enumerate() {
+                if position == n_args {
+                    placed.append(&mut at_start);
+                }
+                placed.push(inst);
+                if position >= n_args
+                    && let Some(pushes) = after.get(&inst)
+                {
+                    placed.extend(pushes);
+                }
+            }
+            placed.append(&mut at_start);
+            body.insts = placed;
+        }
     }
 }

@@ -84,6 +84,10 @@ pub(crate) struct Reverse<'a> {
     scratch: HashMap<Value, Value>,
     /// Element adjoints not emitted yet (see [`Reverse::defer_update`]).
     pending: Vec<(Value, Value, Value, Value)>,
+    /// Tape pushes not yet placed in their primal loop's body: `(loop,
+    /// value, push)`, placed all at once at the end (see
+    /// [`Reverse::place_pushes`]).
+    pushes: Vec<(Value, Value, Value)>,
 }
 
 /// Whether reversing `inst` neither reads nor writes a shadow (but through
@@ -128,6 +132,7 @@ pub(crate) fn vjp(
         maybe_zero: HashSet::new(),
         scratch: HashMap::new(),
         pending: Vec::new(),
+        pushes: Vec::new(),
     };
     let out = primal.ret;
     let returns_unit = sig.seed_ty.is_none();
@@ -203,6 +208,7 @@ pub(crate) fn vjp(
         rx.grads[out.index()] = Some(seed);
     }
     rx.reverse_region(&primal.body);
+    rx.place_pushes();
 
     let mut outputs: Vec<Value> = (!returns_unit).then_some(out).into_iter().collect();
     for param in primal

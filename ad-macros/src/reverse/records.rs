@@ -45,26 +45,56 @@ pub(crate) fn record_tapes(func: Function) -> Function {
 
 /// `func` with the tapes of each loop that has more than `above` of them (and
 /// at least two) grouped into records; the tests group every loop's tapes.
+///
+/// One walk finds the candidates, one pass over the regions rewrites them:
+/// thousands of tapes in one loop must not cost a walk each.
 pub(crate) fn record_tapes_above(mut func: Function, above: usize) -> Function {
-    let places = func.places();
-    // Each tape's pushes and pops, with their places.
+    // Where each value is defined, and its position in program order.
+    let mut places = vec![Place::Body; func.insts.len()];
+    let mut order = vec![0; func.insts.len()];
+    // Each tape's pushes, pops and reserves.
     let mut pushes: HashMap<Value, Vec<Value>> = HashMap::new();
     let mut pops: HashMap<Value, Vec<Value>> = HashMap::new();
-    let mut others: HashSet<Value> = HashSet::new();
+    let mut reserves: HashMap<Value, Vec<Value>> = HashMap::new();
     let mut tapes = Vec::new();
-    func.walk(&mut |_, value| match func.inst(value) {
-        Inst::TapeNew { .. } => tapes.push(value),
-        Inst::Push(tape, _) => pushes.entry(*tape).or_default().push(value),
-        Inst::Pop(tape) => pops.entry(*tape).or_default().push(value),
-        Inst::TapeReserve { .. } => {}
-        inst => others.extend(inst.operands()),
+    let mut at = 0;
+    func.walk(&mut |place, value| {
+        places[value.index()] = place;
+        order[value.index()] = at;
+        at += 1;
+        match func.inst(value) {
+            Inst::TapeNew { .. } => tapes.push(value),
+            Inst::Push(tape, _) => pushes.entry(*tape).or_default().push(value),
+            Inst::Pop(tape) => pops.entry(*tape).or_default().push(value),
+            Inst::TapeReserve { tape, .. } => reserves.entry(*tape).or_default().push(value),
+            _ => {}
+        }
+    });
+    // Most functions have no loop that saves that much: stop early.
+    let mut per_loop: HashMap<Place, usize> = HashMap::new();
+    for pushed in pushes.values().flatten() {
+        *per_loop.entry(places[pushed.index()]).or_default() += 1;
+    }
+    if per_loop.values().all(|&count| count <= above.max(1)) {
+        return func;
+    }
+    // Tapes something else reads stay as they are.
+    let mut others: HashSet<Value> = HashSet::new();
+    func.walk(&mut |_, value| {
+        let inst = func.inst(value);
+        if !matches!(
+            inst,
+            Inst::Push(..) | Inst::Pop(_) | Inst::TapeReserve { .. }
+        ) {
+            others.extend(inst.operands());
+        }
     });
     // Candidates, by (loop pushing, region popping): a tape of a scalar
     // pushed once in a loop's body and popped once in another region's top.
     let mut groups: HashMap<(Value, Place), Vec<Value>> = HashMap::new();
-    let mut order = Vec::new();
+    let mut keys = Vec::new();
     for &tape in &tapes {
-        let (Some([push]), Some([pop])) = (
+        let (Some(&[push]), Some(&[pop])) = (
             pushes.get(&tape).map(Vec::as_slice),
             pops.get(&tape).map(Vec::as_slice),
         ) else {
@@ -85,59 +115,112 @@ pub(crate) fn record_tapes_above(mut func: Function, above: usize) -> Function {
         let key = (owner, places[pop.index()]);
         let group = groups.entry(key).or_default();
         if group.is_empty() {
-            order.push(key);
+            keys.push(key);
         }
         group.push(tape);
     }
-    let mut gone = HashSet::new();
-    for key in order {
+
+    let mut edit = Edit::default();
+    for key in keys {
         let group = groups.get_mut(&key).expect("grouped");
-        if group.len() > above.max(1) {
-            // In the order the body saves them.
-            let body = &func.regions(key.0)[0].insts;
-            let position: HashMap<Value, usize> = body
+        if group.len() <= above.max(1) {
+            continue;
+        }
+        // In the order the body saves them.
+        group.sort_by_key(|tape| order[pushes[tape][0].index()]);
+        // Records of even length, so none holds a single value.
+        let n_records = group.len().div_ceil(RECORD_LEN);
+        for chunk in group.chunks(group.len().div_ceil(n_records)) {
+            let push = |tape: &Value| pushes[tape][0];
+            let pop = |tape: &Value| pops[tape][0];
+            let first_pop = chunk
                 .iter()
-                .enumerate()
-                .map(|(at, &value)| (value, at))
-                .collect();
-            group.sort_by_key(|tape| position[&pushes[tape][0]]);
-            // Records of even length, so none holds a single value.
-            let n_records = group.len().div_ceil(RECORD_LEN);
-            for chunk in group.chunks(group.len().div_ceil(n_records)) {
-                gone.extend(record(&mut func, key.0, chunk, &pushes, &pops));
+                .map(pop)
+                .min_by_key(|value| order[value.index()])
+                .expect("a record holds values");
+            record(&mut func, key.0, chunk, push, pop, first_pop, &mut edit);
+            for tape in &chunk[1..] {
+                edit.gone.extend(reserves.get(tape).into_iter().flatten());
             }
         }
     }
-    if gone.is_empty() {
+    if edit.gone.is_empty() {
         return func;
     }
-    without(func, &gone)
+    edit.apply(&mut func);
+    without(func, &edit.gone)
+}
+
+/// The changes to the regions, made in one pass.
+#[derive(Default)]
+struct Edit {
+    /// Taken out of their regions, then out of the function.
+    gone: HashSet<Value>,
+    /// Appended to a loop's body: each record and its push.
+    append: HashMap<Value, Vec<Value>>,
+    /// A record's pop, before the first of the pops it replaces.
+    before: HashMap<Value, Value>,
+}
+
+impl Edit {
+    fn apply(&self, func: &mut Function) {
+        let edit = |insts: &mut Vec<Value>| {
+            let mut out = Vec::with_capacity(insts.len());
+            for &value in insts.iter() {
+                if let Some(&pop) = self.before.get(&value) {
+                    out.push(pop);
+                }
+                if !self.gone.contains(&value) {
+                    out.push(value);
+                }
+            }
+            *insts = out;
+        };
+        edit(&mut func.body.insts);
+        for index in 0..func.insts.len() {
+            match &mut func.insts[index].inst {
+                Inst::If { then, els, .. } => {
+                    edit(&mut then.insts);
+                    edit(&mut els.insts);
+                }
+                Inst::For { body, .. } | Inst::While { body, .. } => {
+                    edit(&mut body.insts);
+                    let owner = Value(u32::try_from(index).expect("fewer than 2³² values"));
+                    if let Some(appended) = self.append.get(&owner) {
+                        body.insts.extend(appended);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
 }
 
 /// Saves the values of `tapes`, pushed in `owner`'s body, as records on the
-/// first of them. Returns what goes: the other tapes, the pushes and what
-/// reserves room on the other tapes, taken out of their regions.
+/// first of them: the other tapes and every push go (into `edit`).
 fn record(
     func: &mut Function,
     owner: Value,
     tapes: &[Value],
-    pushes: &HashMap<Value, Vec<Value>>,
-    pops: &HashMap<Value, Vec<Value>>,
-) -> HashSet<Value> {
+    push_of: impl Fn(&Value) -> Value,
+    pop_of: impl Fn(&Value) -> Value,
+    first_pop: Value,
+    edit: &mut Edit,
+) {
     let first = tapes[0];
     let span = func.span(first);
     let mut values = Vec::new();
     let mut tys = Vec::new();
-    let mut gone: HashSet<Value> = tapes[1..].iter().copied().collect();
     for tape in tapes {
-        let push = pushes[tape][0];
+        let push = push_of(tape);
         let Inst::Push(_, value) = func.inst(push) else {
             unreachable!("a push")
         };
         values.push(*value);
         tys.push(func.ty(*value).clone());
-        gone.insert(push);
+        edit.gone.insert(push);
     }
+    edit.gone.extend(&tapes[1..]);
     let record_ty = Ty::Tuple(tys);
     func.names[first.index()] = Some("saved".to_owned());
     func.insts[first.index()].ty = Ty::Tape(Box::new(record_ty.clone()));
@@ -145,54 +228,13 @@ fn record(
     // The push, at the end of the body.
     let tuple = func.push_detached(Inst::Tuple(values), record_ty.clone(), span);
     let push = func.push_detached(Inst::Push(first, tuple), Ty::Unit, span);
-    let body = func.region_mut(Place::In(owner, 0));
-    body.insts.retain(|value| !gone.contains(value));
-    body.insts.extend([tuple, push]);
+    edit.append.entry(owner).or_default().extend([tuple, push]);
 
     // The pop, where the first of the pops was; each pop becomes a component.
-    let popped: Vec<Value> = tapes.iter().map(|tape| pops[tape][0]).collect();
     let pop = func.push_detached(Inst::Pop(first), record_ty, span);
-    for (index, &value) in popped.iter().enumerate() {
-        func.insts[value.index()].inst =
+    for (index, tape) in tapes.iter().enumerate() {
+        func.insts[pop_of(tape).index()].inst =
             Inst::Extract(pop, u32::try_from(index).expect("a short record"));
     }
-    let popped_set: HashSet<Value> = popped.iter().copied().collect();
-    let place = func.places()[popped[0].index()];
-    let region = func.region_mut(place);
-    let at = region
-        .insts
-        .iter()
-        .position(|value| popped_set.contains(value))
-        .expect("the pops are in their region");
-    region.insts.insert(at, pop);
-
-    // The other tapes, and what reserves room on them.
-    let mut reserves = HashSet::new();
-    func.walk(&mut |_, value| {
-        if let Inst::TapeReserve { tape, .. } = func.inst(value)
-            && gone.contains(tape)
-        {
-            reserves.insert(value);
-        }
-    });
-    gone.extend(reserves);
-    remove(func, &gone);
-    gone
-}
-
-/// Takes `gone` out of every region.
-fn remove(func: &mut Function, gone: &HashSet<Value>) {
-    func.body.insts.retain(|value| !gone.contains(value));
-    for data in &mut func.insts {
-        match &mut data.inst {
-            Inst::If { then, els, .. } => {
-                then.insts.retain(|value| !gone.contains(value));
-                els.insts.retain(|value| !gone.contains(value));
-            }
-            Inst::For { body, .. } | Inst::While { body, .. } => {
-                body.insts.retain(|value| !gone.contains(value));
-            }
-            _ => {}
-        }
-    }
+    edit.before.insert(first_pop, pop);
 }
