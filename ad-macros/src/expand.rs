@@ -27,9 +27,17 @@ pub(crate) fn differentiate(args: TokenStream, input: TokenStream) -> TokenStrea
         }
         !is_ours
     });
-    let original = &item;
     match stages(args, &item, applied_twice) {
         Ok(stages) => {
+            // A function called only through `_vjp` or `_forward` is used:
+            // they run its body, not call it, so without this rustc would
+            // call it dead (and `#![deny(warnings)]` crates would not build).
+            // `_vjp` cannot name it instead: an associated function without
+            // `self` is `Self::f` and a free one `f`, and the attribute
+            // cannot tell which. (Under `#![forbid(dead_code)]` this `allow`
+            // is an error; see docs/supported.md.)
+            let mut original = item.clone();
+            original.attrs.push(syn::parse_quote!(#[allow(dead_code)]));
             let vjp = emit::vjp(&item, &stages.sig, &stages.vjp);
             // A method has no split API: its pullback could not take `self`
             // again, and calls of methods are not differentiated.

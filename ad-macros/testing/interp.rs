@@ -1072,6 +1072,18 @@ fn prim(prim: Prim, args: &[Val]) -> Result<Val, String> {
             return a.checked_abs().map(Val::Int).ok_or("overflow".to_owned());
         }
         (Prim::Signum, [Val::Int(a)]) => return Ok(Val::Int(a.signum())),
+        (Prim::RemEuclid, [Val::Int(a), Val::Int(b)]) => {
+            return a
+                .checked_rem_euclid(*b)
+                .map(Val::Int)
+                .ok_or("division by zero".to_owned());
+        }
+        (Prim::DivEuclid, [Val::Int(a), Val::Int(b)]) => {
+            return a
+                .checked_div_euclid(*b)
+                .map(Val::Int)
+                .ok_or("division by zero".to_owned());
+        }
         (Prim::Powi, [x, n]) => return Ok(Val::Float(x.float()?.powi(exponent(n)?))),
         _ => {}
     }
@@ -1101,8 +1113,36 @@ fn prim(prim: Prim, args: &[Val]) -> Result<Val, String> {
         Prim::Abs => f64::abs,
         Prim::Signum => f64::signum,
         Prim::Recip => f64::recip,
+        Prim::Floor => f64::floor,
+        Prim::Ceil => f64::ceil,
+        Prim::Round => f64::round,
+        Prim::RoundTiesEven => f64::round_ties_even,
+        Prim::Trunc => f64::trunc,
+        Prim::Fract => f64::fract,
+        Prim::ToRadians => f64::to_radians,
+        Prim::ToDegrees => f64::to_degrees,
         Prim::MulAdd => return Ok(Val::Float(x[0].mul_add(x[1], x[2]))),
-        Prim::Log | Prim::Powf | Prim::Atan2 | Prim::Min | Prim::Max | Prim::Hypot | Prim::Rem => {
+        Prim::Clamp => {
+            // `f64::clamp` panics on `min > max` or a NaN bound, as the
+            // generated code would.
+            if x[1]
+                .partial_cmp(&x[2])
+                .is_none_or(std::cmp::Ordering::is_gt)
+            {
+                return Err(format!("clamp with min {} and max {}", x[1], x[2]));
+            }
+            return Ok(Val::Float(x[0].clamp(x[1], x[2])));
+        }
+        Prim::Log
+        | Prim::Powf
+        | Prim::Atan2
+        | Prim::Min
+        | Prim::Max
+        | Prim::Hypot
+        | Prim::Rem
+        | Prim::DivEuclid
+        | Prim::RemEuclid
+        | Prim::Copysign => {
             let binary: fn(f64, f64) -> f64 = match prim {
                 Prim::Log => f64::log,
                 Prim::Powf => f64::powf,
@@ -1110,6 +1150,9 @@ fn prim(prim: Prim, args: &[Val]) -> Result<Val, String> {
                 Prim::Min => f64::min,
                 Prim::Max => f64::max,
                 Prim::Hypot => f64::hypot,
+                Prim::DivEuclid => f64::div_euclid,
+                Prim::RemEuclid => f64::rem_euclid,
+                Prim::Copysign => f64::copysign,
                 _ => |a, b| a % b,
             };
             return Ok(Val::Float(binary(x[0], x[1])));
@@ -1171,6 +1214,30 @@ fn pullback(prim: Prim, reads: &[Val]) -> Result<Val, String> {
         Prim::Abs => rules::abs,
         Prim::Signum => rules::signum,
         Prim::Recip => rules::recip,
+        Prim::Fract => rules::fract,
+        Prim::ToRadians => rules::to_radians,
+        Prim::ToDegrees => rules::to_degrees,
+        Prim::Floor
+        | Prim::Ceil
+        | Prim::Round
+        | Prim::RoundTiesEven
+        | Prim::Trunc
+        | Prim::DivEuclid => {
+            return Err(format!(
+                "{} is constant data: it has no pullback",
+                prim.name()
+            ));
+        }
+        Prim::RemEuclid => return Ok(pair(rules::rem_euclid(x[0], x[1], x[2], x[3]))),
+        Prim::Copysign => return Ok(pair(rules::copysign(x[0], x[1], x[2], x[3]))),
+        Prim::Clamp => {
+            let (dx, d_min, d_max) = rules::clamp(x[0], x[1], x[2], x[3], x[4]);
+            return Ok(Val::Tuple(vec![
+                Val::Float(dx),
+                Val::Float(d_min),
+                Val::Float(d_max),
+            ]));
+        }
         Prim::Log => return Ok(pair(rules::log(x[0], x[1], x[2], x[3]))),
         Prim::Powf => return Ok(pair(rules::powf(x[0], x[1], x[2], x[3]))),
         Prim::Atan2 => return Ok(pair(rules::atan2(x[0], x[1], x[2], x[3]))),

@@ -187,6 +187,25 @@ pub trait Float:
     /// Returns the integer nearest to `self`, rounding half-way cases away from zero;
     /// see [`f64::round`].
     fn round(self) -> Self;
+    /// Returns the integer nearest to `self`, rounding half-way cases to the even
+    /// one; see [`f64::round_ties_even`].
+    fn round_ties_even(self) -> Self;
+    /// Returns the fractional part of `self`, `self - self.trunc()`; see [`f64::fract`].
+    fn fract(self) -> Self;
+    /// Converts degrees to radians; see [`f64::to_radians`].
+    fn to_radians(self) -> Self;
+    /// Converts radians to degrees; see [`f64::to_degrees`].
+    fn to_degrees(self) -> Self;
+    /// Returns the quotient of Euclidean division, `(self / rhs)` rounded so that
+    /// `self.rem_euclid(rhs)` is not negative; see [`f64::div_euclid`].
+    fn div_euclid(self, rhs: Self) -> Self;
+    /// Returns the least non-negative remainder of `self` modulo `rhs`; see
+    /// [`f64::rem_euclid`].
+    fn rem_euclid(self, rhs: Self) -> Self;
+    /// Returns the magnitude of `self` with the sign of `sign`; see [`f64::copysign`].
+    fn copysign(self, sign: Self) -> Self;
+    /// Restricts `self` to `[min, max]`; see [`f64::clamp`].
+    fn clamp(self, min: Self, max: Self) -> Self;
     /// Returns `true` if `self` is NaN; see [`f64::is_nan`].
     fn is_nan(self) -> bool;
     /// Returns `true` if `self` is neither infinite nor NaN; see [`f64::is_finite`].
@@ -231,8 +250,8 @@ macro_rules! impl_float {
 
             impl_float!(@unary $ty: sqrt cbrt exp exp2 exp_m1 ln ln_1p log2 log10 sin cos
                 tan asin acos atan sinh cosh tanh asinh acosh atanh abs signum recip trunc
-                floor ceil round);
-            impl_float!(@binary $ty: log powf atan2 min max hypot);
+                floor ceil round round_ties_even fract to_radians to_degrees);
+            impl_float!(@binary $ty: log powf atan2 min max hypot div_euclid rem_euclid copysign);
             impl_float!(@predicate $ty: is_nan is_finite is_infinite);
 
             #[inline]
@@ -242,6 +261,10 @@ macro_rules! impl_float {
             #[inline]
             fn mul_add(self, a: Self, b: Self) -> Self {
                 $ty::mul_add(self, a, b)
+            }
+            #[inline]
+            fn clamp(self, min: Self, max: Self) -> Self {
+                $ty::clamp(self, min, max)
             }
         }
     };

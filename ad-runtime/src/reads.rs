@@ -48,6 +48,36 @@ pub fn signum<T: Float>(dy: T) -> T {
     rules::signum(dy, dy, dy)
 }
 
+macro_rules! reads_nothing {
+    ($($name:ident)*) => {$(
+        #[doc = concat!("[`rules::", stringify!($name), "`], which reads only the seed.")]
+        #[inline(always)]
+        pub fn $name<T: Float>(dy: T) -> T {
+            rules::$name(dy, dy, dy)
+        }
+    )*};
+}
+
+reads_nothing!(fract to_radians to_degrees);
+
+/// [`rules::rem_euclid`], which reads its inputs and its output.
+#[inline(always)]
+pub fn rem_euclid<T: Float>(a: T, b: T, y: T, dy: T) -> (T, T) {
+    rules::rem_euclid(a, b, y, dy)
+}
+
+/// [`rules::copysign`], which reads only its inputs.
+#[inline(always)]
+pub fn copysign<T: Float>(x: T, sign: T, dy: T) -> (T, T) {
+    rules::copysign(x, sign, x, dy)
+}
+
+/// [`rules::clamp`], which reads only its inputs.
+#[inline(always)]
+pub fn clamp<T: Float>(x: T, min: T, max: T, dy: T) -> (T, T, T) {
+    rules::clamp(x, min, max, x, dy)
+}
+
 /// [`rules::mul_add`], which reads only `a` and `b`.
 #[inline(always)]
 pub fn mul_add<T: Float>(a: T, b: T, dy: T) -> (T, T, T) {

@@ -422,6 +422,68 @@ pub fn rem<T: Float>(a: T, b: T, y: T, dy: T) -> (T, T) {
     (dy, -dy * quotient)
 }
 
+/// Pullback of `y = x.fract()`, that is `x - x.trunc()`: returns `dy`.
+///
+/// Convention: at the integers, where `fract` jumps, the adjoint is `dy` too
+/// (the derivative of either side).
+#[inline]
+pub fn fract<T: Float>(_x: T, _y: T, dy: T) -> T {
+    dy
+}
+
+/// Pullback of `y = x.to_radians()`: returns `dy * π / 180`.
+#[inline]
+pub fn to_radians<T: Float>(_x: T, _y: T, dy: T) -> T {
+    dy * (T::PI / T::from_f64(180.0))
+}
+
+/// Pullback of `y = x.to_degrees()`: returns `dy * 180 / π`.
+#[inline]
+pub fn to_degrees<T: Float>(_x: T, _y: T, dy: T) -> T {
+    dy * (T::from_f64(180.0) / T::PI)
+}
+
+/// Pullback of `y = a.rem_euclid(b)`, that is `a - b * a.div_euclid(b)`:
+/// returns `(dy, -dy * q)` with `q = a.div_euclid(b)`.
+///
+/// `q` is computed from the remainder returned, as for [`rem`]. Convention: where
+/// `a / b` is an integer, so that `rem_euclid` jumps, the adjoints are the one-sided
+/// derivatives of the branch it returned.
+#[inline]
+pub fn rem_euclid<T: Float>(a: T, b: T, y: T, dy: T) -> (T, T) {
+    let quotient = ((a - y) / b).round();
+    (dy, -dy * quotient)
+}
+
+/// Pullback of `y = x.copysign(sign)`, the magnitude of `x` with the sign of `sign`:
+/// returns `(dy * s, 0)`, where `s` is `1` if `x` and `sign` have the same sign bit
+/// and `-1` otherwise.
+///
+/// Convention: at `x == 0` (either sign) the adjoint of `x` is `0`, as for
+/// [`abs`]; `sign` only ever gets `0`.
+#[inline]
+pub fn copysign<T: Float>(x: T, sign: T, _y: T, dy: T) -> (T, T) {
+    if x == T::ZERO {
+        return (T::ZERO, T::ZERO);
+    }
+    (dy * T::ONE.copysign(x) * T::ONE.copysign(sign), T::ZERO)
+}
+
+/// Pullback of `y = x.clamp(min, max)`: returns `(dy, 0, 0)` when
+/// `min <= x <= max`, `(0, dy, 0)` below the range and `(0, 0, dy)` above it.
+///
+/// Convention: at the ends of the range `x` gets the seed (the range is closed).
+#[inline]
+pub fn clamp<T: Float>(x: T, min: T, max: T, _y: T, dy: T) -> (T, T, T) {
+    if x < min {
+        (T::ZERO, dy, T::ZERO)
+    } else if x > max {
+        (T::ZERO, T::ZERO, dy)
+    } else {
+        (dy, T::ZERO, T::ZERO)
+    }
+}
+
 /// Pullback of `y = a.mul_add(b, c)`, that is `y = a * b + c`: returns
 /// `(dy * b, dy * a, dy)`.
 #[inline]
@@ -531,6 +593,10 @@ mod tests {
         abs: either_sign(0.01, 100.0);
         signum: either_sign(0.01, 100.0);
         recip: either_sign(0.2, 100.0);
+        // Away from the integers, where `fract` jumps.
+        fract: either_sign(0.01, 10.0).prop_filter("off the jumps", |x| (x - x.round()).abs() > 3.0 * step(*x));
+        to_radians: -1000.0..1000.0;
+        to_degrees: -10.0..10.0;
     }
 
     mod powi {
@@ -598,6 +664,73 @@ mod tests {
             let y = a % b;
             y.abs() > 0.05 && b.abs() - y.abs() > 0.05
         };
+    }
+
+    mod rem_euclid {
+        use super::*;
+
+        proptest! {
+            #![proptest_config(config())]
+            #[test]
+            fn matches_finite_differences(a in -10.0..10.0_f64, b in either_sign(1.0, 5.0), dy in seed()) {
+                let y = a.rem_euclid(b);
+                // Away from the jumps, where the remainder is near 0 or `|b|`.
+                prop_assume!(y > 0.05 && b.abs() - y > 0.05);
+                let (da, db) = crate::rules::rem_euclid(a, b, y, dy);
+                check("da", da, dy * derivative(|t| (a + t).rem_euclid(b), step(a)))?;
+                check("db", db, dy * derivative(|t| a.rem_euclid(b + t), step(b)))?;
+            }
+        }
+    }
+
+    mod copysign {
+        use super::*;
+
+        proptest! {
+            #![proptest_config(config())]
+            #[test]
+            fn matches_finite_differences(x in either_sign(0.01, 100.0), sign in either_sign(0.01, 100.0), dy in seed()) {
+                let (dx, d_sign) = crate::rules::copysign(x, sign, x.copysign(sign), dy);
+                check("dx", dx, dy * derivative(|t| (x + t).copysign(sign), step(x)))?;
+                check("dsign", d_sign, dy * derivative(|t| x.copysign(sign + t), step(sign)))?;
+            }
+        }
+
+        #[test]
+        fn zero_magnitude_gives_zero() {
+            assert_eq!(crate::rules::copysign(0.0, -1.0, -0.0, 1.0), (0.0, 0.0));
+            assert_eq!(crate::rules::copysign(-0.0, 1.0, 0.0, 1.0), (0.0, 0.0));
+        }
+    }
+
+    mod clamp {
+        use super::*;
+
+        proptest! {
+            #![proptest_config(config())]
+            #[test]
+            fn matches_finite_differences(x in -10.0..10.0_f64, lo in -5.0..0.0_f64, width in 0.5..5.0_f64, dy in seed()) {
+                let hi = lo + width;
+                // Away from the ends of the range, where `clamp` has a kink.
+                prop_assume!((x - lo).abs() > 0.05 && (x - hi).abs() > 0.05);
+                let (dx, d_lo, d_hi) = crate::rules::clamp(x, lo, hi, x.clamp(lo, hi), dy);
+                check("dx", dx, dy * derivative(|t| (x + t).clamp(lo, hi), step(x)))?;
+                check("dlo", d_lo, dy * derivative(|t| x.clamp(lo + t, hi), step(lo)))?;
+                check("dhi", d_hi, dy * derivative(|t| x.clamp(lo, hi + t), step(hi)))?;
+            }
+        }
+
+        #[test]
+        fn the_ends_of_the_range_give_the_seed_to_x() {
+            assert_eq!(
+                crate::rules::clamp(0.0, 0.0, 1.0, 0.0, 2.0),
+                (2.0, 0.0, 0.0)
+            );
+            assert_eq!(
+                crate::rules::clamp(1.0, 0.0, 1.0, 1.0, 2.0),
+                (2.0, 0.0, 0.0)
+            );
+        }
     }
 
     mod mul_add {

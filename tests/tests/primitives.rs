@@ -94,6 +94,17 @@ unary! {
     abs: |x| x.abs() => x.signum(), at [-2.0, 3.0];
     signum: |x| x.signum() * 2.0 + x => 1.0, at [-2.0, 3.0];
     recip: |x| x.recip() => -1.0 / (x * x), at [-2.0, 0.5];
+    // Constant between jumps (derivative 0), taken away from the jumps.
+    floor: |x| x.floor() * x => x.floor(), at [-1.5, 0.3, 2.7];
+    ceil: |x| x * x.ceil() => x.ceil(), at [-1.5, 0.3, 2.7];
+    round: |x| x.round() + x.sin() => x.cos(), at [-1.2, 0.3, 2.7];
+    round_ties_even: |x| x.round_ties_even() * x * x => 2.0 * x * x.round_ties_even(), at [-1.2, 0.3, 2.7];
+    trunc: |x| f64::trunc(x) + x => 1.0, at [-1.5, 0.3];
+    floor_alone: |x| x.floor() => 0.0, at [0.5, -2.5];
+    // `x - x.trunc()`: derivative 1 between the integers.
+    fract: |x| x.fract() * x.fract() => 2.0 * x.fract(), at [-1.3, 0.3, 2.6];
+    to_radians: |x| x.to_radians().sin() => x.to_radians().cos() * std::f64::consts::PI / 180.0, at [-30.0, 45.0, 400.0];
+    to_degrees: |x| f64::to_degrees(x) * 2.0 => 360.0 / std::f64::consts::PI, at [-1.0, 0.5];
 }
 
 binary! {
@@ -105,6 +116,9 @@ binary! {
     hypot: |x, y| x.hypot(y) => (x / x.hypot(y), y / x.hypot(y)), at [[3.0, 4.0], [-1.0, 0.5]];
     rem: |x, y| x % y => (1.0, -(x / y).trunc()), at [[7.5, 2.0], [-7.5, 2.0]];
     mul_add_two_active: |a, b| a.mul_add(b, 1.5) => (b, a), at [[2.0, 3.0], [-1.0, 0.5]];
+    div_euclid: |a, b| a.div_euclid(b) * a => (a.div_euclid(b), 0.0), at [[7.5, 2.0], [-7.5, 2.0]];
+    rem_euclid: |a, b| a.rem_euclid(b) => (1.0, -a.div_euclid(b)), at [[7.5, 2.0], [-7.5, 2.0], [7.5, -2.0]];
+    copysign: |x, s| x.copysign(s) * 3.0 => (3.0 * x.signum() * s.signum(), 0.0), at [[1.5, -2.0], [-1.5, -2.0], [2.0, 3.0]];
 }
 
 #[differentiate]
@@ -124,6 +138,31 @@ fn mul_add_three_inputs() {
         &point,
     );
     assert_eq!(grad, [-3.0, 2.0, 1.0]);
+}
+
+#[differentiate]
+fn clamp(x: f64, lo: f64, hi: f64) -> f64 {
+    x.clamp(lo, hi) * 2.0
+}
+
+#[test]
+fn clamp_gives_the_seed_to_the_argument_it_returns() {
+    // Inside the range, below it and above it.
+    for (point, expected) in [
+        ([0.5, 0.0, 1.0], [2.0, 0.0, 0.0]),
+        ([-0.5, 0.0, 1.0], [0.0, 2.0, 0.0]),
+        ([1.5, 0.0, 1.0], [0.0, 0.0, 2.0]),
+    ] {
+        let grad = check_scalar(
+            |p| clamp(p[0], p[1], p[2]),
+            |p, s| {
+                let (out, dx, d_lo, d_hi) = clamp_vjp(p[0], p[1], p[2], s);
+                (out, vec![dx, d_lo, d_hi])
+            },
+            &point,
+        );
+        assert_eq!(grad, expected);
+    }
 }
 
 /// The conventions at non-smooth points (documented in `ad_runtime::rules`),
@@ -165,4 +204,37 @@ mod conventions {
         let (out, da, db) = min_vjp(1.0, f64::NAN, 1.0);
         assert_eq!((out, da, db), (min(1.0, f64::NAN), 1.0, 0.0));
     }
+}
+
+/// `rem_euclid` on an integer index: a periodic neighbour, integer arithmetic
+/// as written.
+#[differentiate]
+fn ring_energy(x: &[f64]) -> f64 {
+    let n = x.len();
+    let mut s = 0.0;
+    for i in 0..n {
+        let next = (i + 1).rem_euclid(n);
+        s += x[i] * x[next];
+    }
+    s
+}
+
+#[test]
+fn an_integer_rem_euclid_indexes_periodically() {
+    let x = [0.5, -1.0, 2.0, 1.5];
+    let grad = check_scalar(
+        ring_energy,
+        |p, s| {
+            let mut d_x = vec![0.0; p.len()];
+            let out = ring_energy_vjp(p, &mut d_x, s);
+            (out, d_x)
+        },
+        &x,
+    );
+    // d/dx_i = x_{i-1} + x_{i+1}, periodically.
+    let n = x.len();
+    let expected: Vec<f64> = (0..n)
+        .map(|i| x[(i + n - 1) % n] + x[(i + 1) % n])
+        .collect();
+    assert_close(&grad, &expected);
 }

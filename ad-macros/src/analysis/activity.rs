@@ -124,6 +124,8 @@ fn mark_varied(func: &Function, region: &Region, varied: &mut [bool]) {
             Inst::Arg(_) => continue,
             Inst::Param(index) => func.params[*index as usize].role == Role::Active,
             Inst::Const(_) | Inst::Detach(_) | Inst::Unary(UnOp::Not, _) => false,
+            // `floor`, `round`, …: zero derivative between their jumps.
+            Inst::Prim(prim, _) if prim.is_piecewise_constant() => false,
             Inst::Binary(op, lhs, rhs) => {
                 !op.is_comparison()
                     && !op.is_logic()

@@ -72,6 +72,18 @@ prims! {
     MulAdd "mul_add" 3,
     Recip "recip" 1,
     Rem "rem" 2,
+    Floor "floor" 1,
+    Ceil "ceil" 1,
+    Round "round" 1,
+    RoundTiesEven "round_ties_even" 1,
+    Trunc "trunc" 1,
+    Fract "fract" 1,
+    DivEuclid "div_euclid" 2,
+    RemEuclid "rem_euclid" 2,
+    Copysign "copysign" 2,
+    Clamp "clamp" 3,
+    ToRadians "to_radians" 1,
+    ToDegrees "to_degrees" 1,
 }
 
 /// An operand of a primitive's pullback call (see [`Prim::reads`]).
@@ -114,9 +126,20 @@ impl Prim {
             | Prim::Acosh
             | Prim::Atanh
             | Prim::Abs => &[Arg(0)],
-            Prim::Signum => &[],
+            Prim::Signum
+            | Prim::Fract
+            | Prim::ToRadians
+            | Prim::ToDegrees
+            | Prim::Floor
+            | Prim::Ceil
+            | Prim::Round
+            | Prim::RoundTiesEven
+            | Prim::Trunc
+            | Prim::DivEuclid => &[],
+            Prim::Copysign => &[Arg(0), Arg(1)],
+            Prim::Clamp => &[Arg(0), Arg(1), Arg(2)],
             Prim::Atan2 | Prim::Min | Prim::Max | Prim::MulAdd => &[Arg(0), Arg(1)],
-            Prim::Powi | Prim::Log | Prim::Powf | Prim::Hypot | Prim::Rem => {
+            Prim::Powi | Prim::Log | Prim::Powf | Prim::Hypot | Prim::Rem | Prim::RemEuclid => {
                 &[Arg(0), Arg(1), Output]
             }
         }
@@ -139,6 +162,21 @@ impl Prim {
             .map(|prim| format!("`{}`", prim.name()))
             .collect();
         names.join(", ")
+    }
+
+    /// Whether the primitive is constant between jumps (`floor`, `round`,
+    /// `div_euclid`, …): its derivative is zero wherever it has one, so its
+    /// result is constant data for the adjoint, like a comparison's.
+    pub(crate) fn is_piecewise_constant(self) -> bool {
+        matches!(
+            self,
+            Prim::Floor
+                | Prim::Ceil
+                | Prim::Round
+                | Prim::RoundTiesEven
+                | Prim::Trunc
+                | Prim::DivEuclid
+        )
     }
 
     /// Indices of the operands that are floats (and so have adjoints).

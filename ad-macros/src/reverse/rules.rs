@@ -354,7 +354,10 @@ fn runtime(rx: &mut Reverse<'_>, prim: Prim, args: &[Value], y: Value, dy: Value
     operands.push(dy);
     let adjoints = rx.push(Inst::Pullback(prim, operands), ty, y);
     // Selections and conventions give some inputs exactly 0.
-    if matches!(prim, Prim::Min | Prim::Max | Prim::Abs | Prim::Signum) {
+    if matches!(
+        prim,
+        Prim::Min | Prim::Max | Prim::Abs | Prim::Signum | Prim::Clamp | Prim::Copysign
+    ) {
         rx.mark_maybe_zero(adjoints);
     }
     if float_args.len() == 1 {

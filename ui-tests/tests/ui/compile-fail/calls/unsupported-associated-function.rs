@@ -2,7 +2,7 @@ use ad_runtime::differentiate;
 
 #[differentiate]
 fn f(x: f64) -> f64 {
-    f64::floor(x) * x
+    f64::midpoint(x, 1.0) * x
 }
 
 fn main() {}

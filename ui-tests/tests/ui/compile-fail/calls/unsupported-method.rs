@@ -2,7 +2,7 @@ use ad_runtime::differentiate;
 
 #[differentiate]
 fn f(x: f64) -> f64 {
-    x.floor() * x
+    x.midpoint(1.0) * x
 }
 
 fn main() {}

@@ -7,7 +7,7 @@ fn f(x: f64) -> f64 {
         y *= x * w;
     }
     println!("{y}");
-    let z = x.floor();
+    let z = x.midpoint(1.0);
     y + z
 }
 
