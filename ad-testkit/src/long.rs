@@ -70,15 +70,29 @@ fn constants(i: usize, variant: usize) -> (f64, f64) {
 }
 
 /// Rust for statement `i` of the cycle, over the variables `a`, `b`, `t`.
+///
+/// The `let t` and its use are a block of their own: thousands of `let`s in
+/// one block crash rustc on the function alone, before any macro (each `let`
+/// nests a scope, and LLVM's debug info recurses per level).
 fn statement(out: &mut String, i: usize, variant: usize) {
     let (decay, freq) = constants(i, variant);
     match i % 4 {
         0 => writeln!(out, "a = a * {decay:?} + (b * {freq:?}).sin() * 0.001;"),
         1 => writeln!(out, "b = b + a.tanh() * 0.01;"),
-        2 => writeln!(out, "let t = a * a + b * b + 1.0;"),
-        _ => writeln!(out, "a = a + t.ln() * 0.001;"),
+        2 => writeln!(out, "{{\nlet t = a * a + b * b + 1.0;"),
+        _ => writeln!(out, "a = a + t.ln() * 0.001;\n}}"),
     }
     .expect("writing to a String");
+}
+
+/// Statements `0..n`, with the last block closed.
+fn statements(out: &mut String, n: usize, variant: usize) {
+    for i in 0..n {
+        statement(out, i, variant);
+    }
+    if n % 4 == 3 {
+        out.push_str("}\n");
+    }
 }
 
 /// Statement `i`, run on dual numbers.
@@ -125,29 +139,21 @@ impl Family {
             Family::StraightLine { n } => {
                 writeln!(out, "fn {name}(a0: f64, b0: f64) -> f64 {{").unwrap();
                 out.push_str("let mut a = a0;\nlet mut b = b0;\n");
-                for i in 0..n {
-                    statement(&mut out, i, 0);
-                }
+                statements(&mut out, n, 0);
                 out.push_str("a + b\n}\n");
             }
             Family::InALoop { n } => {
                 writeln!(out, "fn {name}(xs: &[f64], b0: f64) -> f64 {{").unwrap();
                 out.push_str("let mut b = b0;\nlet mut s = 0.0;\nfor i in 0..xs.len() {\nlet mut a = xs[i];\n");
-                for i in 0..n {
-                    statement(&mut out, i, 0);
-                }
+                statements(&mut out, n, 0);
                 out.push_str("s += a;\n}\ns + b\n}\n");
             }
             Family::InBranches { n } => {
                 writeln!(out, "fn {name}(a0: f64, b0: f64) -> f64 {{").unwrap();
                 out.push_str("let mut a = a0;\nlet mut b = b0;\nif a0 > b0 {\n");
-                for i in 0..n / 2 {
-                    statement(&mut out, i, 0);
-                }
+                statements(&mut out, n / 2, 0);
                 out.push_str("} else {\n");
-                for i in 0..n / 2 {
-                    statement(&mut out, i, 1);
-                }
+                statements(&mut out, n / 2, 1);
                 out.push_str("}\na + b\n}\n");
             }
             Family::NestedExpression { depth } => {

@@ -4,7 +4,7 @@
 //! expansion and the rest of rustc's work, from rustc's own `-Z time-passes`.
 //!
 //! ```text
-//! cargo run -p ad-testkit --release --bin compile-cost -- [SIZE…]
+//! cargo run -p ad-testkit --release --bin compile-cost -- [SIZE…] [dev|release] [--write-docs]
 //! ```
 //!
 //! Builds a scratch crate under `target/compile-cost/` that depends on
@@ -79,8 +79,17 @@ fn main() {
         ("in a loop", |n| Family::InALoop { n }),
         ("in branches", |n| Family::InBranches { n }),
     ];
+    let chosen: Vec<&'static str> = ["dev", "release"]
+        .into_iter()
+        .filter(|profile| args.iter().any(|arg| arg == profile))
+        .collect();
+    let profiles = if chosen.is_empty() {
+        vec!["dev", "release"]
+    } else {
+        chosen
+    };
     let mut rows = Vec::new();
-    for profile in ["dev", "release"] {
+    for &profile in &profiles {
         // Dependencies first, so that no row pays for them.
         build(&scratch, profile, "pub fn warm_up() {}\n");
         for (family, make) in families {
@@ -112,7 +121,7 @@ fn main() {
     }
     println!("{}", table(&rows));
     if write_docs {
-        for profile in ["dev", "release"] {
+        for &profile in &profiles {
             let path = workspace
                 .join("docs")
                 .join(format!("compile-cost-{profile}.svg"));
@@ -222,6 +231,7 @@ fn plot(rows: &[Row], profile: &str) -> String {
     );
     svg.push_str(&axis);
     let mut sizes: Vec<usize> = rows.iter().map(|row| row.n).collect();
+    sizes.sort_unstable();
     sizes.dedup();
     for n in sizes {
         let x = px((n as f64).log10());
