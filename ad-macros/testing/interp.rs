@@ -1189,6 +1189,8 @@ fn pullback(prim: Prim, reads: &[Val]) -> Result<Val, String> {
     }
     let x = floats(args)?;
     let pair = |(a, b): (f64, f64)| Val::Tuple(vec![Val::Float(a), Val::Float(b)]);
+    let triple =
+        |(a, b, c): (f64, f64, f64)| Val::Tuple(vec![Val::Float(a), Val::Float(b), Val::Float(c)]);
     let unary: fn(f64, f64, f64) -> f64 = match prim {
         Prim::Sqrt => rules::sqrt,
         Prim::Cbrt => rules::cbrt,
@@ -1230,14 +1232,7 @@ fn pullback(prim: Prim, reads: &[Val]) -> Result<Val, String> {
         }
         Prim::RemEuclid => return Ok(pair(rules::rem_euclid(x[0], x[1], x[2], x[3]))),
         Prim::Copysign => return Ok(pair(rules::copysign(x[0], x[1], x[2], x[3]))),
-        Prim::Clamp => {
-            let (dx, d_min, d_max) = rules::clamp(x[0], x[1], x[2], x[3], x[4]);
-            return Ok(Val::Tuple(vec![
-                Val::Float(dx),
-                Val::Float(d_min),
-                Val::Float(d_max),
-            ]));
-        }
+        Prim::Clamp => return Ok(triple(rules::clamp(x[0], x[1], x[2], x[3], x[4]))),
         Prim::Log => return Ok(pair(rules::log(x[0], x[1], x[2], x[3]))),
         Prim::Powf => return Ok(pair(rules::powf(x[0], x[1], x[2], x[3]))),
         Prim::Atan2 => return Ok(pair(rules::atan2(x[0], x[1], x[2], x[3]))),
@@ -1245,14 +1240,7 @@ fn pullback(prim: Prim, reads: &[Val]) -> Result<Val, String> {
         Prim::Max => return Ok(pair(rules::max(x[0], x[1], x[2], x[3]))),
         Prim::Hypot => return Ok(pair(rules::hypot(x[0], x[1], x[2], x[3]))),
         Prim::Rem => return Ok(pair(rules::rem(x[0], x[1], x[2], x[3]))),
-        Prim::MulAdd => {
-            let (da, db, dc) = rules::mul_add(x[0], x[1], x[2], x[3], x[4]);
-            return Ok(Val::Tuple(vec![
-                Val::Float(da),
-                Val::Float(db),
-                Val::Float(dc),
-            ]));
-        }
+        Prim::MulAdd => return Ok(triple(rules::mul_add(x[0], x[1], x[2], x[3], x[4]))),
         Prim::Powi => unreachable!("handled above"),
     };
     Ok(Val::Float(unary(x[0], x[1], x[2])))

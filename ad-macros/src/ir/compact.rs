@@ -118,7 +118,7 @@ pub(crate) fn without(mut func: Function, gone: &std::collections::HashSet<Value
     let old = std::mem::take(&mut func.insts).into_iter().enumerate();
     for (index, mut data) in old.filter(|(index, _)| keep(index)) {
         data.inst.map_operands(mapped);
-        for region in regions_mut(&mut data.inst) {
+        for region in data.inst.regions_mut() {
             keep_values(&mut region.insts);
             for value in &mut region.yields {
                 *value = mapped(*value);
@@ -139,12 +139,4 @@ pub(crate) fn without(mut func: Function, gone: &std::collections::HashSet<Value
     func.spans = spans;
     func.adjoint_of = adjoint_of;
     func
-}
-
-fn regions_mut(inst: &mut Inst) -> Vec<&mut Region> {
-    match inst {
-        Inst::If { then, els, .. } => vec![then, els],
-        Inst::For { body, .. } | Inst::While { body, .. } => vec![body],
-        _ => Vec::new(),
-    }
 }

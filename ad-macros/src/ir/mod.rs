@@ -634,6 +634,16 @@ impl Inst {
         }
     }
 
+    /// The regions nested directly in the instruction, to change them: an
+    /// `if`'s two branches, a loop's body.
+    pub(crate) fn regions_mut(&mut self) -> Vec<&mut Region> {
+        match self {
+            Inst::If { then, els, .. } => vec![then, els],
+            Inst::For { body, .. } | Inst::While { body, .. } => vec![body],
+            _ => Vec::new(),
+        }
+    }
+
     /// The instruction as a loop, if it is one.
     pub(crate) fn as_loop(&self) -> Option<Loop<'_>> {
         match self {
@@ -905,18 +915,10 @@ impl Function {
         let map = |value: Value| replace.get(&value).copied().unwrap_or(value);
         for data in &mut self.insts {
             data.inst.map_operands(map);
-            match &mut data.inst {
-                Inst::If { then, els, .. } => {
-                    for yielded in then.yields.iter_mut().chain(els.yields.iter_mut()) {
-                        *yielded = map(*yielded);
-                    }
+            for region in data.inst.regions_mut() {
+                for yielded in &mut region.yields {
+                    *yielded = map(*yielded);
                 }
-                Inst::For { body, .. } | Inst::While { body, .. } => {
-                    for yielded in &mut body.yields {
-                        *yielded = map(*yielded);
-                    }
-                }
-                _ => {}
             }
         }
         self.ret = map(self.ret);

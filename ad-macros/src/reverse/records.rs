@@ -177,20 +177,13 @@ impl Edit {
             *insts = out;
         };
         edit(&mut func.body.insts);
-        for index in 0..func.insts.len() {
-            match &mut func.insts[index].inst {
-                Inst::If { then, els, .. } => {
-                    edit(&mut then.insts);
-                    edit(&mut els.insts);
-                }
-                Inst::For { body, .. } | Inst::While { body, .. } => {
-                    edit(&mut body.insts);
-                    let owner = Value(u32::try_from(index).expect("fewer than 2³² values"));
-                    if let Some(appended) = self.append.get(&owner) {
-                        body.insts.extend(appended);
-                    }
-                }
-                _ => {}
+        for (index, data) in func.insts.iter_mut().enumerate() {
+            let owner = Value(u32::try_from(index).expect("fewer than 2³² values"));
+            let appended = self.append.get(&owner);
+            for region in data.inst.regions_mut() {
+                edit(&mut region.insts);
+                // Only loops have records appended: their one region is the body.
+                region.insts.extend(appended.into_iter().flatten());
             }
         }
     }
