@@ -60,8 +60,10 @@ fn long_functions() -> String {
 }
 
 /// Sizes of the long functions: 5,000 statements in a row, in a loop and
-/// in branches; an expression 500 calls deep; loops nested 10 deep.
-const LONG_FUNCTIONS: [(&str, ad_testkit::long::Family); 5] = {
+/// in branches; an expression 500 calls deep; loops nested 10 deep; and a
+/// loop of 100 statements, which saves records (more than 64 taped values)
+/// while the function is still short enough for one `let` per value.
+const LONG_FUNCTIONS: [(&str, ad_testkit::long::Family); 6] = {
     use ad_testkit::long::Family;
     [
         ("straight_line", Family::StraightLine { n: 5_000 }),
@@ -69,5 +71,6 @@ const LONG_FUNCTIONS: [(&str, ad_testkit::long::Family); 5] = {
         ("in_branches", Family::InBranches { n: 5_000 }),
         ("nested_expression", Family::NestedExpression { depth: 500 }),
         ("nested_loops", Family::NestedLoops { depth: 10 }),
+        ("records_in_a_short_function", Family::InALoop { n: 100 }),
     ]
 };
