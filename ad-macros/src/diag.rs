@@ -118,12 +118,10 @@ pub(crate) mod msg {
         "this `match` has no value; end every arm with the value";
     pub(crate) const MATCH_TUPLE: &str =
         "`match` on a tuple is not supported; nest a `match` per value, or test them with `if`";
-    pub(crate) const LOOP_PATTERN: &str =
-        "a `for` loop binds its index to a name or `_`; destructuring is not supported";
-    pub(crate) const LOOP_RANGE: &str = "`for` loops are supported over integer ranges (`a..b`, `a..=b`, `(a..b).rev()`, `(a..b).step_by(k)`, `(a..b).step_by(k).rev()`) and over buffers (`xs.iter()`, `&xs`, `xs.iter_mut()`, with `.enumerate()` and `.zip(ys.iter())`); for other iterators write an index loop over a range: `for i in 0..xs.len()`";
+    pub(crate) const LOOP_RANGE: &str = "`for` loops are supported over integer ranges (`a..b`, `a..=b`), over buffers and sub-slices (`xs.iter()`, `&xs`, `xs.iter_mut()`, `&x[1..]`, `xs.windows(2)`, `xs.chunks(k)`) and over chains of the adapters `map`, `filter`, `zip`, `enumerate`, `rev`, `skip`, `take`, `step_by`; for other iterators write an index loop over a range: `for i in 0..xs.len()`";
     pub(crate) const RETURN_WITHOUT_VALUE: &str =
         "`return` without a value: return the function's value, `return value;`";
-    pub(crate) const SLICING: &str = "slicing is not supported by `#[differentiate]` yet; index the elements of the whole buffer: `xs[start + i]`";
+    pub(crate) const SLICING: &str = "sub-slices can be read, indexed and iterated, but not passed to functions yet; pass the whole buffer and the offset, and index `xs[start + i]` in the callee";
     pub(crate) const INDEX_NOT_BUFFER: &str = "only buffers can be indexed: `&[f64]`, `&Vec<f64>` and `&[f64; N]` parameters (or their `&mut` forms) and local `Vec`s and arrays; pass this one as a parameter, e.g. `w: &[f64]`";
     pub(crate) const BUFFER_IN_REGION: &str = "buffers can be created only at the top level of the function body, not inside a loop or a branch; create it before the loop and overwrite its elements inside";
     pub(crate) const BUFFER_REASSIGN: &str = "a buffer variable cannot be assigned a new buffer; write its elements (`v[i] = …`), or bind the new buffer to a new variable with `let`";
@@ -133,10 +131,6 @@ pub(crate) mod msg {
     pub(crate) const PUSH_ON_PARAM: &str = "`push` is supported on local `Vec`s only; create the vector in the function (`let mut v = Vec::with_capacity(n);`) and return it";
     pub(crate) const CLONE_PARAM: &str =
         "`.clone()` of a parameter is not supported; copy it with `.to_vec()`";
-    pub(crate) const ITERATOR_CHAIN: &str = "iterator adapters are not supported by `#[differentiate]` yet, except `for` loops over `xs.iter()` (with `.enumerate()` and `.zip(…)`) and `xs.iter().sum()` / `xs.iter().product()`; write an index loop: `for i in 0..xs.len() { … xs[i] … }`";
-    pub(crate) const LOOP_ITEM_PATTERN: &str = "this pattern does not match the loop's items; bind each element to a name (`x` or `&x`), the index of `.enumerate()` to a name, and pairs with a tuple: `for (i, &x) in xs.iter().enumerate()`";
-    pub(crate) const LOOP_STEP_AFTER_REV: &str =
-        "write `.step_by(k)` before `.rev()`: `(a..b).step_by(k).rev()`";
     pub(crate) const BREAK_VALUE: &str = "`break` with a value works only in `loop`";
     pub(crate) const BREAK_OUTSIDE_LOOP: &str =
         "`break` and `continue` need an enclosing loop (with this label)";
@@ -146,7 +140,38 @@ pub(crate) mod msg {
         "this `loop` has no value; leave it with `break value`";
     pub(crate) const EMPTY_MATCH: &str = "an empty `match` has no value to differentiate";
     pub(crate) const MATCH_PATTERN: &str = "only integer and `bool` literals, ranges of them, constants, `_`, bindings, `|` and guards are supported as `match` patterns; write the test as an `if`";
+    pub(crate) const ASYNC_CLOSURE: &str =
+        "async closures are not supported; write a plain closure `|x| …`";
+    pub(crate) const RETURN_IN_CLOSURE: &str = "`return` inside a closure is not supported; end the closure's body with its value (use `if … else …` for an early value)";
+    pub(crate) const NOT_CALLABLE: &str = "this cannot be called or passed as a function here: pass a closure (`|x| x * x`), a name bound to a closure, a float function such as `f64::max`, or a function with a derivative";
+    pub(crate) const CLOSURE_ASSIGNS: &str = "this closure assigns to a variable it captures (it is `FnMut`); `#[differentiate]` inlines closures, so return the new value from the closure and assign it outside: `s = f(s, x);`";
+    pub(crate) const CLOSURE_AS_VALUE: &str = "a closure can be called (`f(x)`) or passed to an iterator adapter (`.map(f)`), not used as a value";
+    pub(crate) const VIEW_AS_VALUE: &str = "a sub-slice is not a number: index it (`s[i]`), iterate it (`s.iter()`), or read its `len()`";
+    pub(crate) const TUPLE_BINDING: &str =
+        "bind a tuple by destructuring it: `let (a, b) = …;` or `for (a, b) in …`";
+    pub(crate) const PATTERN_MISMATCH: &str = "this pattern does not match the value: bind numbers and sub-slices to names (`x`, `&x`, `_`) and tuples with a tuple pattern: `(i, &x)`";
+    pub(crate) const AFTER_FILTER: &str = "after `filter`, only `map`, `filter`, `rev` and a consumer (`sum`, `fold`, `count`, `for` …) are supported: the positions of the items that pass are not known in advance; move `enumerate`, `zip`, `skip`, `take` and `step_by` before the `filter`";
+    pub(crate) const ZIP_ARGUMENT: &str =
+        "`zip` takes a buffer (`&ys`), a sub-slice, a range or an iterator chain over them";
+    pub(crate) const FOLD_SHAPE: &str = "`fold`'s accumulator is a number or a tuple of numbers, and the closure returns the same shape as the initial value";
     pub(crate) const LABELED_BLOCK: &str = "labeled blocks are not supported; remove the label";
+
+    pub(crate) fn closure_arity(params: usize, given: usize) -> String {
+        let plural = if params == 1 { "" } else { "s" };
+        format!("this closure takes {params} parameter{plural}, and is given {given}")
+    }
+
+    pub(crate) fn iterator_adapter(method: &str, supported: &str) -> String {
+        format!(
+            "`.{method}()` on an iterator is not supported by `#[differentiate]` yet; the supported adapters are {supported}, and the consumers `sum`, `product`, `count`, `fold`, `for_each`, `collect` (and `for` loops); or write an index loop: `for i in 0..xs.len() {{ … xs[i] … }}`"
+        )
+    }
+
+    pub(crate) fn view_method(method: &str) -> String {
+        format!(
+            "`.{method}()` is not supported on a sub-slice; index it (`s[i]`), iterate it (`s.iter()`), or use `len()` and `to_vec()`"
+        )
+    }
 
     pub(crate) fn unsupported_expr(what: &str, instead: &str) -> String {
         format!("{what} not supported by `#[differentiate]` yet; {instead}")
@@ -202,7 +227,7 @@ pub(crate) mod msg {
 
     pub(crate) fn buffer_method(method: &str) -> String {
         format!(
-            "`.{method}()` is not supported on buffers by `#[differentiate]` yet; the supported buffer operations are indexing `xs[i]`, `.len()`, `.push(x)`, `.to_vec()`, `.clone()`, `.iter().sum()` and `.iter().product()`"
+            "`.{method}()` is not supported on buffers by `#[differentiate]` yet; the supported buffer operations are indexing `xs[i]`, `.len()`, `.push(x)`, `.to_vec()`, `.clone()`, slicing `&xs[a..b]`, and iterators (`.iter()`, `.windows(k)`, `.chunks(k)` with adapters and consumers such as `.map(…).sum()`)"
         )
     }
 

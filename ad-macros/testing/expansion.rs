@@ -771,3 +771,30 @@ fn names_are_raw_exactly_when_syn_would_not_take_them_as_identifiers() {
         assert_eq!(ident.to_string().starts_with("r#"), raw_by_syn, "{name}");
     }
 }
+
+// Iterator chains read like the loops they stand for.
+check!(
+    chain_zip_map_sum,
+    "",
+    "fn f(x: &[f64], y: &[f64]) -> f64 { x.iter().zip(y).map(|(a, b)| a * b).sum() }"
+);
+check!(
+    chain_windows,
+    "",
+    "fn f(x: &[f64]) -> f64 { x.windows(2).map(|w| 100.0 * (w[1] - w[0] * w[0]).powi(2) + (1.0 - w[0]).powi(2)).sum() }"
+);
+check!(
+    chain_fold_max,
+    "",
+    "fn f(x: &[f64]) -> f64 { x.iter().copied().fold(f64::NEG_INFINITY, f64::max) }"
+);
+check!(
+    chain_shifted_zip_filter,
+    "",
+    "fn f(x: &[f64]) -> f64 { x.iter().zip(x.iter().skip(1)).filter(|(a, _)| **a > 0.0).map(|(a, b)| a * b).sum() }"
+);
+check!(
+    closure_inlined,
+    "",
+    "fn f(x: f64, y: f64) -> f64 { let sq = |v: f64| v * v; sq(x) + sq(y) }"
+);

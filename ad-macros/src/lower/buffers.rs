@@ -16,15 +16,16 @@ use quote::ToTokens;
 use syn::ext::IdentExt;
 use syn::parse::ParseStream;
 use syn::spanned::Spanned;
-use syn::{Expr, ExprCall, ExprIndex, ExprMethodCall, Pat, Token};
+use syn::{Expr, ExprCall, ExprIndex, ExprMethodCall, Token};
 
 use super::{Lower, Lowered, Poison};
 use crate::diag::msg;
-use crate::ir::{BinOp, Callee, Const, Inst, LoopRange, Mode, NewBuf, Prim, Ty, Value};
+use crate::ir::{BinOp, Callee, Const, Inst, LoopRange, Mode, NewBuf, Ty, Value};
 
 /// An element of a buffer that a loop variable of `iter_mut()` stands for:
 /// reading the variable reads the element, `*v = …` writes it.
-pub(super) struct ElementPlace {
+#[derive(Clone)]
+pub(crate) struct ElementPlace {
     pub(super) name: String,
     pub(super) buf: Value,
     pub(super) index: Value,
@@ -41,29 +42,6 @@ pub(super) struct LoadSeen {
     value: Value,
     /// The builder's stretch when it was read.
     stretch: usize,
-}
-
-/// What a `for` loop over buffers visits at each index.
-pub(super) enum Items {
-    /// The index itself (of `.enumerate()`).
-    Index,
-    /// An element: its value (`iter()`), or the element itself (`iter_mut()`).
-    Elem { buf: Value, mutable: bool },
-    /// A pair (of `.enumerate()` or `.zip(…)`).
-    Pair(Box<Items>, Box<Items>),
-}
-
-impl Items {
-    fn buffers(&self, out: &mut Vec<Value>) {
-        match self {
-            Items::Index => {}
-            Items::Elem { buf, .. } => out.push(*buf),
-            Items::Pair(a, b) => {
-                a.buffers(out);
-                b.buffers(out);
-            }
-        }
-    }
 }
 
 /// The arguments of `vec![…]`.
@@ -112,6 +90,45 @@ impl Lower<'_> {
         (!shadowed).then_some((place.buf, place.index))
     }
 
+    /// `v.push(value)`.
+    pub(super) fn push_elem(&mut self, buf: Value, value: Value, span: Span) -> Value {
+        self.refine_elem(buf, value);
+        self.push(Inst::PushElem(buf, value), Ty::Unit, span)
+    }
+
+    /// `s.to_vec()` of a sub-slice: a new `Vec` of its elements.
+    fn view_to_vec(
+        &mut self,
+        view: super::iter::View,
+        call: &ExprMethodCall,
+        span: Span,
+    ) -> Lowered {
+        self.at_top_level(call)?;
+        let elem = self.elem_ty(view.buf);
+        let copy = self.new_buf(
+            NewBuf::Empty {
+                capacity: Some(view.len),
+            },
+            elem,
+            span,
+        );
+        let end = self.int_op(BinOp::Add, view.start, view.len, span);
+        let range = LoopRange {
+            start: view.start,
+            end,
+            inclusive: false,
+            step: None,
+            reversed: false,
+        };
+        let carried = self.carried_body(Default::default(), span, |this, index| {
+            let x = this.load(view.buf, index, span);
+            this.push_elem(copy, x, span);
+            Ok(None)
+        });
+        self.finish_for(range, carried, span)?;
+        Ok(copy)
+    }
+
     /// `xs[i]`.
     pub(super) fn index(&mut self, expr: &ExprIndex) -> Lowered {
         let (buf, index) = self.element_at(expr)?;
@@ -119,6 +136,12 @@ impl Lower<'_> {
     }
 
     fn element_at(&mut self, expr: &ExprIndex) -> Result<(Value, Value), Poison> {
+        if let Some(view) = self.view_of(&expr.expr) {
+            let view = view?;
+            let index = self.expr(&expr.index)?;
+            let span = expr.span();
+            return Ok((view.buf, self.int_op(BinOp::Add, view.start, index, span)));
+        }
         let buf = match self.buffer_of(&expr.expr) {
             Some(buf) => buf,
             None => {
@@ -127,10 +150,6 @@ impl Lower<'_> {
                 return Err(Poison);
             }
         };
-        if let Expr::Range(range) = &*expr.index {
-            self.cx.error_spanned_by(range, msg::SLICING);
-            return Err(Poison);
-        }
         let index = self.expr(&expr.index);
         Ok((buf?, index?))
     }
@@ -353,15 +372,17 @@ impl Lower<'_> {
     /// receiver is no buffer.
     pub(super) fn buffer_method(&mut self, call: &ExprMethodCall) -> Option<Lowered> {
         let name = call.method.unraw().to_string();
-        if let Some(reduction) = self.reduction(call) {
-            return Some(reduction);
+        if let Some(view) = self.view_of(&call.receiver) {
+            return Some(match (name.as_str(), call.args.len()) {
+                ("len", 0) => view.map(|view| view.len),
+                ("to_vec", 0) => {
+                    let span = call.span();
+                    view.and_then(|view| self.view_to_vec(view, call, span))
+                }
+                _ => self.unsupported(&call.method, msg::view_method(&name)),
+            });
         }
-        let Some(buf) = self.buffer_of(&call.receiver) else {
-            // An iterator chain on a buffer: `xs.iter().map(…)`.
-            return self
-                .chain_root_is_buffer(&call.receiver)
-                .then(|| self.unsupported(&call.method, msg::ITERATOR_CHAIN));
-        };
+        let buf = self.buffer_of(&call.receiver)?;
         let span = call.span();
         Some((|| {
             let buf = buf?;
@@ -372,8 +393,7 @@ impl Lower<'_> {
                         return self.unsupported(&call.method, msg::PUSH_ON_PARAM);
                     }
                     let value = self.expr(&call.args[0])?;
-                    self.refine_elem(buf, value);
-                    Ok(self.push(Inst::PushElem(buf, value), Ty::Unit, span))
+                    Ok(self.push_elem(buf, value, span))
                 }
                 ("clone", 0) if self.builder.func().is_param(buf) => {
                     self.unsupported(&call.method, msg::CLONE_PARAM)
@@ -384,72 +404,9 @@ impl Lower<'_> {
                     let clone = method == "clone";
                     Ok(self.push(Inst::CloneBuf { src: buf, clone }, ty, span))
                 }
-                ("iter" | "iter_mut" | "into_iter", _) => {
-                    self.unsupported(&call.method, msg::ITERATOR_CHAIN)
-                }
                 _ => self.unsupported(&call.method, msg::buffer_method(&name)),
             }
         })())
-    }
-
-    /// Whether `expr` is a chain of method calls starting at a buffer.
-    fn chain_root_is_buffer(&mut self, expr: &Expr) -> bool {
-        match expr {
-            Expr::MethodCall(call) => self.chain_root_is_buffer(&call.receiver),
-            expr => self.buffer_of(expr).is_some(),
-        }
-    }
-
-    /// `xs.iter().sum()` and `xs.iter().product()` (turbofish allowed): a loop
-    /// carrying the running sum or product.
-    fn reduction(&mut self, call: &ExprMethodCall) -> Option<Lowered> {
-        let product = match call.method.unraw().to_string().as_str() {
-            "sum" => false,
-            "product" => true,
-            _ => return None,
-        };
-        let Expr::MethodCall(iter) = &*call.receiver else {
-            return None;
-        };
-        if iter.method != "iter" || !iter.args.is_empty() || !call.args.is_empty() {
-            return None;
-        }
-        let buf = match self.buffer_of(&iter.receiver)? {
-            Ok(buf) => buf,
-            Err(Poison) => return Some(Err(Poison)),
-        };
-        let span = call.span();
-        let elem = self.elem_ty(buf);
-        let (init, op, name) = if product {
-            let one = Const::Lit(Literal::f64_unsuffixed(1.0));
-            (one, BinOp::Mul, "product")
-        } else {
-            (Const::Zero, BinOp::Add, "sum")
-        };
-        let init = self.push(Inst::Const(init), elem.clone(), span);
-        let start = self.push(Inst::Const(Const::Zero), Ty::Int, span);
-        let end = self.push(Inst::Len(buf), Ty::Int, span);
-        self.builder.begin_region();
-        let index = self.push(Inst::Arg(0), Ty::Int, span);
-        let acc = self.push(Inst::Arg(1), elem.clone(), span);
-        self.builder.name(acc, name);
-        let x = self.load(buf, index, span);
-        let next = self.push(Inst::Binary(op, acc, x), elem.clone(), span);
-        let body = self.builder.end_region(vec![next]);
-        let range = LoopRange {
-            start,
-            end,
-            inclusive: false,
-            step: None,
-            reversed: false,
-        };
-        let inits = vec![init];
-        let loop_value = self.push(
-            Inst::For { range, inits, body },
-            Ty::Tuple(vec![elem.clone()]),
-            span,
-        );
-        Some(Ok(self.push(Inst::Extract(loop_value, 0), elem, span)))
     }
 
     /// A call of one of the runtime's coarse primitives: `ad_runtime::dot(&x,
@@ -471,12 +428,10 @@ impl Lower<'_> {
         for (arg, mode) in call.args.iter().zip(modes) {
             let value = match mode {
                 Mode::Val => self.expr(arg),
-                Mode::Ref | Mode::Mut => match (self.buffer_of(arg), arg) {
-                    (Some(buf), _) => buf,
-                    (None, Expr::Reference(reference)) if matches!(&*reference.expr, Expr::Index(index) if matches!(&*index.index, Expr::Range(_))) => {
-                        self.unsupported(arg, msg::SLICING)
-                    }
-                    (None, _) => self.unsupported(arg, msg::not_a_buffer(callee.name())),
+                Mode::Ref | Mode::Mut => match self.buffer_of(arg) {
+                    Some(buf) => buf,
+                    None if self.view_of(arg).is_some() => self.unsupported(arg, msg::SLICING),
+                    None => self.unsupported(arg, msg::not_a_buffer(callee.name())),
                 },
             };
             match value {
@@ -502,129 +457,5 @@ impl Lower<'_> {
             Ty::Unit
         };
         Ok(self.push(Inst::Call(callee, args), ty, call.span()))
-    }
-
-    /// What a `for` loop over buffers visits: `xs.iter()`, `&xs`, `xs`,
-    /// `xs.iter_mut()`, `&mut xs`, then `.enumerate()` and `.zip(…)`. `None`
-    /// if `expr` is not such an iterator.
-    pub(super) fn items(&mut self, expr: &Expr) -> Option<Result<Items, Poison>> {
-        match expr {
-            Expr::Paren(paren) => self.items(&paren.expr),
-            Expr::MethodCall(call) if call.method == "enumerate" && call.args.is_empty() => {
-                let inner = self.items(&call.receiver)?;
-                Some(inner.map(|inner| Items::Pair(Box::new(Items::Index), Box::new(inner))))
-            }
-            Expr::MethodCall(call) if call.method == "zip" && call.args.len() == 1 => {
-                let left = self.items(&call.receiver)?;
-                let right = match self.items(&call.args[0]) {
-                    Some(right) => right,
-                    None => {
-                        self.cx.error_spanned_by(&call.args[0], msg::LOOP_RANGE);
-                        Err(Poison)
-                    }
-                };
-                Some(left.and_then(|left| Ok(Items::Pair(Box::new(left), Box::new(right?)))))
-            }
-            Expr::MethodCall(call)
-                if matches!(call.method.to_string().as_str(), "iter" | "iter_mut")
-                    && call.args.is_empty() =>
-            {
-                let buf = self.buffer_of(&call.receiver)?;
-                let mutable = call.method == "iter_mut";
-                Some(buf.map(|buf| Items::Elem { buf, mutable }))
-            }
-            Expr::Reference(reference) => {
-                let buf = self.buffer_of(&reference.expr)?;
-                let mutable = reference.mutability.is_some();
-                Some(buf.map(|buf| Items::Elem { buf, mutable }))
-            }
-            Expr::Path(_) => {
-                let buf = self.buffer_of(expr)?;
-                Some(buf.map(|buf| Items::Elem {
-                    buf,
-                    mutable: false,
-                }))
-            }
-            _ => None,
-        }
-    }
-
-    /// The index range of a loop over `items`: `0..xs.len()`, or up to the
-    /// shortest buffer for `.zip(…)`.
-    pub(super) fn items_range(&mut self, items: &Items, span: Span) -> LoopRange {
-        let mut bufs = Vec::new();
-        items.buffers(&mut bufs);
-        let start = self.push(Inst::Const(Const::Zero), Ty::Int, span);
-        let mut end = None;
-        for buf in bufs {
-            let len = self.push(Inst::Len(buf), Ty::Int, span);
-            end = Some(match end {
-                Some(shortest) => {
-                    self.push(Inst::Prim(Prim::Min, vec![shortest, len]), Ty::Int, span)
-                }
-                None => len,
-            });
-        }
-        LoopRange {
-            start,
-            end: end.expect("a loop over buffers visits one"),
-            inclusive: false,
-            step: None,
-            reversed: false,
-        }
-    }
-
-    /// Binds the loop pattern to the items at `index`: names to elements read
-    /// (`x`, `&x`), to elements themselves (`iter_mut()`), and to the index.
-    pub(super) fn bind_items(
-        &mut self,
-        pat: &Pat,
-        items: &Items,
-        index: Value,
-    ) -> Result<(), Poison> {
-        match (pat, items) {
-            (Pat::Wild(_), _) => Ok(()),
-            (Pat::Paren(paren), _) => self.bind_items(&paren.pat, items, index),
-            (Pat::Ident(ident), _) if ident.by_ref.is_none() && ident.subpat.is_none() => {
-                let name = ident.ident.unraw().to_string();
-                match items {
-                    Items::Index => {
-                        self.name(index, &name);
-                        self.bind(&name, Ok(index));
-                    }
-                    Items::Elem {
-                        buf,
-                        mutable: false,
-                    } => {
-                        let value = self.load(*buf, index, ident.span());
-                        self.name(value, &name);
-                        self.bind(&name, Ok(value));
-                    }
-                    Items::Elem { buf, mutable: true } => self.elements.push(ElementPlace {
-                        name,
-                        buf: *buf,
-                        index,
-                        depth: self.scopes.len(),
-                    }),
-                    Items::Pair(..) => {
-                        self.cx.error_spanned_by(pat, msg::LOOP_ITEM_PATTERN);
-                        return Err(Poison);
-                    }
-                }
-                Ok(())
-            }
-            (Pat::Reference(reference), Items::Elem { mutable: false, .. }) => {
-                self.bind_items(&reference.pat, items, index)
-            }
-            (Pat::Tuple(tuple), Items::Pair(a, b)) if tuple.elems.len() == 2 => {
-                let first = self.bind_items(&tuple.elems[0], a, index);
-                let second = self.bind_items(&tuple.elems[1], b, index);
-                first.and(second)
-            }
-            _ => {
-                self.cx.error_spanned_by(pat, msg::LOOP_ITEM_PATTERN);
-                Err(Poison)
-            }
-        }
     }
 }

@@ -61,6 +61,16 @@ impl Lower<'_> {
         if poisoned {
             return Err(Poison);
         }
+        self.user_call_with(func, args, call.span())
+    }
+
+    /// A call of `func` with arguments already lowered.
+    pub(super) fn user_call_with(
+        &mut self,
+        func: &ExprPath,
+        args: Vec<(crate::ir::Value, Mode)>,
+        span: proc_macro2::Span,
+    ) -> Lowered {
         let name = func
             .path
             .segments
@@ -72,7 +82,6 @@ impl Lower<'_> {
         user_calls.push(UserCall {
             path: func.path.clone(),
         });
-        let span = call.span();
         let pair = self.push(
             Inst::Forward { callee, args },
             Ty::Tuple(vec![Ty::Float, Ty::Pullback]),
@@ -91,6 +100,11 @@ impl Lower<'_> {
     /// see whether `g` takes `&` or `&mut`, and for a callee that only reads
     /// it the adjoint is the same, only more conservative.
     fn call_arg(&mut self, arg: &Expr) -> Result<(crate::ir::Value, Mode), Poison> {
+        if self.view_of(arg).is_some() {
+            return self
+                .unsupported(arg, msg::SLICING)
+                .map(|value| (value, Mode::Val));
+        }
         if let Expr::Reference(reference) = arg {
             let inner = match &*reference.expr {
                 Expr::Unary(unary) if matches!(unary.op, syn::UnOp::Deref(_)) => &*unary.expr,

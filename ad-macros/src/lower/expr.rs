@@ -420,6 +420,13 @@ impl Lower<'_> {
 
     fn path(&mut self, path: &ExprPath) -> Lowered {
         if let Some(name) = path_local(path) {
+            match self.special(&name) {
+                Some(super::Special::Closure(_)) => {
+                    return self.unsupported(path, msg::CLOSURE_AS_VALUE);
+                }
+                Some(super::Special::View(_)) => return self.unsupported(path, msg::VIEW_AS_VALUE),
+                None => {}
+            }
             if let Some((buf, index)) = self.element(&name) {
                 return Ok(self.load(buf, index, path.span()));
             }
@@ -457,6 +464,15 @@ impl Lower<'_> {
     }
 
     fn method(&mut self, call: &ExprMethodCall) -> Lowered {
+        if let Some(item) = self.consume(call) {
+            return match item? {
+                // `for_each`: no value.
+                super::closures::Item::Tuple(items) if items.is_empty() => {
+                    Ok(self.push(Inst::Tuple(Vec::new()), Ty::Tuple(Vec::new()), call.span()))
+                }
+                item => self.scalar_item(item, call.span()),
+            };
+        }
         if let Some(lowered) = self.buffer_method(call) {
             return lowered;
         }
@@ -494,17 +510,22 @@ impl Lower<'_> {
 
     /// `f64::sin(x)` and friends, and `ad_runtime::detach(x)`.
     fn call(&mut self, call: &ExprCall) -> Lowered {
+        if let Some(callable) = self.closure_callee(&call.func) {
+            let callable = callable?;
+            let mut args = Vec::new();
+            for arg in &call.args {
+                args.push(self.item_expr(arg));
+            }
+            let args = args.into_iter().collect::<Result<Vec<_>, _>>()?;
+            let item = self.apply(&callable, args, call.span())?;
+            return self.scalar_item(item, call.span());
+        }
         let Expr::Path(func) = &*call.func else {
             // `(|v| v * v)(x)`: the closure itself is what is reported.
             self.expr(&call.func)?;
             return self.unsupported(&call.func, msg::call("this expression"));
         };
-        let segments: Vec<String> = func
-            .path
-            .segments
-            .iter()
-            .map(|seg| seg.ident.unraw().to_string())
-            .collect();
+        let segments = segments(&func.path);
         let shown = segments.join("::");
         if let [name] = segments.as_slice()
             && let Some(local) = self.lookup(name)
@@ -609,7 +630,7 @@ impl Lower<'_> {
         }
     }
 
-    fn prim(
+    pub(super) fn prim(
         &mut self,
         prim: Prim,
         operands: Vec<Value>,
@@ -635,6 +656,25 @@ impl Lower<'_> {
         Ok(value)
     }
 
+    /// The float type a type name stands for: `f64`, `f32`, or the
+    /// function's `T: Float`.
+    pub(super) fn float_type(&self, name: &str) -> Option<Ty> {
+        match name {
+            "f64" => Some(Ty::F64),
+            "f32" => Some(Ty::F32),
+            _ if self
+                .builder
+                .func()
+                .float_param
+                .as_ref()
+                .is_some_and(|param| param == name) =>
+            {
+                Some(Ty::Float)
+            }
+            _ => None,
+        }
+    }
+
     pub(super) fn ty(&self, value: Value) -> Ty {
         self.builder.func().ty(value).clone()
     }
@@ -654,6 +694,14 @@ fn suffix_ty(suffix: &str, default: Ty) -> Ty {
         "" => default,
         suffix => ir::Scalar::from_name(suffix).map_or(default, ir::Scalar::ty),
     }
+}
+
+/// The names of a path's segments.
+pub(super) fn segments(path: &syn::Path) -> Vec<String> {
+    path.segments
+        .iter()
+        .map(|seg| seg.ident.unraw().to_string())
+        .collect()
 }
 
 /// `x` for a plain local-variable path.

@@ -16,10 +16,9 @@
 
 use std::collections::HashSet;
 
-use syn::ext::IdentExt;
 use syn::spanned::Spanned;
 use syn::visit::Visit;
-use syn::{Expr, ExprBreak, ExprContinue, ExprForLoop, ExprLoop, ExprWhile, Pat, RangeLimits};
+use syn::{ExprBreak, ExprContinue, ExprForLoop, ExprLoop, ExprWhile};
 
 use super::exits::Exits;
 use super::{Lower, Poison};
@@ -28,26 +27,15 @@ use crate::ir::{BinOp, Const, Inst, LoopRange, Region, Ty, Value};
 
 impl Lower<'_> {
     pub(super) fn for_loop(&mut self, expr: &ExprForLoop) -> Result<(), Poison> {
-        // A loop over the elements of buffers is a loop over their indices.
-        let items = self.items(&expr.expr);
-        let index_name = match (&*expr.pat, &items) {
-            (_, Some(_)) => None,
-            (Pat::Ident(ident), None) if ident.by_ref.is_none() && ident.subpat.is_none() => {
-                Some(ident.ident.unraw().to_string())
-            }
-            (Pat::Wild(_), None) => None,
-            (pat, None) => {
-                self.cx.error_spanned_by(pat, msg::LOOP_PATTERN);
-                return Err(Poison);
-            }
-        };
+        // A loop over a range, over the elements of buffers, or over an
+        // iterator chain: a loop over indices.
         let span = expr.span();
-        let (range, items) = match items {
-            Some(items) => {
-                let items = items?;
-                (Ok(self.items_range(&items, span)), Some(items))
+        let chain = match self.chain_of(&expr.expr) {
+            Some(chain) => chain,
+            None => {
+                self.cx.error_spanned_by(&expr.expr, msg::LOOP_RANGE);
+                Err(Poison)
             }
-            None => (self.loop_range(&expr.expr), None),
         };
         let flags = self.new_flags(expr.label.as_ref(), false);
         // A `for` runs all its iterations: after a `break`, they do nothing.
@@ -57,40 +45,55 @@ impl Lower<'_> {
             self.bind_flag(&flags.broke, span);
             extra.push(flags.broke.clone());
         }
-        let carried = self.carried_body(&expr.body, index_name, extra, |this, index| {
+        let chain = chain?;
+        let (range, shared) = self.driver(&chain, span);
+        let mut names = assigned_in(&expr.body);
+        names.extend(extra);
+        let mut flags = Some(flags);
+        let carried = self.carried_body(names, span, |this, index| {
             let n_elements = this.elements.len();
-            if let Some(items) = &items {
-                this.bind_items(&expr.pat, items, index)?;
-            }
-            if exits.any() {
-                this.bind_flag(&flags.continued, span);
-            }
-            this.loops.push(flags);
-            let body = match this.exited(true, span) {
-                Some(exited) => {
-                    let go_on = this.not(exited, span);
-                    this.branch(
-                        Ok(go_on),
-                        false,
-                        span,
-                        |this| this.block(&expr.body, false),
-                        |_| Ok(None),
-                    )
+            let indices = this.leaf_indices(&chain, shared, index, span);
+            let mut body = |this: &mut Self, item| {
+                this.bind_pattern(&expr.pat, item)?;
+                let flags = flags.take().expect("one body");
+                if exits.any() {
+                    this.bind_flag(&flags.continued, span);
                 }
-                None => this.block(&expr.body, false),
+                this.loops.push(flags);
+                let body = match this.exited(true, span) {
+                    Some(exited) => {
+                        let go_on = this.not(exited, span);
+                        this.branch(
+                            Ok(go_on),
+                            false,
+                            span,
+                            |this| this.block(&expr.body, false),
+                            |_| Ok(None),
+                        )
+                    }
+                    None => this.block(&expr.body, false),
+                };
+                this.loops.pop();
+                body.map(drop)
             };
-            this.loops.pop();
+            let body = this.with_item(&chain, &indices, span, &mut body);
             this.elements.truncate(n_elements);
             body?;
             Ok(None)
         });
+        self.finish_for(range, carried, span)
+    }
+
+    /// Pushes a `for` built by [`Lower::carried_body`] and binds its results.
+    pub(super) fn finish_for(
+        &mut self,
+        range: LoopRange,
+        carried: Result<CarriedBody, Poison>,
+        span: proc_macro2::Span,
+    ) -> Result<(), Poison> {
         let (inits, body, positions, tys) = carried?;
         let for_value = self.push(
-            Inst::For {
-                range: range?,
-                inits,
-                body,
-            },
+            Inst::For { range, inits, body },
             Ty::Tuple(tys.clone()),
             span,
         );
@@ -109,7 +112,9 @@ impl Lower<'_> {
         let flags = self.new_flags(expr.label.as_ref(), false);
         let exits = Exits::of_block(&expr.body);
         let extra = self.outer_flags(&exits);
-        let carried = self.carried_body(&expr.body, None, extra, |this, _| {
+        let mut names = assigned_in(&expr.body);
+        names.extend(extra);
+        let carried = self.carried_body(names, span, |this, _| {
             if exits.any() {
                 this.bind_flag(&flags.broke, span);
                 this.bind_flag(&flags.continued, span);
@@ -156,7 +161,9 @@ impl Lower<'_> {
             extra.push(value.clone());
         }
         let value_key = flags.value.clone();
-        let carried = self.carried_body(&expr.body, None, extra, |this, _| {
+        let mut names = assigned_in(&expr.body);
+        names.extend(extra);
+        let carried = self.carried_body(names, span, |this, _| {
             this.bind_flag(&flags.broke, span);
             this.bind_flag(&flags.continued, span);
             this.loops.push(flags);
@@ -275,22 +282,18 @@ impl Lower<'_> {
         Ok(())
     }
 
-    /// Lowers a loop body as a region whose arguments are the index (named
-    /// `index_name`) and one carried value per outer variable `block` assigns.
-    /// `lower` lowers the body and returns the condition to go on, if any, which
-    /// the region yields before the carried values.
-    fn carried_body(
+    /// Lowers a loop body as a region whose arguments are the index and one
+    /// carried value per outer variable in `names` (the variables the body
+    /// assigns, and hidden ones). `lower` lowers the body and returns the
+    /// condition to go on, if any, which the region yields before the
+    /// carried values.
+    pub(super) fn carried_body(
         &mut self,
-        block: &syn::Block,
-        index_name: Option<String>,
-        hidden: Vec<String>,
+        names: HashSet<String>,
+        span: proc_macro2::Span,
         lower: impl FnOnce(&mut Self, Value) -> Result<Option<Value>, Poison>,
     ) -> Result<CarriedBody, Poison> {
-        let span = block.span();
-        let mut assigned = Assigned::default();
-        assigned.visit_block(block);
-        assigned.names.extend(hidden);
-        let carried: Vec<(usize, usize)> = self.outer_positions(&assigned.names);
+        let carried: Vec<(usize, usize)> = self.outer_positions(&names);
         let inits: Vec<Result<Value, Poison>> = carried
             .iter()
             .map(|&(scope, entry)| self.scopes[scope][entry].1)
@@ -298,9 +301,6 @@ impl Lower<'_> {
 
         self.builder.begin_region();
         let index = self.push(Inst::Arg(0), Ty::Int, span);
-        if let Some(name) = &index_name {
-            self.builder.name(index, name);
-        }
         for (k, (&(scope, entry), init)) in carried.iter().zip(&inits).enumerate() {
             let ty = init.map_or(Ty::Unknown, |init| self.builder.func().ty(init).clone());
             let arg = self.push(Inst::Arg(u32::try_from(k + 1).expect("small")), ty, span);
@@ -308,12 +308,7 @@ impl Lower<'_> {
             self.name(arg, &name);
             self.scopes[scope][entry].1 = Ok(arg);
         }
-        self.scopes.push(
-            index_name
-                .into_iter()
-                .map(|name| (name, Ok(index)))
-                .collect(),
-        );
+        self.scopes.push(super::Scope::default());
         let keep = lower(self, index);
         self.scopes.pop();
         let yields: Vec<Result<Value, Poison>> = carried
@@ -381,54 +376,6 @@ impl Lower<'_> {
         }
     }
 
-    /// `a..b`, `a..=b`, then optionally `.step_by(k)`, then optionally `.rev()`.
-    fn loop_range(&mut self, expr: &Expr) -> Result<LoopRange, Poison> {
-        match expr {
-            Expr::Paren(paren) => self.loop_range(&paren.expr),
-            Expr::Group(group) => self.loop_range(&group.expr),
-            Expr::MethodCall(call) if call.method == "rev" && call.args.is_empty() => {
-                let mut range = self.loop_range(&call.receiver)?;
-                if range.reversed {
-                    self.cx.error_spanned_by(&call.method, msg::LOOP_RANGE);
-                    return Err(Poison);
-                }
-                range.reversed = true;
-                Ok(range)
-            }
-            Expr::MethodCall(call) if call.method == "step_by" && call.args.len() == 1 => {
-                let mut range = self.loop_range(&call.receiver)?;
-                if range.reversed || range.step.is_some() {
-                    // `(a..b).rev().step_by(k)` visits other indices than
-                    // `(a..b).step_by(k).rev()`; only the second is supported.
-                    self.cx
-                        .error_spanned_by(&call.method, msg::LOOP_STEP_AFTER_REV);
-                    return Err(Poison);
-                }
-                range.step = Some(self.expr(&call.args[0])?);
-                Ok(range)
-            }
-            Expr::Range(range) => {
-                let (Some(start), Some(end)) = (&range.start, &range.end) else {
-                    self.cx.error_spanned_by(range, msg::LOOP_RANGE);
-                    return Err(Poison);
-                };
-                let start = self.expr(start);
-                let end = self.expr(end);
-                Ok(LoopRange {
-                    start: start?,
-                    end: end?,
-                    inclusive: matches!(range.limits, RangeLimits::Closed(_)),
-                    step: None,
-                    reversed: false,
-                })
-            }
-            other => {
-                self.cx.error_spanned_by(other, msg::LOOP_RANGE);
-                Err(Poison)
-            }
-        }
-    }
-
     /// Where the innermost bindings of `names` are, in order of the scopes.
     fn outer_positions(&self, names: &HashSet<String>) -> Vec<(usize, usize)> {
         let mut positions = Vec::new();
@@ -458,9 +405,15 @@ pub(super) struct LoopFlags {
 
 /// A loop body lowered by [`Lower::carried_body`]: the initial values, the
 /// body, where the carried variables are bound, and their types.
-type CarriedBody = (Vec<Value>, Region, Vec<(usize, usize)>, Vec<Ty>);
+pub(super) type CarriedBody = (Vec<Value>, Region, Vec<(usize, usize)>, Vec<Ty>);
 
 /// The variables a block assigns, by name (`x = …`, `x += …`), at any depth.
+fn assigned_in(block: &syn::Block) -> HashSet<String> {
+    let mut assigned = Assigned::default();
+    assigned.visit_block(block);
+    assigned.names
+}
+
 #[derive(Default)]
 struct Assigned {
     names: HashSet<String>,

@@ -14,15 +14,18 @@
 
 mod buffers;
 mod calls;
+mod closures;
 mod exits;
 mod expr;
 mod fields;
+mod iter;
 mod loops;
 mod sig;
 
 pub(crate) use sig::{SigParam, Signature, signature};
 
 use std::collections::HashMap;
+use std::rc::Rc;
 
 use proc_macro2::Span;
 use syn::ext::IdentExt;
@@ -50,10 +53,23 @@ type Lowered = Result<Value, Poison>;
 struct Scope {
     entries: Vec<(String, Lowered)>,
     index: HashMap<String, usize>,
+    /// Names bound to what is no IR value: closures and sub-slices. Such a
+    /// binding hides a value binding of the same name in this scope.
+    specials: HashMap<String, Special>,
+}
+
+/// What a name can be bound to besides a value.
+#[derive(Clone)]
+enum Special {
+    /// `let f = |x| …;`: inlined where it is called.
+    Closure(Rc<closures::Closure>),
+    /// `let s = &x[a..b];`, a row of `chunks(k)`: a range of a buffer.
+    View(iter::View),
 }
 
 impl Scope {
     fn bind(&mut self, name: &str, value: Lowered) {
+        self.specials.remove(name);
         match self.index.get(name) {
             Some(&at) => self.entries[at].1 = value,
             None => {
@@ -72,7 +88,7 @@ impl Scope {
     }
 
     fn contains(&self, name: &str) -> bool {
-        self.index.contains_key(name)
+        self.index.contains_key(name) || self.specials.contains_key(name)
     }
 
     /// The bindings, in the order they were made.
@@ -500,12 +516,7 @@ impl Lower<'_> {
                 None
             }
             Pat::Ident(ident) if ident.subpat.is_none() => Some(ident.ident.unraw().to_string()),
-            Pat::Wild(_) => None,
-            pat => {
-                // The value is not lowered: what it would be bound to is unknown.
-                self.cx.error_spanned_by(pat, msg::LET_PATTERN);
-                return;
-            }
+            _ => None,
         };
         let Some(init) = &local.init else {
             self.cx.error_spanned_by(local, msg::LET_WITHOUT_INIT);
@@ -517,7 +528,35 @@ impl Lower<'_> {
         if let Some((else_token, _)) = &init.diverge {
             self.cx.error_spanned_by(else_token, msg::LET_ELSE);
         }
-        let value = self.expr(&init.expr);
+        // `let f = |x| …;`: inlined where it is called.
+        if let (Some(name), Expr::Closure(closure)) = (&name, strip_parens(&init.expr)) {
+            match self.closure(closure) {
+                Ok(closure) => self.bind_special(name, Special::Closure(closure)),
+                Err(Poison) => self.bind(name, Err(Poison)),
+            }
+            return;
+        }
+        let value = match self.item_expr(&init.expr) {
+            Ok(closures::Item::Value(value)) => Ok(value),
+            Ok(item) => {
+                // A tuple, a sub-slice: destructured or bound as it is.
+                if self.bind_pattern(pat, item).is_err()
+                    && let Some(name) = &name
+                {
+                    self.bind(name, Err(Poison));
+                }
+                return;
+            }
+            // Reported; a destructuring pattern binds nothing.
+            Err(Poison) if name.is_none() => return,
+            Err(Poison) => Err(Poison),
+        };
+        if name.is_none() && !matches!(pat, Pat::Wild(_)) {
+            if !matches!(pat, Pat::Ident(ident) if ident.by_ref.is_some()) {
+                self.cx.error_spanned_by(pat, msg::LET_PATTERN);
+            }
+            return;
+        }
         let is_buffer = value.is_ok_and(|value| matches!(self.ty(value), Ty::Buf(_)));
         // A buffer's annotation (`Vec<f64>`, `[f64; 3]`) is checked by rustc.
         if let (Ok(value), Some(annotation), false) = (value, annotation, is_buffer) {
@@ -568,15 +607,49 @@ impl Lower<'_> {
         self.scopes.last_mut().expect("a scope").bind(name, value);
     }
 
+    /// The value a name is bound to; `None` if it is bound to no value (or to
+    /// a closure or a sub-slice, see [`Lower::special`]).
     fn lookup(&self, name: &str) -> Option<Lowered> {
-        self.scopes.iter().rev().find_map(|scope| scope.get(name))
+        for scope in self.scopes.iter().rev() {
+            if scope.specials.contains_key(name) {
+                return None;
+            }
+            if let Some(value) = scope.get(name) {
+                return Some(value);
+            }
+        }
+        None
+    }
+
+    /// The closure or sub-slice a name is bound to, unless a value binding
+    /// shadows it.
+    fn special(&self, name: &str) -> Option<Special> {
+        for scope in self.scopes.iter().rev() {
+            if let Some(special) = scope.specials.get(name) {
+                return Some(special.clone());
+            }
+            if scope.index.contains_key(name) {
+                return None;
+            }
+        }
+        None
+    }
+
+    fn bind_special(&mut self, name: &str, special: Special) {
+        let scope = self.scopes.last_mut().expect("a scope");
+        scope.specials.insert(name.to_owned(), special);
     }
 
     fn lookup_mut(&mut self, name: &str) -> Option<&mut Lowered> {
-        self.scopes
-            .iter_mut()
-            .rev()
-            .find_map(|scope| scope.get_mut(name))
+        for scope in self.scopes.iter_mut().rev() {
+            if scope.specials.contains_key(name) {
+                return None;
+            }
+            if scope.index.contains_key(name) {
+                return scope.get_mut(name);
+            }
+        }
+        None
     }
 
     fn push(&mut self, inst: Inst, ty: Ty, span: Span) -> Value {
@@ -584,5 +657,14 @@ impl Lower<'_> {
             self.forget_loads(buf);
         }
         self.builder.push(inst, ty, span)
+    }
+}
+
+/// `(e)` as `e`.
+fn strip_parens(expr: &Expr) -> &Expr {
+    match expr {
+        Expr::Paren(paren) => strip_parens(&paren.expr),
+        Expr::Group(group) => strip_parens(&group.expr),
+        expr => expr,
     }
 }

@@ -2,7 +2,7 @@ use ad_runtime::differentiate;
 
 #[differentiate]
 fn f(xs: &[f64]) -> f64 {
-    xs.iter().map(|x| x * x).sum()
+    xs.iter().take_while(|&&x| x > 0.0).sum()
 }
 
 fn main() {}

@@ -2,8 +2,9 @@ use ad_runtime::differentiate;
 
 #[differentiate]
 fn f(x: f64) -> f64 {
-    let square = |v: f64| v * v;
-    square(x)
+    let g = |v: f64| v * v;
+    let h = g;
+    h(x)
 }
 
 fn main() {}

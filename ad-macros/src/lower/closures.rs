@@ -1,0 +1,434 @@
+//! Closures, inlined where they are called, and the values that patterns,
+//! closures and iterators pass around ([`Item`]).
+//!
+//! `let f = |a, b| body;` binds `f` to the closure's code and to the scopes
+//! at its definition: a name in the body means what it meant there, as in
+//! Rust (a closure that borrows a variable keeps it from changing; one that
+//! moves it keeps the value it had). A call `f(x, y)`, or an iterator adapter
+//! given `f`, lowers `body` again with the parameters bound to the arguments,
+//! so the closure is differentiated as if it were written inline.
+//!
+//! ```text
+//! let sq = |v: f64| v * v;                 %2 = mul %x, %x   ; v * v
+//! let s = sq(x) + sq(y);       ⇒           %3 = mul %y, %y
+//!                                          %4 = add %2, %3   ; s
+//! ```
+
+use std::rc::Rc;
+
+use proc_macro2::Span;
+use syn::ext::IdentExt;
+use syn::spanned::Spanned;
+use syn::{Expr, ExprClosure, ExprPath, Pat};
+
+use super::buffers::ElementPlace;
+use super::exits::Exits;
+use super::iter::View;
+use super::{Lower, Lowered, Poison, Scope, Special, sig};
+use crate::diag::msg;
+use crate::ir::{Mode, Prim, Ty, Value};
+use syn::visit::Visit;
+
+/// A closure defined in the body.
+pub(crate) struct Closure {
+    inputs: Vec<Pat>,
+    body: Expr,
+    /// The scopes at the definition: what the body's names mean.
+    env: Vec<Scope>,
+    elements: Vec<ElementPlace>,
+    span: Span,
+}
+
+/// What an iterator adapter or a call can apply: a closure, or a function
+/// named by its path (`f64::max`, `square`).
+pub(super) enum Callable {
+    Closure(Rc<Closure>),
+    Path(ExprPath),
+}
+
+/// A value as patterns, closures and iterators see it.
+#[derive(Clone)]
+pub(super) enum Item {
+    Value(Value),
+    /// An element of `iter_mut()`: reading the name reads it, `*v = …`
+    /// writes it.
+    Place {
+        buf: Value,
+        index: Value,
+    },
+    /// A range of a buffer: `&x[a..b]`, a window, a chunk.
+    View(View),
+    /// A pair of `zip` or `enumerate`, or a tuple a closure returns.
+    Tuple(Vec<Item>),
+}
+
+impl Lower<'_> {
+    /// `|a, b| body`: its parameters, its body and the scopes it sees.
+    pub(super) fn closure(&mut self, closure: &ExprClosure) -> Result<Rc<Closure>, Poison> {
+        if let Some(token) = closure.asyncness {
+            self.cx.error_spanned_by(token, msg::ASYNC_CLOSURE);
+            return Err(Poison);
+        }
+        if Exits::of_expr(&closure.body).returns {
+            let at = first_return(&closure.body).expect("a closure body that returns");
+            self.cx.error_spanned_by(at, msg::RETURN_IN_CLOSURE);
+            return Err(Poison);
+        }
+        Ok(Rc::new(Closure {
+            inputs: closure.inputs.iter().cloned().collect(),
+            body: (*closure.body).clone(),
+            env: self.scopes.clone(),
+            elements: self.elements.clone(),
+            span: closure.span(),
+        }))
+    }
+
+    /// What `expr` names when it is applied: a closure written there, a name
+    /// bound to one, or a function path.
+    pub(super) fn callable(&mut self, expr: &Expr) -> Result<Rc<Callable>, Poison> {
+        match expr {
+            Expr::Closure(closure) => Ok(Rc::new(Callable::Closure(self.closure(closure)?))),
+            Expr::Paren(paren) => self.callable(&paren.expr),
+            Expr::Group(group) => self.callable(&group.expr),
+            Expr::Reference(reference) => self.callable(&reference.expr),
+            Expr::Path(path) => {
+                if let Some(name) = super::expr::local_name(expr) {
+                    match self.special(&name) {
+                        Some(Special::Closure(closure)) => {
+                            return Ok(Rc::new(Callable::Closure(closure)));
+                        }
+                        Some(Special::View(_)) => {
+                            self.cx.error_spanned_by(expr, msg::NOT_CALLABLE);
+                            return Err(Poison);
+                        }
+                        None => {}
+                    }
+                    if let Some(local) = self.lookup(&name) {
+                        local?;
+                        self.cx.error_spanned_by(expr, msg::NOT_CALLABLE);
+                        return Err(Poison);
+                    }
+                }
+                Ok(Rc::new(Callable::Path(path.clone())))
+            }
+            other => {
+                self.cx.error_spanned_by(other, msg::NOT_CALLABLE);
+                Err(Poison)
+            }
+        }
+    }
+
+    /// Applies `callable` to `args`: a closure's body is lowered with its
+    /// parameters bound to them; a path is called.
+    pub(super) fn apply(
+        &mut self,
+        callable: &Callable,
+        args: Vec<Item>,
+        span: Span,
+    ) -> Result<Item, Poison> {
+        match callable {
+            Callable::Closure(closure) => self.inline(closure, args, span),
+            Callable::Path(path) => self.apply_path(path, args, span),
+        }
+    }
+
+    fn inline(&mut self, closure: &Closure, args: Vec<Item>, span: Span) -> Result<Item, Poison> {
+        if closure.inputs.len() != args.len() {
+            self.cx
+                .error_at(span, msg::closure_arity(closure.inputs.len(), args.len()));
+            return Err(Poison);
+        }
+        let mut scopes = closure.env.clone();
+        scopes.push(Scope::default());
+        let scopes = std::mem::replace(&mut self.scopes, scopes);
+        let elements = std::mem::replace(&mut self.elements, closure.elements.clone());
+        let loops = std::mem::take(&mut self.loops);
+        let returning = std::mem::replace(&mut self.returning, false);
+
+        let mut bound = Ok(());
+        for (pat, arg) in closure.inputs.iter().zip(args) {
+            bound = bound.and(self.bind_pattern(pat, arg));
+        }
+        let value = bound.and_then(|()| {
+            if has_value(&closure.body) {
+                self.item_expr(&closure.body)
+            } else {
+                // `|v| *v *= k`, `|x| { … }` without a value.
+                self.expr_stmt(&closure.body);
+                Ok(Item::Tuple(Vec::new()))
+            }
+        });
+
+        self.scopes.pop();
+        let env = std::mem::replace(&mut self.scopes, scopes);
+        self.elements = elements;
+        self.loops = loops;
+        self.returning = returning;
+        // A closure that assigns to what it captured is an `FnMut` whose
+        // state would outlive the call: not inlined.
+        let assigns = env.iter().zip(&closure.env).any(|(after, before)| {
+            after
+                .iter()
+                .zip(before.iter())
+                .any(|(after, before)| after.1 != before.1)
+        });
+        if assigns {
+            self.cx.error_at(closure.span, msg::CLOSURE_ASSIGNS);
+            return Err(Poison);
+        }
+        value
+    }
+
+    /// `f64::max` applied to two items, `square` to one.
+    fn apply_path(&mut self, path: &ExprPath, args: Vec<Item>, span: Span) -> Result<Item, Poison> {
+        let segments = super::expr::segments(&path.path);
+        let float_ty = match segments.as_slice() {
+            [ty, _] => self.float_type(ty),
+            _ => None,
+        };
+        if let Some(float_ty) = float_ty {
+            let Some(prim) = Prim::from_method(&segments[1]) else {
+                let shown = segments.join("::");
+                self.cx
+                    .error_spanned_by(path, msg::unknown_function(&shown, &Prim::method_list()));
+                return Err(Poison);
+            };
+            if args.len() != prim.arity() {
+                let shown = segments.join("::");
+                self.cx
+                    .error_spanned_by(path, msg::method_arity(&shown, prim.arity(), args.len()));
+                return Err(Poison);
+            }
+            let operands = args
+                .into_iter()
+                .map(|arg| self.scalar_item(arg, span))
+                .collect::<Result<Vec<_>, _>>()?;
+            return Ok(Item::Value(self.prim(prim, operands, Some(float_ty), span)));
+        }
+        if super::calls::is_user_function(path) {
+            let args = args
+                .into_iter()
+                .map(|arg| match arg {
+                    Item::Value(value) => {
+                        let mode = match self.ty(value) {
+                            Ty::Buf(_) => Mode::Ref,
+                            _ => Mode::Val,
+                        };
+                        Ok((value, mode))
+                    }
+                    other => self
+                        .scalar_item(other, span)
+                        .map(|value| (value, Mode::Val)),
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            return self.user_call_with(path, args, span).map(Item::Value);
+        }
+        self.cx.error_spanned_by(path, msg::NOT_CALLABLE);
+        Err(Poison)
+    }
+
+    /// The number an item is: a value, or the element a place stands for.
+    pub(super) fn scalar_item(&mut self, item: Item, span: Span) -> Lowered {
+        match item {
+            Item::Value(value) => Ok(value),
+            Item::Place { buf, index } => Ok(self.load(buf, index, span)),
+            Item::View(_) => {
+                self.cx.error_at(span, msg::VIEW_AS_VALUE);
+                Err(Poison)
+            }
+            Item::Tuple(_) => {
+                self.cx.error_at(span, msg::TUPLE_VALUE);
+                Err(Poison)
+            }
+        }
+    }
+
+    /// Binds a pattern (of a `let`, a loop, a closure parameter) to an item:
+    /// names, `&x`, `(a, b)`, `_`, `x: T`.
+    pub(super) fn bind_pattern(&mut self, pat: &Pat, item: Item) -> Result<(), Poison> {
+        match (pat, item) {
+            (Pat::Wild(_), _) => Ok(()),
+            (Pat::Paren(paren), item) => self.bind_pattern(&paren.pat, item),
+            (Pat::Reference(reference), item) => self.bind_pattern(&reference.pat, item),
+            (Pat::Type(typed), item) => {
+                if let Item::Value(value) = item
+                    && let Some(scalar) =
+                        sig::scalar_type(&typed.ty, self.builder.func().float_param.as_ref())
+                {
+                    self.builder.refine_ty(value, &scalar.ty());
+                }
+                self.bind_pattern(&typed.pat, item)
+            }
+            (Pat::Ident(ident), item) if ident.by_ref.is_none() && ident.subpat.is_none() => {
+                let name = ident.ident.unraw().to_string();
+                match item {
+                    Item::Value(value) => {
+                        self.name(value, &name);
+                        self.bind(&name, Ok(value));
+                    }
+                    Item::Place { buf, index } => self.elements.push(ElementPlace {
+                        name,
+                        buf,
+                        index,
+                        depth: self.scopes.len(),
+                    }),
+                    Item::View(view) => self.bind_special(&name, Special::View(view)),
+                    Item::Tuple(_) => {
+                        self.cx.error_spanned_by(pat, msg::TUPLE_BINDING);
+                        return Err(Poison);
+                    }
+                }
+                Ok(())
+            }
+            (Pat::Tuple(tuple), Item::Tuple(items))
+                if tuple.elems.len() == items.len()
+                    && !tuple.elems.iter().any(|elem| matches!(elem, Pat::Rest(_))) =>
+            {
+                let mut bound = Ok(());
+                for (pat, item) in tuple.elems.iter().zip(items) {
+                    bound = bound.and(self.bind_pattern(pat, item));
+                }
+                bound
+            }
+            (pat, _) => {
+                self.cx.error_spanned_by(pat, msg::PATTERN_MISMATCH);
+                Err(Poison)
+            }
+        }
+    }
+
+    /// An expression whose value may be more than a number: a tuple, a
+    /// sub-slice, the result of a closure.
+    pub(super) fn item_expr(&mut self, expr: &Expr) -> Result<Item, Poison> {
+        match expr {
+            Expr::Paren(paren) => self.item_expr(&paren.expr),
+            Expr::Group(group) => self.item_expr(&group.expr),
+            Expr::Tuple(tuple) if !tuple.elems.is_empty() => {
+                let mut items = Vec::new();
+                let mut poisoned = false;
+                for elem in &tuple.elems {
+                    match self.item_expr(elem) {
+                        Ok(item) => items.push(item),
+                        Err(Poison) => poisoned = true,
+                    }
+                }
+                if poisoned {
+                    return Err(Poison);
+                }
+                Ok(Item::Tuple(items))
+            }
+            Expr::Block(block) if block.label.is_none() && yields_item(expr) => {
+                let Some((syn::Stmt::Expr(tail, None), init)) = block.block.stmts.split_last()
+                else {
+                    unreachable!("checked by `yields_item`")
+                };
+                self.scopes.push(Scope::default());
+                let item = self.stmts(init, false).and_then(|_| self.item_expr(tail));
+                self.scopes.pop();
+                item
+            }
+            Expr::Call(call) => match self.closure_callee(&call.func) {
+                Some(callable) => {
+                    let callable = callable?;
+                    let args = call
+                        .args
+                        .iter()
+                        .map(|arg| self.item_expr(arg))
+                        .collect::<Vec<_>>();
+                    let args = args.into_iter().collect::<Result<Vec<_>, _>>()?;
+                    self.apply(&callable, args, call.span())
+                }
+                None => self.expr(expr).map(Item::Value),
+            },
+            Expr::MethodCall(call) => match self.tuple_method(call) {
+                Some(item) => item,
+                None => match self.consume(call) {
+                    Some(item) => item,
+                    None => self.expr(expr).map(Item::Value),
+                },
+            },
+            expr => match self.view_of(expr) {
+                Some(view) => view.map(Item::View),
+                None => self.expr(expr).map(Item::Value),
+            },
+        }
+    }
+
+    /// The closure a call calls: `f(x)` for a closure `f`, `(|v| v * v)(x)`.
+    pub(super) fn closure_callee(&mut self, func: &Expr) -> Option<Result<Rc<Callable>, Poison>> {
+        match func {
+            Expr::Paren(paren) => self.closure_callee(&paren.expr),
+            Expr::Closure(_) => Some(self.callable(func)),
+            Expr::Path(_) => {
+                let name = super::expr::local_name(func)?;
+                match self.special(&name)? {
+                    Special::Closure(closure) => Some(Ok(Rc::new(Callable::Closure(closure)))),
+                    Special::View(_) => None,
+                }
+            }
+            _ => None,
+        }
+    }
+
+    /// Methods whose value is a pair: `x.sin_cos()`, `xs.split_at(k)`.
+    fn tuple_method(&mut self, call: &syn::ExprMethodCall) -> Option<Result<Item, Poison>> {
+        let span = call.span();
+        match call.method.to_string().as_str() {
+            "sin_cos" if call.args.is_empty() => Some((|| {
+                let x = self.expr(&call.receiver)?;
+                let sin = self.prim(Prim::Sin, vec![x], None, span);
+                let cos = self.prim(Prim::Cos, vec![x], None, span);
+                Ok(Item::Tuple(vec![Item::Value(sin), Item::Value(cos)]))
+            })()),
+            "split_at" if call.args.len() == 1 => {
+                let whole = self.view_or_buffer(&call.receiver)?;
+                Some((|| {
+                    let whole = whole?;
+                    let mid = self.expr(&call.args[0])?;
+                    Ok(self.split_view(whole, mid, span))
+                })())
+            }
+            _ => None,
+        }
+    }
+}
+
+/// Whether a closure body has a value: not an assignment, a loop, or a
+/// block ending in a statement.
+fn has_value(expr: &Expr) -> bool {
+    match expr {
+        Expr::Assign(_) | Expr::ForLoop(_) | Expr::While(_) => false,
+        Expr::Binary(binary) => super::expr::compound_op(&binary.op).is_none(),
+        Expr::Block(block) => matches!(block.block.stmts.last(), Some(syn::Stmt::Expr(_, None))),
+        Expr::Paren(paren) => has_value(&paren.expr),
+        _ => true,
+    }
+}
+
+/// Whether a block ends in an expression that [`Lower::item_expr`] must
+/// lower itself (a tuple): other blocks are lowered as values.
+fn yields_item(expr: &Expr) -> bool {
+    match expr {
+        Expr::Tuple(tuple) => !tuple.elems.is_empty(),
+        Expr::Paren(paren) => yields_item(&paren.expr),
+        Expr::Block(block) if block.label.is_none() => matches!(
+            block.block.stmts.last(),
+            Some(syn::Stmt::Expr(tail, None)) if yields_item(tail)
+        ),
+        _ => false,
+    }
+}
+
+/// The first `return` keyword in a closure body (not in a closure inside it).
+fn first_return(body: &Expr) -> Option<syn::token::Return> {
+    struct Find(Option<syn::token::Return>);
+    impl Visit<'_> for Find {
+        fn visit_expr_return(&mut self, ret: &syn::ExprReturn) {
+            self.0.get_or_insert(ret.return_token);
+        }
+        fn visit_expr_closure(&mut self, _: &ExprClosure) {}
+    }
+    let mut find = Find(None);
+    find.visit_expr(body);
+    find.0
+}

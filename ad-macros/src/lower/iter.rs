@@ -1,0 +1,1003 @@
+//! Iterator chains and sub-slices, lowered to the loops they stand for.
+//!
+//! A chain is a set of *leaves* advancing together (one per source: a range,
+//! a buffer's elements, its windows or chunks), each walking an index
+//! sequence `(start..end).step_by(step)`, maybe reversed; a *shape* that
+//! builds the item from the leaves (`zip` and `enumerate` pair them, `map`
+//! applies a closure); and the `filter`s the item must pass. Adapters change
+//! the sequences (`rev`, `skip`, `take`, `step_by`), the shape, or the
+//! filters; a consumer (`for`, `sum`, `fold`, `collect`, …) becomes one loop.
+//! When every leaf walks the same sequence, the loop runs over it directly;
+//! otherwise it counts positions and each leaf computes its index.
+//!
+//! ```text
+//! x.iter().zip(y)                     %n = min (len %x), (len %y)
+//!     .map(|(a, b)| a * b)     ⇒      for %0..%n carry [0] {
+//!     .sum::<f64>()                       %a = load %x[arg 0]
+//!                                         %b = load %y[arg 0]
+//!                                         yield add (arg 1), (mul %a, %b)
+//!                                     }
+//! ```
+//!
+//! A sub-slice (`&x[a..b]`, a window, a chunk, a half of `split_at`) is a
+//! [`View`]: its buffer, where it starts and how long it is. Indexing it reads
+//! the buffer at `start + i`; iterating it walks `start..start + len`.
+
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use proc_macro2::{Literal, Span};
+use syn::spanned::Spanned;
+use syn::{Expr, ExprMethodCall, RangeLimits};
+
+use super::closures::{Callable, Item};
+use super::{Lower, Poison, Special};
+use crate::diag::msg;
+use crate::ir::{BinOp, Const, Inst, LoopRange, NewBuf, Prim, Ty, Value};
+
+/// A range of a buffer's elements.
+#[derive(Clone, Copy)]
+pub(crate) struct View {
+    pub(super) buf: Value,
+    pub(super) start: Value,
+    pub(super) len: Value,
+}
+
+/// The indices a leaf walks: `(start..end).step_by(step)`, reversed if
+/// `reversed` (the same as a loop's [`LoopRange`]).
+#[derive(Clone, Copy, PartialEq)]
+struct Seq {
+    start: Value,
+    end: Value,
+    inclusive: bool,
+    step: Option<Value>,
+    reversed: bool,
+}
+
+/// What a leaf yields at an index.
+#[derive(Clone, Copy)]
+enum Leaf {
+    /// The index itself (a range, or the count of `enumerate`).
+    Index,
+    /// `buf[index]`, or the element itself for `iter_mut()`.
+    Elem { buf: Value, mutable: bool },
+    /// `&buf[index..index + size]`.
+    Window { buf: Value, size: Value },
+    /// `&buf[index..min(index + size, end)]`; `end` is `None` for
+    /// `chunks_exact`, whose chunks all have `size` elements.
+    Chunk {
+        buf: Value,
+        size: Value,
+        end: Option<Value>,
+    },
+}
+
+/// How the item is built from the leaves.
+#[derive(Clone)]
+enum Shape {
+    Leaf(usize),
+    Tuple(Vec<Shape>),
+    /// `map(f)`, numbered so that it is applied once per item.
+    Map(usize, Rc<Callable>, Box<Shape>),
+}
+
+impl Seq {
+    /// `start..end`, or `(start..end).step_by(step)`, walked forwards.
+    fn forward(start: Value, end: Value, step: Option<Value>) -> Self {
+        Seq {
+            start,
+            end,
+            inclusive: false,
+            step,
+            reversed: false,
+        }
+    }
+}
+
+impl Shape {
+    fn shift(&mut self, leaves: usize, maps: usize) {
+        match self {
+            Shape::Leaf(k) => *k += leaves,
+            Shape::Tuple(shapes) => shapes.iter_mut().for_each(|s| s.shift(leaves, maps)),
+            Shape::Map(id, _, inner) => {
+                *id += maps;
+                inner.shift(leaves, maps);
+            }
+        }
+    }
+}
+
+/// An iterator chain being lowered.
+pub(super) struct Chain {
+    leaves: Vec<(Leaf, Seq)>,
+    shape: Shape,
+    /// The predicates of `filter`, each with the item it sees.
+    filters: Vec<(Rc<Callable>, Shape)>,
+    maps: usize,
+}
+
+impl Chain {
+    fn new(leaf: Leaf, seq: Seq) -> Self {
+        Chain {
+            leaves: vec![(leaf, seq)],
+            shape: Shape::Leaf(0),
+            filters: Vec::new(),
+            maps: 0,
+        }
+    }
+}
+
+/// The adapters [`Lower::chain_of`] knows, for the message about the others.
+const ADAPTERS: &str = "`iter`, `iter_mut`, `into_iter`, `copied`, `cloned`, `map`, `filter`, `zip`, `enumerate`, `rev`, `skip`, `take`, `step_by`, `windows`, `chunks`, `chunks_exact`";
+
+/// The consumers [`Lower::consume`] knows.
+const CONSUMERS: [&str; 6] = ["sum", "product", "count", "fold", "for_each", "collect"];
+
+impl Lower<'_> {
+    /// The chain an expression iterates: a range, a buffer or a sub-slice
+    /// (`&xs`, `xs.iter()`, `&x[1..]`) and the adapters applied to it. `None`
+    /// if the expression is no iterator.
+    pub(super) fn chain_of(&mut self, expr: &Expr) -> Option<Result<Chain, Poison>> {
+        match expr {
+            Expr::Paren(paren) => self.chain_of(&paren.expr),
+            Expr::Group(group) => self.chain_of(&group.expr),
+            Expr::Range(range) => Some((|| {
+                let (Some(start), Some(end)) = (&range.start, &range.end) else {
+                    self.cx.error_spanned_by(range, msg::LOOP_RANGE);
+                    return Err(Poison);
+                };
+                let start = self.expr(start);
+                let end = self.expr(end);
+                let seq = Seq {
+                    start: start?,
+                    end: end?,
+                    inclusive: matches!(range.limits, RangeLimits::Closed(_)),
+                    step: None,
+                    reversed: false,
+                };
+                Ok(Chain::new(Leaf::Index, seq))
+            })()),
+            Expr::MethodCall(call) => self.adapter(call),
+            Expr::Reference(reference) => {
+                let mutable = reference.mutability.is_some();
+                let view = self.view_or_buffer(&reference.expr)?;
+                Some(view.map(|view| self.elements_of(view, mutable, expr.span())))
+            }
+            Expr::Path(_) | Expr::Index(_) | Expr::Field(_) => {
+                let view = self.view_or_buffer(expr)?;
+                Some(view.map(|view| self.elements_of(view, false, expr.span())))
+            }
+            _ => None,
+        }
+    }
+
+    /// The elements of a view, as a chain.
+    fn elements_of(&mut self, view: View, mutable: bool, span: Span) -> Chain {
+        let end = self.int_add(view.start, view.len, span);
+        let seq = Seq::forward(view.start, end, None);
+        Chain::new(
+            Leaf::Elem {
+                buf: view.buf,
+                mutable,
+            },
+            seq,
+        )
+    }
+
+    fn adapter(&mut self, call: &ExprMethodCall) -> Option<Result<Chain, Poison>> {
+        let name = call.method.to_string();
+        let span = call.span();
+        let args = call.args.len();
+        match (name.as_str(), args) {
+            ("windows" | "chunks" | "chunks_exact", 1) => {
+                let view = self.view_or_buffer(&call.receiver)?;
+                return Some((|| {
+                    let view = view?;
+                    let size = self.expr(&call.args[0])?;
+                    Ok(self.pieces(&name, view, size, span))
+                })());
+            }
+            ("iter" | "into_iter" | "iter_mut", 0) => {
+                let mutable = name == "iter_mut";
+                if let Some(view) = self.view_or_buffer(&call.receiver) {
+                    return Some(view.map(|view| self.elements_of(view, mutable, span)));
+                }
+            }
+            _ => {}
+        }
+        let known = matches!(
+            (name.as_str(), args),
+            ("iter" | "into_iter" | "copied" | "cloned" | "by_ref", 0)
+                | ("enumerate" | "rev", 0)
+                | ("zip" | "skip" | "take" | "step_by" | "map" | "filter", 1)
+        );
+        if !known {
+            // An unknown method of an iterator: name what works instead.
+            if is_iterator_expr(&call.receiver)
+                && !CONSUMERS.contains(&name.as_str())
+                && !matches!(name.as_str(), "reduce" | "max_by" | "min_by" | "len")
+            {
+                let chain = self.chain_of(&call.receiver)?;
+                if chain.is_ok() {
+                    self.cx
+                        .error_spanned_by(&call.method, msg::iterator_adapter(&name, ADAPTERS));
+                }
+                return Some(Err(Poison));
+            }
+            return None;
+        }
+        let chain = self.chain_of(&call.receiver)?;
+        Some((|| {
+            let mut chain = chain?;
+            let positional = !matches!(name.as_str(), "map" | "filter" | "rev")
+                && !matches!(
+                    name.as_str(),
+                    "iter" | "into_iter" | "copied" | "cloned" | "by_ref"
+                );
+            if positional && !chain.filters.is_empty() {
+                self.cx.error_spanned_by(&call.method, msg::AFTER_FILTER);
+                return Err(Poison);
+            }
+            match name.as_str() {
+                "enumerate" => {
+                    self.equalize(&mut chain, span);
+                    let count = self.chain_count(&chain, span);
+                    let zero = self.int_lit(0, span);
+                    chain
+                        .leaves
+                        .push((Leaf::Index, Seq::forward(zero, count, None)));
+                    let index = Shape::Leaf(chain.leaves.len() - 1);
+                    chain.shape = Shape::Tuple(vec![index, chain.shape]);
+                }
+                "zip" => {
+                    let other = match self.chain_of(&call.args[0]) {
+                        Some(other) => other?,
+                        None => {
+                            self.cx.error_spanned_by(&call.args[0], msg::ZIP_ARGUMENT);
+                            return Err(Poison);
+                        }
+                    };
+                    if !other.filters.is_empty() {
+                        self.cx.error_spanned_by(&call.args[0], msg::AFTER_FILTER);
+                        return Err(Poison);
+                    }
+                    let mut shape = other.shape;
+                    shape.shift(chain.leaves.len(), chain.maps);
+                    chain.leaves.extend(other.leaves);
+                    chain.maps += other.maps;
+                    chain.shape = Shape::Tuple(vec![chain.shape, shape]);
+                }
+                "rev" | "skip" | "take" | "step_by" => {
+                    let arg = match call.args.first() {
+                        Some(arg) => Some(self.expr(arg)?),
+                        None => None,
+                    };
+                    self.equalize(&mut chain, span);
+                    for k in 0..chain.leaves.len() {
+                        let seq = chain.leaves[k].1;
+                        chain.leaves[k].1 = match (name.as_str(), arg) {
+                            ("skip", Some(n)) => self.seq_skip(seq, n, span),
+                            ("take", Some(n)) => self.seq_take(seq, n, span),
+                            ("step_by", Some(k)) => self.seq_step(seq, k, span),
+                            _ => Seq {
+                                reversed: !seq.reversed,
+                                ..seq
+                            },
+                        };
+                    }
+                }
+                "map" => {
+                    let f = self.callable(&call.args[0])?;
+                    let id = chain.maps;
+                    chain.maps += 1;
+                    chain.shape = Shape::Map(id, f, Box::new(chain.shape));
+                }
+                "filter" => {
+                    let f = self.callable(&call.args[0])?;
+                    chain.filters.push((f, chain.shape.clone()));
+                }
+                _ => {}
+            }
+            Ok(chain)
+        })())
+    }
+
+    /// `view.windows(k)`, `view.chunks(k)`, `view.chunks_exact(k)`.
+    fn pieces(&mut self, name: &str, view: View, size: Value, span: Span) -> Chain {
+        let end = self.int_add(view.start, view.len, span);
+        let (leaf, seq) = match name {
+            "windows" => {
+                // `len + 1 - size` windows, if there are any.
+                let count = match self.int_const(size) {
+                    Some(k) if k > 0 => {
+                        let less = self.int_lit(k - 1, span);
+                        self.sat_sub(view.len, less, span)
+                    }
+                    _ => {
+                        let one = self.int_lit(1, span);
+                        let longer = self.int_add(view.len, one, span);
+                        self.sat_sub(longer, size, span)
+                    }
+                };
+                let last = self.int_add(view.start, count, span);
+                let seq = Seq::forward(view.start, last, None);
+                (
+                    Leaf::Window {
+                        buf: view.buf,
+                        size,
+                    },
+                    seq,
+                )
+            }
+            "chunks" => (
+                Leaf::Chunk {
+                    buf: view.buf,
+                    size,
+                    end: Some(end),
+                },
+                Seq::forward(view.start, end, Some(size)),
+            ),
+            _ => {
+                let count = self.int_op(BinOp::Div, view.len, size, span);
+                let covered = self.int_op(BinOp::Mul, count, size, span);
+                let end = self.int_add(view.start, covered, span);
+                (
+                    Leaf::Chunk {
+                        buf: view.buf,
+                        size,
+                        end: None,
+                    },
+                    Seq::forward(view.start, end, Some(size)),
+                )
+            }
+        };
+        Chain::new(leaf, seq)
+    }
+
+    /// The sub-slice an expression names: `&x[a..b]`, `x[a..]`, a name bound
+    /// to a sub-slice. `None` if it names none.
+    pub(super) fn view_of(&mut self, expr: &Expr) -> Option<Result<View, Poison>> {
+        match expr {
+            Expr::Paren(paren) => self.view_of(&paren.expr),
+            Expr::Group(group) => self.view_of(&group.expr),
+            Expr::Reference(reference) => self.view_of(&reference.expr),
+            Expr::Path(_) => {
+                let name = super::expr::local_name(expr)?;
+                match self.special(&name)? {
+                    Special::View(view) => Some(Ok(view)),
+                    Special::Closure(_) => None,
+                }
+            }
+            Expr::Index(index) => {
+                let Expr::Range(range) = &*index.index else {
+                    return None;
+                };
+                let whole = self.view_or_buffer(&index.expr)?;
+                let span = expr.span();
+                Some((|| {
+                    let whole = whole?;
+                    let start = range.start.as_ref().map(|start| self.expr(start));
+                    let end = range.end.as_ref().map(|end| self.expr(end));
+                    let start = start.transpose()?;
+                    let mut end = end.transpose()?.unwrap_or(whole.len);
+                    if matches!(range.limits, RangeLimits::Closed(_)) {
+                        let one = self.int_lit(1, span);
+                        end = self.int_add(end, one, span);
+                    }
+                    let (start, len) = match start {
+                        Some(start) => (start, self.int_op(BinOp::Sub, end, start, span)),
+                        None => (self.int_lit(0, span), end),
+                    };
+                    let start = self.int_add(whole.start, start, span);
+                    Ok(View {
+                        buf: whole.buf,
+                        start,
+                        len,
+                    })
+                })())
+            }
+            _ => None,
+        }
+    }
+
+    /// A sub-slice, or a whole buffer as one.
+    pub(super) fn view_or_buffer(&mut self, expr: &Expr) -> Option<Result<View, Poison>> {
+        if let Some(view) = self.view_of(expr) {
+            return Some(view);
+        }
+        let buf = self.buffer_of(expr)?;
+        Some(buf.map(|buf| {
+            let span = expr.span();
+            let start = self.int_lit(0, span);
+            let len = self.push(Inst::Len(buf), Ty::Int, span);
+            View { buf, start, len }
+        }))
+    }
+
+    /// The halves of `split_at(mid)`.
+    pub(super) fn split_view(&mut self, whole: View, mid: Value, span: Span) -> Item {
+        let start = self.int_add(whole.start, mid, span);
+        let len = self.int_op(BinOp::Sub, whole.len, mid, span);
+        let left = View { len: mid, ..whole };
+        let right = View {
+            buf: whole.buf,
+            start,
+            len,
+        };
+        Item::Tuple(vec![Item::View(left), Item::View(right)])
+    }
+
+    /// A chain's consumer: `sum`, `product`, `count`, `fold`, `for_each`,
+    /// `collect`. `None` if `call` is none of them on a chain.
+    pub(super) fn consume(&mut self, call: &ExprMethodCall) -> Option<Result<Item, Poison>> {
+        let name = call.method.to_string();
+        let arity = match name.as_str() {
+            "sum" | "product" | "count" | "collect" => 0,
+            "for_each" => 1,
+            "fold" => 2,
+            _ => return None,
+        };
+        if call.args.len() != arity || !is_iterator_expr(&call.receiver) {
+            return None;
+        }
+        let chain = self.chain_of(&call.receiver)?;
+        let span = call.span();
+        Some((|| {
+            let chain = chain?;
+            let declared = call
+                .turbofish
+                .as_ref()
+                .and_then(|turbofish| turbofish.args.first())
+                .and_then(|arg| match arg {
+                    syn::GenericArgument::Type(ty) => {
+                        super::sig::scalar_type(ty, self.builder.func().float_param.as_ref())
+                    }
+                    _ => None,
+                })
+                .map(|scalar| scalar.ty());
+            match name.as_str() {
+                "sum" | "product" | "count" => {
+                    let (init, op) = match name.as_str() {
+                        "sum" => (Const::Zero, BinOp::Add),
+                        "product" => (Const::Lit(Literal::f64_unsuffixed(1.0)), BinOp::Mul),
+                        _ => (Const::Zero, BinOp::Add),
+                    };
+                    let ty = match name.as_str() {
+                        "count" => Ty::Int,
+                        _ => declared.unwrap_or(Ty::Unknown),
+                    };
+                    let init = self.push(Inst::Const(init), ty, span);
+                    let key = self.hidden_name(&name);
+                    self.bind(&key, Ok(init));
+                    self.chain_loop(&chain, vec![key.clone()], span, &mut |this, item| {
+                        let acc = this.lookup(&key).expect("bound")?;
+                        let x = match name.as_str() {
+                            "count" => this.int_lit(1, span),
+                            _ => this.scalar_item(item, span)?,
+                        };
+                        let next = this.binary(op, acc, x, span);
+                        this.set_hidden(&key, Ok(next));
+                        Ok(())
+                    })?;
+                    Ok(Item::Value(self.lookup(&key).expect("bound")?))
+                }
+                "fold" => {
+                    let init = self.item_expr(&call.args[0])?;
+                    if !same_shape(&init, &init) {
+                        self.cx.error_spanned_by(&call.args[0], msg::FOLD_SHAPE);
+                        return Err(Poison);
+                    }
+                    let f = self.callable(&call.args[1])?;
+                    let mut values = Vec::new();
+                    flatten(&init, &mut values);
+                    let keys: Vec<String> = values
+                        .iter()
+                        .map(|&value| {
+                            let key = self.hidden_name("acc");
+                            self.bind(&key, Ok(value));
+                            key
+                        })
+                        .collect();
+                    let template = init;
+                    self.chain_loop(&chain, keys.clone(), span, &mut |this, item| {
+                        let mut accs = Vec::new();
+                        for key in &keys {
+                            accs.push(Item::Value(this.lookup(key).expect("bound")?));
+                        }
+                        let acc = rebuild(&template, &mut accs.into_iter());
+                        let next = this.apply(&f, vec![acc, item], span)?;
+                        let mut nexts = Vec::new();
+                        if !same_shape(&template, &next) {
+                            this.cx.error_spanned_by(&call.args[1], msg::FOLD_SHAPE);
+                            return Err(Poison);
+                        }
+                        flatten(&next, &mut nexts);
+                        for (key, next) in keys.iter().zip(nexts) {
+                            this.set_hidden(key, Ok(next));
+                        }
+                        Ok(())
+                    })?;
+                    let mut results = Vec::new();
+                    for key in &keys {
+                        results.push(Item::Value(self.lookup(key).expect("bound")?));
+                    }
+                    Ok(rebuild(&template, &mut results.into_iter()))
+                }
+                "for_each" => {
+                    let f = self.callable(&call.args[0])?;
+                    self.chain_loop(&chain, Vec::new(), span, &mut |this, item| {
+                        this.apply(&f, vec![item], span).map(drop)
+                    })?;
+                    Ok(Item::Tuple(Vec::new()))
+                }
+                _ => {
+                    // `collect()` into a `Vec`.
+                    if self.builder.depth() > 0 {
+                        self.cx.error_spanned_by(call, msg::BUFFER_IN_REGION);
+                        return Err(Poison);
+                    }
+                    let capacity = chain
+                        .filters
+                        .is_empty()
+                        .then(|| self.chain_count(&chain, span));
+                    let buf = self.push(
+                        Inst::NewBuf(NewBuf::Empty { capacity }),
+                        Ty::Buf(Box::new(Ty::Float)),
+                        span,
+                    );
+                    self.chain_loop(&chain, Vec::new(), span, &mut |this, item| {
+                        let x = this.scalar_item(item, span)?;
+                        this.push_elem(buf, x, span);
+                        Ok(())
+                    })?;
+                    Ok(Item::Value(buf))
+                }
+            }
+        })())
+    }
+
+    /// A fresh hidden variable (see [`Lower::name`] for how it is shown).
+    fn hidden_name(&mut self, shown: &str) -> String {
+        let n = self.n_loops;
+        self.n_loops += 1;
+        format!("#{shown}{n}")
+    }
+
+    /// One loop over a chain; `body` sees each item that passes the filters.
+    /// `hidden` are the hidden variables the body assigns.
+    fn chain_loop(
+        &mut self,
+        chain: &Chain,
+        hidden: Vec<String>,
+        span: Span,
+        body: &mut dyn FnMut(&mut Self, Item) -> Result<(), Poison>,
+    ) -> Result<(), Poison> {
+        let (range, shared) = self.driver(chain, span);
+        let carried = self.carried_body(hidden.into_iter().collect(), span, |this, arg| {
+            let indices = this.leaf_indices(chain, shared, arg, span);
+            this.with_item(chain, &indices, span, body)?;
+            Ok(None)
+        });
+        self.finish_for(range, carried, span)
+    }
+
+    /// The loop a chain runs: over the leaves' common sequence if they share
+    /// one (`true`), else over positions `0..count`.
+    pub(super) fn driver(&mut self, chain: &Chain, span: Span) -> (LoopRange, bool) {
+        let first = chain.leaves[0].1;
+        if chain.leaves.iter().all(|(_, seq)| *seq == first) {
+            let range = LoopRange {
+                start: first.start,
+                end: first.end,
+                inclusive: first.inclusive,
+                step: first.step,
+                reversed: first.reversed,
+            };
+            return (range, true);
+        }
+        let count = self.chain_count(chain, span);
+        let start = self.int_lit(0, span);
+        let range = LoopRange {
+            start,
+            end: count,
+            inclusive: false,
+            step: None,
+            reversed: false,
+        };
+        (range, false)
+    }
+
+    /// Each leaf's index at the loop's index `arg`.
+    pub(super) fn leaf_indices(
+        &mut self,
+        chain: &Chain,
+        shared: bool,
+        arg: Value,
+        span: Span,
+    ) -> Vec<Value> {
+        if shared {
+            return vec![arg; chain.leaves.len()];
+        }
+        let mut indices = Vec::new();
+        for &(_, seq) in &chain.leaves {
+            let step = |this: &mut Self, value: Value| match seq.step {
+                Some(step) => this.int_op(BinOp::Mul, value, step, span),
+                None => value,
+            };
+            let offset = step(self, arg);
+            let index = if seq.reversed {
+                // The chain is not empty here: its last index exists.
+                let count = self.seq_count(seq, span);
+                let one = self.int_lit(1, span);
+                let before_last = self.int_op(BinOp::Sub, count, one, span);
+                let from_start = step(self, before_last);
+                let last = self.int_add(seq.start, from_start, span);
+                self.int_op(BinOp::Sub, last, offset, span)
+            } else {
+                self.int_add(seq.start, offset, span)
+            };
+            indices.push(index);
+        }
+        indices
+    }
+
+    /// Runs `body` on the item at the leaves' indices, inside one branch per
+    /// filter: a filter, and what comes after it, sees only the items that
+    /// passed the filters before it.
+    pub(super) fn with_item(
+        &mut self,
+        chain: &Chain,
+        indices: &[Value],
+        span: Span,
+        body: &mut dyn FnMut(&mut Self, Item) -> Result<(), Poison>,
+    ) -> Result<(), Poison> {
+        let leaves: Vec<Item> = chain
+            .leaves
+            .iter()
+            .zip(indices)
+            .map(|(&(leaf, _), &index)| self.leaf_item(leaf, index, span))
+            .collect();
+        self.filtered(chain, &chain.filters, &leaves, HashMap::new(), span, body)
+    }
+
+    fn filtered(
+        &mut self,
+        chain: &Chain,
+        filters: &[(Rc<Callable>, Shape)],
+        leaves: &[Item],
+        mut mapped: HashMap<usize, Item>,
+        span: Span,
+        body: &mut dyn FnMut(&mut Self, Item) -> Result<(), Poison>,
+    ) -> Result<(), Poison> {
+        let Some(((predicate, shape), rest)) = filters.split_first() else {
+            let item = self.shape_item(&chain.shape, leaves, &mut mapped, span)?;
+            return body(self, item);
+        };
+        let item = self.shape_item(shape, leaves, &mut mapped, span)?;
+        let keep = self.apply(predicate, vec![item], span)?;
+        let keep = self.scalar_item(keep, span)?;
+        self.builder.refine_ty(keep, &Ty::Bool);
+        self.branch(
+            Ok(keep),
+            false,
+            span,
+            |this| {
+                this.filtered(chain, rest, leaves, mapped, span, body)
+                    .map(|()| None)
+            },
+            |_| Ok(None),
+        )
+        .map(drop)
+    }
+
+    fn leaf_item(&mut self, leaf: Leaf, index: Value, span: Span) -> Item {
+        match leaf {
+            Leaf::Index => Item::Value(index),
+            Leaf::Elem {
+                buf,
+                mutable: false,
+            } => Item::Value(self.load(buf, index, span)),
+            Leaf::Elem { buf, mutable: true } => Item::Place { buf, index },
+            Leaf::Window { buf, size } => Item::View(View {
+                buf,
+                start: index,
+                len: size,
+            }),
+            Leaf::Chunk { buf, size, end } => {
+                let len = match end {
+                    Some(end) => {
+                        let left = self.int_op(BinOp::Sub, end, index, span);
+                        self.int_min(size, left, span)
+                    }
+                    None => size,
+                };
+                Item::View(View {
+                    buf,
+                    start: index,
+                    len,
+                })
+            }
+        }
+    }
+
+    fn shape_item(
+        &mut self,
+        shape: &Shape,
+        leaves: &[Item],
+        mapped: &mut HashMap<usize, Item>,
+        span: Span,
+    ) -> Result<Item, Poison> {
+        match shape {
+            Shape::Leaf(k) => Ok(leaves[*k].clone()),
+            Shape::Tuple(shapes) => {
+                let mut items = Vec::new();
+                for shape in shapes {
+                    items.push(self.shape_item(shape, leaves, mapped, span)?);
+                }
+                Ok(Item::Tuple(items))
+            }
+            Shape::Map(id, f, inner) => {
+                if let Some(item) = mapped.get(id) {
+                    return Ok(item.clone());
+                }
+                let input = self.shape_item(inner, leaves, mapped, span)?;
+                let item = self.apply(f, vec![input], span)?;
+                mapped.insert(*id, item.clone());
+                Ok(item)
+            }
+        }
+    }
+
+    /// How many items a chain yields (before its filters).
+    fn chain_count(&mut self, chain: &Chain, span: Span) -> Value {
+        let mut count: Option<Value> = None;
+        let mut seen: Vec<Seq> = Vec::new();
+        for &(_, seq) in &chain.leaves {
+            if seen.contains(&seq) {
+                continue;
+            }
+            seen.push(seq);
+            let n = self.seq_count(seq, span);
+            count = Some(match count {
+                Some(count) if count == n => count,
+                Some(count) => self.int_min(count, n, span),
+                None => n,
+            });
+        }
+        count.expect("a chain has a leaf")
+    }
+
+    /// Cuts every leaf to the chain's length, as `zip` does: then adapters
+    /// that change sequences change them alike.
+    fn equalize(&mut self, chain: &mut Chain, span: Span) {
+        let first = chain.leaves[0].1;
+        if chain.leaves.iter().all(|(_, seq)| *seq == first) {
+            return;
+        }
+        let count = self.chain_count(chain, span);
+        for k in 0..chain.leaves.len() {
+            let seq = chain.leaves[k].1;
+            if self.seq_count(seq, span) != count {
+                chain.leaves[k].1 = self.seq_take(seq, count, span);
+            }
+        }
+    }
+
+    fn exclusive(&mut self, mut seq: Seq, span: Span) -> Seq {
+        if seq.inclusive {
+            let one = self.int_lit(1, span);
+            seq.end = self.int_add(seq.end, one, span);
+            seq.inclusive = false;
+        }
+        seq
+    }
+
+    fn seq_count(&mut self, seq: Seq, span: Span) -> Value {
+        let seq = self.exclusive(seq, span);
+        let n = self.sat_sub(seq.end, seq.start, span);
+        match seq.step {
+            None => n,
+            Some(step) => {
+                let one = self.int_lit(1, span);
+                let less = self.int_op(BinOp::Sub, step, one, span);
+                let up = self.int_add(n, less, span);
+                self.int_op(BinOp::Div, up, step, span)
+            }
+        }
+    }
+
+    fn times_step(&mut self, seq: Seq, n: Value, span: Span) -> Value {
+        match seq.step {
+            Some(step) => self.int_op(BinOp::Mul, n, step, span),
+            None => n,
+        }
+    }
+
+    fn seq_take(&mut self, seq: Seq, n: Value, span: Span) -> Seq {
+        let seq = self.exclusive(seq, span);
+        if seq.reversed {
+            // The last `n` of the sequence, still walked backwards.
+            let count = self.seq_count(seq, span);
+            let dropped = self.sat_sub(count, n, span);
+            let offset = self.times_step(seq, dropped, span);
+            let start = self.int_add(seq.start, offset, span);
+            Seq { start, ..seq }
+        } else {
+            let offset = self.times_step(seq, n, span);
+            let bound = self.int_add(seq.start, offset, span);
+            let end = self.int_min(seq.end, bound, span);
+            Seq { end, ..seq }
+        }
+    }
+
+    fn seq_skip(&mut self, seq: Seq, n: Value, span: Span) -> Seq {
+        if seq.reversed {
+            let seq = self.exclusive(seq, span);
+            let count = self.seq_count(seq, span);
+            let kept = self.sat_sub(count, n, span);
+            let offset = self.times_step(seq, kept, span);
+            let end = self.int_add(seq.start, offset, span);
+            let end = self.int_min(seq.end, end, span);
+            Seq { end, ..seq }
+        } else {
+            let offset = self.times_step(seq, n, span);
+            let start = self.int_add(seq.start, offset, span);
+            Seq { start, ..seq }
+        }
+    }
+
+    fn seq_step(&mut self, seq: Seq, k: Value, span: Span) -> Seq {
+        let step = self.times_step(seq, k, span);
+        if seq.reversed {
+            // Backwards from the last index: the sequence forwards starts
+            // where the last index is reached in steps of `step`.
+            let seq = self.exclusive(seq, span);
+            let count = self.seq_count(seq, span);
+            let one = self.int_lit(1, span);
+            let before_last = self.sat_sub(count, one, span);
+            let skipped = self.int_op(BinOp::Rem, before_last, k, span);
+            let offset = self.times_step(seq, skipped, span);
+            let start = self.int_add(seq.start, offset, span);
+            Seq {
+                start,
+                step: Some(step),
+                ..seq
+            }
+        } else {
+            Seq {
+                step: Some(step),
+                ..seq
+            }
+        }
+    }
+
+    pub(super) fn int_lit(&mut self, n: u64, span: Span) -> Value {
+        let constant = if n == 0 {
+            Const::Zero
+        } else {
+            Const::Lit(Literal::u64_unsuffixed(n))
+        };
+        self.push(Inst::Const(constant), Ty::Int, span)
+    }
+
+    /// The value of an integer constant, if `value` is one.
+    fn int_const(&self, value: Value) -> Option<u64> {
+        match self.builder.func().inst(value) {
+            Inst::Const(Const::Zero) if matches!(self.ty(value), Ty::Int) => Some(0),
+            Inst::Const(Const::Lit(lit)) => lit.to_string().parse().ok(),
+            _ => None,
+        }
+    }
+
+    /// `a op b` on integers, folded when an operand makes it trivial.
+    pub(super) fn int_op(&mut self, op: BinOp, a: Value, b: Value, span: Span) -> Value {
+        let (ca, cb) = (self.int_const(a), self.int_const(b));
+        match (op, ca, cb) {
+            (BinOp::Add, Some(0), _) | (BinOp::Mul, Some(1), _) => return b,
+            (BinOp::Add | BinOp::Sub, _, Some(0)) | (BinOp::Mul | BinOp::Div, _, Some(1)) => {
+                return a;
+            }
+            (BinOp::Mul, Some(0), _) | (BinOp::Mul, _, Some(0)) => return self.int_lit(0, span),
+            (BinOp::Rem, _, Some(1)) => return self.int_lit(0, span),
+            (_, Some(x), Some(y)) => {
+                let folded = match op {
+                    BinOp::Add => x.checked_add(y),
+                    BinOp::Sub => x.checked_sub(y),
+                    BinOp::Mul => x.checked_mul(y),
+                    BinOp::Div => x.checked_div(y),
+                    BinOp::Rem => x.checked_rem(y),
+                    _ => None,
+                };
+                if let Some(folded) = folded {
+                    return self.int_lit(folded, span);
+                }
+            }
+            _ => {}
+        }
+        if op == BinOp::Sub && a == b {
+            return self.int_lit(0, span);
+        }
+        self.binary(op, a, b, span)
+    }
+
+    fn int_add(&mut self, a: Value, b: Value, span: Span) -> Value {
+        self.int_op(BinOp::Add, a, b, span)
+    }
+
+    fn int_min(&mut self, a: Value, b: Value, span: Span) -> Value {
+        if a == b {
+            return a;
+        }
+        self.push(Inst::Prim(Prim::Min, vec![a, b]), Ty::Int, span)
+    }
+
+    /// `a.saturating_sub(b)`, as `max(a, b) - b`.
+    fn sat_sub(&mut self, a: Value, b: Value, span: Span) -> Value {
+        if self.int_const(b) == Some(0) {
+            return a;
+        }
+        if a == b {
+            return self.int_lit(0, span);
+        }
+        let larger = self.push(Inst::Prim(Prim::Max, vec![a, b]), Ty::Int, span);
+        self.int_op(BinOp::Sub, larger, b, span)
+    }
+}
+
+/// Whether an expression can be an iterator chain: a method call on a
+/// range, or on something whose chain starts with `iter()` and friends.
+fn is_iterator_expr(expr: &Expr) -> bool {
+    match expr {
+        Expr::Paren(paren) => is_iterator_expr(&paren.expr),
+        Expr::Range(_) => true,
+        Expr::MethodCall(call) => {
+            matches!(
+                call.method.to_string().as_str(),
+                "iter"
+                    | "iter_mut"
+                    | "into_iter"
+                    | "windows"
+                    | "chunks"
+                    | "chunks_exact"
+                    | "copied"
+                    | "cloned"
+                    | "by_ref"
+                    | "map"
+                    | "filter"
+                    | "zip"
+                    | "enumerate"
+                    | "rev"
+                    | "skip"
+                    | "take"
+                    | "step_by"
+            ) || is_iterator_expr(&call.receiver)
+        }
+        _ => false,
+    }
+}
+
+fn flatten(item: &Item, out: &mut Vec<Value>) {
+    match item {
+        Item::Value(value) => out.push(*value),
+        Item::Tuple(items) => items.iter().for_each(|item| flatten(item, out)),
+        // Only values and tuples of them are accumulated.
+        Item::Place { .. } | Item::View(_) => {}
+    }
+}
+
+fn rebuild(template: &Item, values: &mut impl Iterator<Item = Item>) -> Item {
+    match template {
+        Item::Tuple(items) => Item::Tuple(items.iter().map(|item| rebuild(item, values)).collect()),
+        _ => values.next().expect("as many values as flattened"),
+    }
+}
+
+fn same_shape(a: &Item, b: &Item) -> bool {
+    match (a, b) {
+        (Item::Tuple(a), Item::Tuple(b)) => {
+            a.len() == b.len() && a.iter().zip(b).all(|(a, b)| same_shape(a, b))
+        }
+        (Item::Value(_), Item::Value(_)) => true,
+        _ => false,
+    }
+}

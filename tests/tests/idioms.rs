@@ -1,0 +1,605 @@
+//! Numeric Rust as people write it: iterator chains, closures, sub-slices,
+//! tuples. Each function is checked against finite differences and the
+//! dot-product test (`check_scalar`), and against a closed form or a second,
+//! index-loop implementation of the same gradient.
+
+use ad_runtime::differentiate;
+use ad_tests::{assert_close, check_scalar};
+
+/// Checks `f(x: &[f64]) -> f64` and its `_vjp` at `x`; returns the gradient.
+fn check_slice(
+    f: fn(&[f64]) -> f64,
+    vjp: fn(&[f64], &mut [f64], f64) -> f64,
+    x: &[f64],
+) -> Vec<f64> {
+    check_scalar(
+        f,
+        |p, s| {
+            let mut d = vec![0.0; p.len()];
+            let out = vjp(p, &mut d, s);
+            (out, d)
+        },
+        x,
+    )
+}
+
+/// The `_vjp` of a function of two slices.
+type PairVjp = fn(&[f64], &mut [f64], &[f64], &mut [f64], f64) -> f64;
+
+/// Checks `f(x: &[f64], y: &[f64]) -> f64` at `(x, y)`; returns the gradient
+/// of `x` followed by that of `y`.
+fn check_pair(f: fn(&[f64], &[f64]) -> f64, vjp: PairVjp, x: &[f64], y: &[f64]) -> Vec<f64> {
+    let n = x.len();
+    let point: Vec<f64> = x.iter().chain(y).copied().collect();
+    check_scalar(
+        |p| f(&p[..n], &p[n..]),
+        |p, s| {
+            let mut dx = vec![0.0; n];
+            let mut dy = vec![0.0; p.len() - n];
+            let out = vjp(&p[..n], &mut dx, &p[n..], &mut dy, s);
+            dx.extend(dy);
+            (out, dx)
+        },
+        &point,
+    )
+}
+
+const X: [f64; 7] = [0.3, -1.2, 0.8, 2.1, -0.4, 1.5, 0.9];
+const Y: [f64; 7] = [1.1, 0.2, -0.7, 0.5, 1.9, -1.3, 0.6];
+
+mod chains {
+    use super::*;
+
+    #[differentiate]
+    fn dot(x: &[f64], y: &[f64]) -> f64 {
+        x.iter().zip(y).map(|(a, b)| a * b).sum()
+    }
+
+    #[test]
+    fn zip_map_sum_is_a_dot_product() {
+        let grad = check_pair(dot, dot_vjp, &X, &Y);
+        let expected: Vec<f64> = Y.iter().chain(&X).copied().collect();
+        assert_close(&grad, &expected);
+    }
+
+    #[differentiate]
+    fn sum_sq(x: &[f64]) -> f64 {
+        x.iter().map(|v| v * v).sum::<f64>()
+    }
+
+    #[test]
+    fn map_sum() {
+        let grad = check_slice(sum_sq, sum_sq_vjp, &X);
+        let expected: Vec<f64> = X.iter().map(|v| 2.0 * v).collect();
+        assert_close(&grad, &expected);
+    }
+
+    #[differentiate]
+    fn copied_powi(x: &[f64]) -> f64 {
+        x.iter().copied().map(|v| v.powi(3)).sum()
+    }
+
+    #[test]
+    fn copied_and_powi() {
+        let grad = check_slice(copied_powi, copied_powi_vjp, &X);
+        let expected: Vec<f64> = X.iter().map(|v| 3.0 * v * v).collect();
+        assert_close(&grad, &expected);
+    }
+
+    #[differentiate]
+    fn rosenbrock_windows(x: &[f64]) -> f64 {
+        x.windows(2)
+            .map(|w| 100.0 * (w[1] - w[0] * w[0]).powi(2) + (1.0 - w[0]).powi(2))
+            .sum()
+    }
+
+    #[differentiate]
+    fn rosenbrock_index(x: &[f64]) -> f64 {
+        let mut s = 0.0;
+        for i in 0..x.len() - 1 {
+            s += 100.0 * (x[i + 1] - x[i] * x[i]).powi(2) + (1.0 - x[i]).powi(2);
+        }
+        s
+    }
+
+    #[test]
+    fn windows_rosenbrock_matches_the_index_loop() {
+        let grad = check_slice(rosenbrock_windows, rosenbrock_windows_vjp, &X);
+        let mut d = vec![0.0; X.len()];
+        rosenbrock_index_vjp(&X, &mut d, 1.0);
+        assert_close(&grad, &d);
+    }
+
+    #[differentiate]
+    fn neighbours(x: &[f64]) -> f64 {
+        x.iter()
+            .zip(x.iter().skip(1))
+            .map(|(a, b)| (b - a).powi(2))
+            .sum()
+    }
+
+    #[test]
+    fn zip_with_its_own_tail() {
+        let grad = check_slice(neighbours, neighbours_vjp, &X);
+        let mut expected = vec![0.0; X.len()];
+        for i in 0..X.len() - 1 {
+            let d = 2.0 * (X[i + 1] - X[i]);
+            expected[i] -= d;
+            expected[i + 1] += d;
+        }
+        assert_close(&grad, &expected);
+    }
+
+    #[differentiate]
+    fn weighted(x: &[f64]) -> f64 {
+        x.iter()
+            .enumerate()
+            .map(|(i, &v)| (i as f64 + 1.0) * v.sin())
+            .sum()
+    }
+
+    #[test]
+    fn enumerate_gives_the_position() {
+        let grad = check_slice(weighted, weighted_vjp, &X);
+        let expected: Vec<f64> = X
+            .iter()
+            .enumerate()
+            .map(|(i, v)| (i as f64 + 1.0) * v.cos())
+            .collect();
+        assert_close(&grad, &expected);
+    }
+
+    #[differentiate]
+    fn log_sum_exp(x: &[f64]) -> f64 {
+        let m = x.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let s: f64 = x.iter().map(|&v| (v - m).exp()).sum();
+        m + s.ln()
+    }
+
+    #[test]
+    fn fold_max_and_logsumexp() {
+        let grad = check_slice(log_sum_exp, log_sum_exp_vjp, &X);
+        let total: f64 = X.iter().map(|v| v.exp()).sum();
+        let expected: Vec<f64> = X.iter().map(|v| v.exp() / total).collect();
+        assert_close(&grad, &expected);
+    }
+
+    #[differentiate]
+    fn mean_var(x: &[f64]) -> f64 {
+        let n = x.len() as f64;
+        let (s, q) = x.iter().fold((0.0, 0.0), |(s, q), &v| (s + v, q + v * v));
+        let mean = s / n;
+        q / n - mean * mean
+    }
+
+    #[test]
+    fn fold_with_a_tuple_accumulator() {
+        let grad = check_slice(mean_var, mean_var_vjp, &X);
+        let n = X.len() as f64;
+        let mean = X.iter().sum::<f64>() / n;
+        let expected: Vec<f64> = X.iter().map(|v| 2.0 * (v - mean) / n).collect();
+        assert_close(&grad, &expected);
+    }
+
+    #[differentiate]
+    fn positive_part(x: &[f64]) -> f64 {
+        x.iter().filter(|&&v| v > 0.0).map(|v| v * v).sum()
+    }
+
+    #[test]
+    fn filter_keeps_the_items_that_pass() {
+        let grad = check_slice(positive_part, positive_part_vjp, &X);
+        let expected: Vec<f64> = X
+            .iter()
+            .map(|&v| if v > 0.0 { 2.0 * v } else { 0.0 })
+            .collect();
+        assert_close(&grad, &expected);
+    }
+
+    #[differentiate]
+    fn count_positive(x: &[f64]) -> f64 {
+        let k = x.iter().filter(|v| **v > 0.0).count();
+        let s: f64 = x.iter().sum();
+        s * k as f64
+    }
+
+    #[test]
+    fn count_is_constant() {
+        let grad = check_slice(count_positive, count_positive_vjp, &X);
+        let k = X.iter().filter(|v| **v > 0.0).count() as f64;
+        assert_close(&grad, &[k; 7]);
+    }
+
+    #[differentiate]
+    fn reversed_stride(x: &[f64]) -> f64 {
+        let mut s = 0.0;
+        let mut w = 1.0;
+        for &v in x.iter().rev().step_by(2) {
+            s += w * v;
+            w *= 2.0;
+        }
+        s
+    }
+
+    #[test]
+    fn rev_then_step_by_visits_from_the_end() {
+        let grad = check_slice(reversed_stride, reversed_stride_vjp, &X);
+        // Visited: x[6], x[4], x[2], x[0] with weights 1, 2, 4, 8.
+        assert_close(&grad, &[8.0, 0.0, 4.0, 0.0, 2.0, 0.0, 1.0]);
+    }
+
+    #[differentiate]
+    fn range_rev_step(x: &[f64]) -> f64 {
+        let mut s = 0.0;
+        for i in (1..x.len()).rev().step_by(3) {
+            s = s * 0.5 + x[i];
+        }
+        s
+    }
+
+    #[test]
+    fn range_rev_step_by() {
+        let grad = check_slice(range_rev_step, range_rev_step_vjp, &X);
+        // Visited: 6, 3; s = (x6) * 0.5 + x3.
+        assert_close(&grad, &[0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.5]);
+    }
+
+    #[differentiate]
+    fn skip_take(x: &[f64]) -> f64 {
+        x.iter().skip(1).take(4).map(|v| v.exp()).sum()
+    }
+
+    #[test]
+    fn skip_and_take() {
+        let grad = check_slice(skip_take, skip_take_vjp, &X);
+        let expected: Vec<f64> = (0..7)
+            .map(|i| if (1..5).contains(&i) { X[i].exp() } else { 0.0 })
+            .collect();
+        assert_close(&grad, &expected);
+    }
+
+    #[differentiate]
+    fn triple_zip(x: &[f64], y: &[f64]) -> f64 {
+        let mut s = 0.0;
+        for ((a, b), i) in x.iter().zip(y.iter()).zip(0..x.len()) {
+            s += a * b * i as f64;
+        }
+        s
+    }
+
+    #[test]
+    fn zip_of_three() {
+        let grad = check_pair(triple_zip, triple_zip_vjp, &X, &Y);
+        let mut expected: Vec<f64> = (0..7).map(|i| Y[i] * i as f64).collect();
+        expected.extend((0..7).map(|i| X[i] * i as f64));
+        assert_close(&grad, &expected);
+    }
+
+    #[differentiate]
+    fn chunk_norms(x: &[f64]) -> f64 {
+        x.chunks(3)
+            .map(|c| c.iter().map(|v| v * v).sum::<f64>().sqrt())
+            .sum()
+    }
+
+    #[test]
+    fn chunks_and_their_own_iterators() {
+        let grad = check_slice(chunk_norms, chunk_norms_vjp, &X);
+        let mut expected = Vec::new();
+        for c in X.chunks(3) {
+            let norm = c.iter().map(|v| v * v).sum::<f64>().sqrt();
+            expected.extend(c.iter().map(|v| v / norm));
+        }
+        assert_close(&grad, &expected);
+    }
+
+    #[differentiate]
+    fn matvec_rows(a: &[f64], x: &[f64]) -> f64 {
+        let n = x.len();
+        a.chunks_exact(n)
+            .map(|row| row.iter().zip(x).map(|(r, v)| r * v).sum::<f64>().tanh())
+            .sum()
+    }
+
+    #[test]
+    fn chunks_exact_rows() {
+        let a: Vec<f64> = (0..6).map(|k| 0.1 * k as f64 - 0.2).collect();
+        let x = [0.5, -1.0, 2.0];
+        let grad = check_pair(matvec_rows, matvec_rows_vjp, &a, &x);
+        let mut expected = vec![0.0; 9];
+        for (r, row) in a.chunks_exact(3).enumerate() {
+            let z: f64 = row.iter().zip(&x).map(|(r, v)| r * v).sum();
+            let d = 1.0 - z.tanh().powi(2);
+            for j in 0..3 {
+                expected[3 * r + j] += d * x[j];
+                expected[6 + j] += d * row[j];
+            }
+        }
+        assert_close(&grad, &expected);
+    }
+
+    #[differentiate]
+    fn collected(x: &[f64]) -> f64 {
+        let sq: Vec<f64> = x.iter().map(|v| v.sin()).collect();
+        sq.iter().zip(x).map(|(s, v)| s * v).sum()
+    }
+
+    #[test]
+    fn collect_into_a_local_vec() {
+        let grad = check_slice(collected, collected_vjp, &X);
+        let expected: Vec<f64> = X.iter().map(|v| v.sin() + v * v.cos()).collect();
+        assert_close(&grad, &expected);
+    }
+
+    #[differentiate]
+    fn scale_in_place(x: &mut [f64], k: f64) {
+        x.iter_mut().for_each(|v| *v *= k);
+    }
+
+    #[test]
+    fn for_each_on_iter_mut() {
+        let state = [1.0, 2.0, -3.0];
+        let seed = [0.5, -1.0, 2.0];
+        let grad = ad_tests::check_in_place(
+            |s, k| scale_in_place(s, k),
+            |s, d, k| scale_in_place_vjp(s, d, k),
+            &state,
+            1.5,
+            &seed,
+        );
+        let d_k: f64 = state.iter().zip(&seed).map(|(s, d)| s * d).sum();
+        assert_close(&grad, &[0.75, -1.5, 3.0, d_k]);
+    }
+}
+
+mod closures {
+    use super::*;
+
+    #[differentiate]
+    fn huber_loss(x: &[f64], y: &[f64]) -> f64 {
+        let delta = 1.0;
+        let huber = |r: f64| {
+            if r.abs() <= delta {
+                0.5 * r * r
+            } else {
+                delta * (r.abs() - 0.5 * delta)
+            }
+        };
+        let mut loss = 0.0;
+        for i in 0..x.len() {
+            loss += huber(x[i] - y[i]);
+        }
+        loss
+    }
+
+    #[test]
+    fn a_closure_called_in_a_loop() {
+        let grad = check_pair(huber_loss, huber_loss_vjp, &X, &Y);
+        let g: Vec<f64> = X
+            .iter()
+            .zip(&Y)
+            .map(|(a, b)| (a - b).clamp(-1.0, 1.0))
+            .collect();
+        let mut expected = g.clone();
+        expected.extend(g.iter().map(|v| -v));
+        assert_close(&grad, &expected);
+    }
+
+    #[differentiate]
+    fn captured(a: f64, b: f64) -> f64 {
+        let scale = a * 2.0;
+        let f = move |t: f64| (scale * t).sin();
+        let g = |t| f(t) * b;
+        g(b) + f(a)
+    }
+
+    #[test]
+    fn closures_capture_and_call_closures() {
+        let (a, b) = (0.7, -0.3);
+        let grad = check_scalar(
+            |p| captured(p[0], p[1]),
+            |p, s| {
+                let (out, da, db) = captured_vjp(p[0], p[1], s);
+                (out, vec![da, db])
+            },
+            &[a, b],
+        );
+        let c1 = (2.0 * a * b).cos();
+        let c2 = (2.0 * a * a).cos();
+        let da = c1 * 2.0 * b * b + c2 * 4.0 * a;
+        let db = (2.0 * a * b).sin() + c1 * 2.0 * a * b;
+        assert_close(&grad, &[da, db]);
+    }
+
+    #[differentiate]
+    fn shadowed_capture(x: f64) -> f64 {
+        let k = x * x;
+        let f = |t: f64| t * k;
+        let k = 100.0;
+        f(x) + k
+    }
+
+    #[test]
+    fn a_closure_sees_what_a_name_meant_where_it_was_written() {
+        let grad = check_scalar(
+            |p| shadowed_capture(p[0]),
+            |p, s| {
+                let (out, dx) = shadowed_capture_vjp(p[0], s);
+                (out, vec![dx])
+            },
+            &[1.3],
+        );
+        assert_close(&grad, &[3.0 * 1.3 * 1.3]);
+    }
+
+    #[differentiate]
+    fn polar(x: f64, y: f64) -> f64 {
+        let to_polar = |x: f64, y: f64| (x.hypot(y), y.atan2(x));
+        let (r, theta) = to_polar(x, y);
+        r * theta.sin() + r * r * theta
+    }
+
+    #[test]
+    fn a_closure_returning_a_tuple() {
+        let (x, y) = (0.6, 0.8);
+        check_scalar(
+            |p| polar(p[0], p[1]),
+            |p, s| {
+                let (out, dx, dy) = polar_vjp(p[0], p[1], s);
+                (out, vec![dx, dy])
+            },
+            &[x, y],
+        );
+    }
+}
+
+mod views {
+    use super::*;
+
+    #[differentiate]
+    fn head_tail(x: &[f64]) -> f64 {
+        let head = &x[..3];
+        let tail = &x[3..];
+        head.iter().sum::<f64>() * tail.iter().map(|v| v * v).sum::<f64>() + x[1..=2][0]
+    }
+
+    #[test]
+    fn sub_slices_read_the_right_range() {
+        let grad = check_slice(head_tail, head_tail_vjp, &X);
+        let h: f64 = X[..3].iter().sum();
+        let t: f64 = X[3..].iter().map(|v| v * v).sum();
+        let mut expected: Vec<f64> = (0..7)
+            .map(|i| if i < 3 { t } else { h * 2.0 * X[i] })
+            .collect();
+        expected[1] += 1.0;
+        assert_close(&grad, &expected);
+    }
+
+    #[differentiate]
+    fn halves(x: &[f64]) -> f64 {
+        let (left, right) = x.split_at(x.len() / 2);
+        let mut s = 0.0;
+        for (a, b) in left.iter().zip(right) {
+            s += a * b;
+        }
+        s + right.len() as f64
+    }
+
+    #[test]
+    fn split_at_gives_two_views() {
+        let grad = check_slice(halves, halves_vjp, &X);
+        // left = x[0..3], right = x[3..7]; pairs (0,3), (1,4), (2,5).
+        assert_close(&grad, &[X[3], X[4], X[5], X[0], X[1], X[2], 0.0]);
+    }
+}
+
+mod tuples {
+    use super::*;
+
+    #[differentiate]
+    fn rotate(x: f64, angle: f64) -> f64 {
+        let (s, c) = angle.sin_cos();
+        x * c - 2.0 * x * s
+    }
+
+    #[test]
+    fn sin_cos_destructured() {
+        let (x, a) = (1.5, 0.4);
+        let grad = check_scalar(
+            |p| rotate(p[0], p[1]),
+            |p, s| {
+                let (out, dx, da) = rotate_vjp(p[0], p[1], s);
+                (out, vec![dx, da])
+            },
+            &[x, a],
+        );
+        assert_close(
+            &grad,
+            &[a.cos() - 2.0 * a.sin(), -x * a.sin() - 2.0 * x * a.cos()],
+        );
+    }
+}
+
+mod widths_and_generics {
+    use super::*;
+    use ad_runtime::Float;
+    use ad_tests::check_scalar_within;
+
+    #[differentiate]
+    fn dot32(x: &[f32], y: &[f32]) -> f32 {
+        x.iter().zip(y).map(|(a, b)| a * b).sum()
+    }
+
+    #[test]
+    fn f32_chains() {
+        let to32 = |p: &[f64]| p.iter().map(|&v| v as f32).collect::<Vec<f32>>();
+        let grad = check_scalar_within(
+            1e-3,
+            |p| {
+                let p = to32(p);
+                f64::from(dot32(&p[..3], &p[3..]))
+            },
+            |p, s| {
+                let p = to32(p);
+                let mut dx = vec![0.0_f32; 3];
+                let mut dy = vec![0.0_f32; 3];
+                let out = dot32_vjp(&p[..3], &mut dx, &p[3..], &mut dy, s as f32);
+                dx.extend(dy);
+                (f64::from(out), dx.into_iter().map(f64::from).collect())
+            },
+            &[0.5, -1.0, 2.0, 1.5, 0.25, -0.5],
+        );
+        assert_close(&grad, &[1.5, 0.25, -0.5, 0.5, -1.0, 2.0]);
+    }
+
+    #[differentiate]
+    fn soft_norm<T: Float>(x: &[T], eps: T) -> T {
+        let sq = |v: T| v * v;
+        (x.iter().map(|&v| sq(v)).sum::<T>() + eps).sqrt()
+    }
+
+    #[test]
+    fn generic_chains_and_closures() {
+        let grad = check_scalar(
+            |p| soft_norm(&p[..3], p[3]),
+            |p, s| {
+                let mut dx = vec![0.0; 3];
+                let (out, de) = soft_norm_vjp(&p[..3], &mut dx, p[3], s);
+                dx.push(de);
+                (out, dx)
+            },
+            &[0.5, -1.0, 2.0, 0.1],
+        );
+        let n = (0.25_f64 + 1.0 + 4.0 + 0.1).sqrt();
+        assert_close(&grad, &[0.5 / n, -1.0 / n, 2.0 / n, 0.5 / n]);
+        let (out32, _) = soft_norm_vjp(&[3.0_f32, 4.0], &mut [0.0; 2], 0.0, 1.0);
+        assert_eq!(out32, 5.0);
+    }
+
+    #[differentiate]
+    #[allow(clippy::redundant_closure_call)] // Written so on purpose.
+    fn in_place_closure(x: f64) -> f64 {
+        (|v: f64| v * v.sin())(x)
+            + if x > 0.0 {
+                (0..3).map(|i| x * i as f64).sum()
+            } else {
+                0.0
+            }
+    }
+
+    #[test]
+    fn closures_called_in_place_and_chains_in_branches() {
+        for x in [0.7, -0.7] {
+            let grad = check_scalar(
+                |p| in_place_closure(p[0]),
+                |p, s| {
+                    let (out, dx) = in_place_closure_vjp(p[0], s);
+                    (out, vec![dx])
+                },
+                &[x],
+            );
+            let branch = if x > 0.0 { 3.0 } else { 0.0 };
+            assert_close(&grad, &[x.sin() + x * x.cos() + branch]);
+        }
+    }
+}

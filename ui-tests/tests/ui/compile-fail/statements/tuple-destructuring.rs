@@ -1,9 +1,0 @@
-use ad_runtime::differentiate;
-
-#[differentiate]
-fn f(x: f64) -> f64 {
-    let (a, b) = (x, x * x);
-    a + b
-}
-
-fn main() {}
