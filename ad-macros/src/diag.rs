@@ -98,7 +98,9 @@ pub(crate) mod msg {
     pub(crate) const REF_BINDING: &str =
         "`ref` bindings are not supported; bind the value: `let x = …;`";
     pub(crate) const ITEM: &str = "items inside a `#[differentiate]` function are not supported; move this item out of the function";
-    pub(crate) const MACRO: &str = "macros cannot be differentiated, because `#[differentiate]` cannot see what they expand to; write the expression without the macro";
+    pub(crate) const DBG_ARGUMENTS: &str =
+        "`dbg!` is supported with one argument; write one `dbg!` per value";
+    pub(crate) const CLOSURE_IN_MACRO: &str = "a closure cannot be named inside a macro in a `#[differentiate]` function (closures are inlined where they are called); compute the value first, `let y = f(x);`, and name `y`";
     pub(crate) const EARLY_RETURN: &str = "early `return` is not supported yet; make the returned value the function's final expression";
     pub(crate) const ASSIGN_TARGET: &str = "only local variables can be assigned in a `#[differentiate]` function; introduce a local with `let mut`";
     pub(crate) const ASSIGN_IN_EXPR: &str =
@@ -155,6 +157,13 @@ pub(crate) mod msg {
         "`zip` takes a buffer (`&ys`), a sub-slice, a range or an iterator chain over them";
     pub(crate) const FOLD_SHAPE: &str = "`fold`'s accumulator is a number or a tuple of numbers, and the closure returns the same shape as the initial value";
     pub(crate) const LABELED_BLOCK: &str = "labeled blocks are not supported; remove the label";
+
+    pub(crate) fn macro_(path: &syn::Path) -> String {
+        let name = quote::quote!(#path).to_string().replace(' ', "");
+        format!(
+            "`{name}!` cannot be differentiated, because `#[differentiate]` cannot see what it expands to; the macros it knows are `vec!`, the assertions (`assert!`, `assert_eq!`, `assert_ne!`, `debug_assert!`…), printing (`println!`, `eprintln!`, `print!`, `eprint!`, `dbg!`) and `panic!`, `unreachable!`, `todo!`, `unimplemented!`; write the expression without the macro"
+        )
+    }
 
     pub(crate) fn closure_arity(params: usize, given: usize) -> String {
         let plural = if params == 1 { "" } else { "s" };

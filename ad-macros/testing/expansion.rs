@@ -798,3 +798,8 @@ check!(
     "",
     "fn f(x: f64, y: f64) -> f64 { let sq = |v: f64| v * v; sq(x) + sq(y) }"
 );
+check!(
+    macros_run_in_the_primal_pass,
+    "",
+    "fn f(x: &[f64], k: f64) -> f64 { assert!(!x.is_empty(), \"empty\"); let s: f64 = x.iter().sum(); let tail = &x[1..]; if s < 0.0 { panic!(\"negative sum {s} of {tail:?}\"); } println!(\"k = {}\", k); s * k }"
+);

@@ -293,6 +293,11 @@ impl Machine<'_> {
             Inst::Pullback(prim, args) => pullback(*prim, &self.gets(args)?)?,
             // `None` is the placeholder `Val::Unit`, never read.
             Inst::Detach(arg) | Inst::Some(arg) => self.get(*arg)?,
+            // Printing and assertions: their arguments exist, nothing else.
+            Inst::Effect { args, .. } => {
+                self.gets(args)?;
+                Val::Unit
+            }
             Inst::Tuple(elems) => Val::Tuple(self.gets(elems)?),
             Inst::Extract(tuple, index) => match self.get(*tuple)? {
                 Val::Tuple(mut elems) if (*index as usize) < elems.len() => {
@@ -717,6 +722,7 @@ fn inst_name(inst: &Inst) -> &'static str {
         Inst::Len(_) => "len",
         Inst::NewBuf(_) => "buf.new",
         Inst::PushElem(..) => "push.elem",
+        Inst::Effect { .. } => "effect",
         Inst::CloneBuf { .. } => "buf.copy",
         Inst::Call(callee, _) => callee.name(),
         Inst::Shadow { .. } => "shadow",
@@ -1088,6 +1094,15 @@ fn prim(prim: Prim, args: &[Val]) -> Result<Val, String> {
         _ => {}
     }
     let x = floats(args)?;
+    if prim.is_predicate() {
+        return Ok(Val::Bool(match prim {
+            Prim::IsNan => x[0].is_nan(),
+            Prim::IsFinite => x[0].is_finite(),
+            Prim::IsInfinite => x[0].is_infinite(),
+            Prim::IsSignNegative => x[0].is_sign_negative(),
+            _ => x[0].is_sign_positive(),
+        }));
+    }
     let unary: fn(f64) -> f64 = match prim {
         Prim::Sqrt => f64::sqrt,
         Prim::Cbrt => f64::cbrt,
@@ -1157,7 +1172,12 @@ fn prim(prim: Prim, args: &[Val]) -> Result<Val, String> {
             };
             return Ok(Val::Float(binary(x[0], x[1])));
         }
-        Prim::Powi => unreachable!("handled above"),
+        Prim::Powi
+        | Prim::IsNan
+        | Prim::IsFinite
+        | Prim::IsInfinite
+        | Prim::IsSignNegative
+        | Prim::IsSignPositive => unreachable!("handled above"),
     };
     Ok(Val::Float(unary(x[0])))
 }
@@ -1224,7 +1244,12 @@ fn pullback(prim: Prim, reads: &[Val]) -> Result<Val, String> {
         | Prim::Round
         | Prim::RoundTiesEven
         | Prim::Trunc
-        | Prim::DivEuclid => {
+        | Prim::DivEuclid
+        | Prim::IsNan
+        | Prim::IsFinite
+        | Prim::IsInfinite
+        | Prim::IsSignNegative
+        | Prim::IsSignPositive => {
             return Err(format!(
                 "{} is constant data: it has no pullback",
                 prim.name()

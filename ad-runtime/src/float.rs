@@ -212,6 +212,10 @@ pub trait Float:
     fn is_finite(self) -> bool;
     /// Returns `true` if `self` is positive or negative infinity; see [`f64::is_infinite`].
     fn is_infinite(self) -> bool;
+    /// Returns `true` if the sign bit of `self` is set; see [`f64::is_sign_negative`].
+    fn is_sign_negative(self) -> bool;
+    /// Returns `true` if the sign bit of `self` is clear; see [`f64::is_sign_positive`].
+    fn is_sign_positive(self) -> bool;
 }
 
 /// Implements [`Float`] for a primitive float type by delegating to its inherent methods.
@@ -252,7 +256,7 @@ macro_rules! impl_float {
                 tan asin acos atan sinh cosh tanh asinh acosh atanh abs signum recip trunc
                 floor ceil round round_ties_even fract to_radians to_degrees);
             impl_float!(@binary $ty: log powf atan2 min max hypot div_euclid rem_euclid copysign);
-            impl_float!(@predicate $ty: is_nan is_finite is_infinite);
+            impl_float!(@predicate $ty: is_nan is_finite is_infinite is_sign_negative is_sign_positive);
 
             #[inline]
             fn powi(self, n: i32) -> Self {

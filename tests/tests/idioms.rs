@@ -603,3 +603,118 @@ mod widths_and_generics {
         }
     }
 }
+
+mod macros {
+    use super::*;
+    use std::panic::{AssertUnwindSafe, catch_unwind};
+
+    #[differentiate]
+    fn checked_norm(x: &[f64], scale: f64) -> f64 {
+        assert!(!x.is_empty());
+        assert!(scale.is_finite(), "scale must be finite, not {scale}");
+        assert_eq!(x.len() % 2, 0, "pairs of coordinates, got {}", x.len());
+        debug_assert!(scale > 0.0);
+        let s: f64 = x.iter().map(|v| v * v).sum();
+        if s.is_nan() {
+            panic!("NaN in the input: {x:?}");
+        }
+        let n = (s * scale).sqrt();
+        if n > 1e300 {
+            eprintln!("large norm {n:.3e} for scale {:>w$}", scale, w = 8);
+        }
+        n
+    }
+
+    #[test]
+    fn assertions_and_printing_run_in_the_primal_pass() {
+        let x = [0.3, -1.2, 0.8, 2.1];
+        let grad = check_scalar(
+            |p| checked_norm(&p[..4], p[4]),
+            |p, s| {
+                let mut dx = vec![0.0; 4];
+                let (out, d_scale) = checked_norm_vjp(&p[..4], &mut dx, p[4], s);
+                dx.push(d_scale);
+                (out, dx)
+            },
+            &[x[0], x[1], x[2], x[3], 2.0],
+        );
+        let s: f64 = x.iter().map(|v| v * v).sum();
+        let n = (2.0 * s).sqrt();
+        let mut expected: Vec<f64> = x.iter().map(|v| 2.0 * v / n).collect();
+        expected.push(s / (2.0 * n));
+        assert_close(&grad, &expected);
+    }
+
+    /// The panic message of `f`, which must panic.
+    fn message(f: impl FnOnce()) -> String {
+        let payload = catch_unwind(AssertUnwindSafe(f)).expect_err("panics");
+        payload
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| payload.downcast_ref::<&str>().map(|s| (*s).to_owned()))
+            .expect("a message")
+    }
+
+    #[test]
+    fn failed_assertions_say_what_the_function_says() {
+        let cases: [(&[f64], f64); 4] = [
+            (&[], 1.0),
+            (&[1.0, 2.0], f64::INFINITY),
+            (&[1.0, 2.0, 3.0], 1.0),
+            (&[f64::NAN, 1.0], 1.0),
+        ];
+        for (x, scale) in cases {
+            let primal = message(|| {
+                checked_norm(x, scale);
+            });
+            let vjp = message(|| {
+                checked_norm_vjp(x, &mut vec![0.0; x.len()], scale, 1.0);
+            });
+            let forward = message(|| {
+                let _ = checked_norm_forward(x, scale);
+            });
+            assert_eq!(vjp, primal);
+            assert_eq!(forward, primal);
+        }
+        assert_eq!(
+            message(|| {
+                checked_norm(&[], 1.0);
+            }),
+            "assertion failed: !x.is_empty()"
+        );
+    }
+
+    #[differentiate]
+    #[allow(clippy::dbg_macro)] // Written so on purpose: `dbg!` as a value.
+    fn piecewise(x: f64) -> f64 {
+        let y = dbg!(x * 2.0);
+        match y {
+            y if y.is_sign_negative() => -y,
+            y if y < 10.0 => y * y,
+            _ => unreachable!("x = {x} is out of range"),
+        }
+    }
+
+    #[test]
+    fn panics_in_arms_and_dbg_as_a_value() {
+        for x in [-1.5, 2.0] {
+            let grad = check_scalar(
+                |p| piecewise(p[0]),
+                |p, s| {
+                    let (out, dx) = piecewise_vjp(p[0], s);
+                    (out, vec![dx])
+                },
+                &[x],
+            );
+            assert_close(&grad, &[if x < 0.0 { -2.0 } else { 8.0 * x }]);
+        }
+        assert_eq!(
+            message(|| {
+                piecewise_vjp(6.0, 1.0);
+            }),
+            message(|| {
+                piecewise(6.0);
+            })
+        );
+    }
+}

@@ -7,7 +7,7 @@ use syn::Ident;
 use syn::ext::IdentExt;
 
 use super::{Emitter, Form, ident};
-use crate::ir::{BinOp, Const, Inst, Mode, NewBuf, Region, Scalar, Ty, UnOp, Value};
+use crate::ir::{BinOp, BindingKind, Const, Inst, Mode, NewBuf, Region, Scalar, Ty, UnOp, Value};
 
 /// Binding strength of an emitted expression, weakest first.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -280,6 +280,40 @@ impl Emitter<'_> {
             }) => {
                 let capacity = self.expr(*capacity).at(Prec::Or);
                 postfix(quote_spanned!(span=> ::std::vec::Vec::with_capacity(#capacity)))
+            }
+            Inst::Effect { mac, args } => {
+                let mut args = args.iter().map(|&arg| self.expr(arg));
+                let mut lets = Vec::new();
+                for binding in &mac.bindings {
+                    let name = &binding.name;
+                    let mut next = || args.next().expect("an argument per binding");
+                    // Bound even when the value has the same name: the
+                    // macro's tokens are the user's, and hygiene keeps them
+                    // from seeing the generated function's bindings.
+                    let first = next();
+                    lets.push(match binding.kind {
+                        BindingKind::Value => {
+                            let value = first.at(Prec::Or);
+                            quote_spanned!(span=> let #name = #value;)
+                        }
+                        BindingKind::Slice => {
+                            let buf = first.at(Prec::Postfix);
+                            quote_spanned!(span=> let #name = &#buf[..];)
+                        }
+                        BindingKind::View => {
+                            let buf = first.at(Prec::Postfix);
+                            let start = next().at(Prec::Or);
+                            let len = next().at(Prec::Or);
+                            quote_spanned!(span=> let #name = &#buf[#start..][..#len];)
+                        }
+                    });
+                }
+                let tokens = &mac.tokens;
+                postfix(if lets.is_empty() {
+                    tokens.clone()
+                } else {
+                    quote_spanned!(span=> { #(#lets)* #tokens })
+                })
             }
             Inst::PushElem(buf, pushed) => {
                 let buf = self.expr(*buf).at(Prec::Postfix);

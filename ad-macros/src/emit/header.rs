@@ -106,6 +106,9 @@ pub(super) fn allows() -> TokenStream {
             // The value of `break value` and of an early `return` starts as a
             // placeholder that is overwritten before it is read.
             unused_assignments,
+            // Code after a `panic!` the user wrote in a branch is emitted
+            // like any other; it is unreachable exactly where the user's is.
+            unreachable_code,
             // Names follow the user's (`d_X` for `X`); the original already reports style.
             non_snake_case,
             // The seed (and later the shadows) add parameters the original does not have.

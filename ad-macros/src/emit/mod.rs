@@ -219,6 +219,10 @@ impl<'a> Emitter<'a> {
                 _ if matches!(func.inst(value), Inst::For { .. } | Inst::While { .. }) => {
                     self.for_loop(value, &mut stmts)
                 }
+                // A macro is emitted as the statement it was.
+                _ if matches!(func.inst(value), Inst::Effect { .. }) => {
+                    stmts.push(self.inst_expr(value).tokens);
+                }
                 _ if is_statement(func, value, self.uses[value.index()]) => {
                     let expr = self.inst_expr(value).tokens;
                     stmts.push(quote_spanned!(span=> #expr;));

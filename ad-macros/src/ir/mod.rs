@@ -448,6 +448,41 @@ pub(crate) enum Inst {
         pullback: Value,
         args: Vec<(Value, Mode)>,
     },
+    /// A macro that does not compute the output (`assert!`, `println!`,
+    /// `panic!`, …), run where it stands in the primal pass and never in the
+    /// adjoint (an effect). `args` are the values of its bindings.
+    Effect {
+        mac: std::rc::Rc<EffectMacro>,
+        args: Vec<Value>,
+    },
+}
+
+/// The macro of an [`Inst::Effect`]: the user's invocation, run where each
+/// local it names is bound to its value there.
+#[derive(Debug)]
+pub(crate) struct EffectMacro {
+    /// `assert!(x > 0.0, "x = {x}")`, as written.
+    pub(crate) tokens: TokenStream,
+    /// The locals the invocation names, in the order of the effect's
+    /// arguments.
+    pub(crate) bindings: Vec<Binding>,
+}
+
+/// A local an [`EffectMacro`] names, and how it is bound.
+#[derive(Debug)]
+pub(crate) struct Binding {
+    pub(crate) name: proc_macro2::Ident,
+    pub(crate) kind: BindingKind,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum BindingKind {
+    /// `let x = value;` (one argument).
+    Value,
+    /// `let v = &buf[..];` (one argument, a buffer).
+    Slice,
+    /// `let s = &buf[start..][..len];` (three arguments).
+    View,
 }
 
 /// A function called from differentiated code that has a derivative of its
@@ -592,7 +627,8 @@ impl Inst {
             Inst::Prim(_, args)
             | Inst::Pullback(_, args)
             | Inst::Tuple(args)
-            | Inst::Call(_, args) => {
+            | Inst::Call(_, args)
+            | Inst::Effect { args, .. } => {
                 for arg in args {
                     *arg = map(*arg);
                 }
@@ -673,7 +709,8 @@ impl Inst {
             | Inst::Update(..)
             | Inst::PushElem(..)
             | Inst::PopShadow(_)
-            | Inst::FieldUpdate { .. } => true,
+            | Inst::FieldUpdate { .. }
+            | Inst::Effect { .. } => true,
             Inst::Call(callee, _) => callee.modes().contains(&Mode::Mut),
             Inst::Forward { .. } | Inst::Apply { .. } => !self.written().is_empty(),
             _ => false,
@@ -737,7 +774,8 @@ impl Inst {
             Inst::Prim(_, args)
             | Inst::Pullback(_, args)
             | Inst::Tuple(args)
-            | Inst::Call(_, args) => args.clone(),
+            | Inst::Call(_, args)
+            | Inst::Effect { args, .. } => args.clone(),
             Inst::Load(buf, index) => vec![*buf, *index],
             Inst::Store(buf, index, value) | Inst::Update(_, buf, index, value) => {
                 vec![*buf, *index, *value]

@@ -84,6 +84,11 @@ prims! {
     Clamp "clamp" 3,
     ToRadians "to_radians" 1,
     ToDegrees "to_degrees" 1,
+    IsNan "is_nan" 1,
+    IsFinite "is_finite" 1,
+    IsInfinite "is_infinite" 1,
+    IsSignNegative "is_sign_negative" 1,
+    IsSignPositive "is_sign_positive" 1,
 }
 
 /// An operand of a primitive's pullback call (see [`Prim::reads`]).
@@ -136,6 +141,11 @@ impl Prim {
             | Prim::RoundTiesEven
             | Prim::Trunc
             | Prim::DivEuclid => &[],
+            Prim::IsNan
+            | Prim::IsFinite
+            | Prim::IsInfinite
+            | Prim::IsSignNegative
+            | Prim::IsSignPositive => &[],
             Prim::Copysign => &[Arg(0), Arg(1)],
             Prim::Clamp => &[Arg(0), Arg(1), Arg(2)],
             Prim::Atan2 | Prim::Min | Prim::Max | Prim::MulAdd => &[Arg(0), Arg(1)],
@@ -176,6 +186,18 @@ impl Prim {
                 | Prim::RoundTiesEven
                 | Prim::Trunc
                 | Prim::DivEuclid
+        ) || self.is_predicate()
+    }
+
+    /// Whether the primitive is a test (`is_nan`, …) whose value is a `bool`.
+    pub(crate) fn is_predicate(self) -> bool {
+        matches!(
+            self,
+            Prim::IsNan
+                | Prim::IsFinite
+                | Prim::IsInfinite
+                | Prim::IsSignNegative
+                | Prim::IsSignPositive
         )
     }
 

@@ -375,6 +375,10 @@ impl Lower<'_> {
         if let Some(view) = self.view_of(&call.receiver) {
             return Some(match (name.as_str(), call.args.len()) {
                 ("len", 0) => view.map(|view| view.len),
+                ("is_empty", 0) => view.map(|view| {
+                    let zero = self.int_lit(0, call.span());
+                    self.binary(BinOp::Eq, view.len, zero, call.span())
+                }),
                 ("to_vec", 0) => {
                     let span = call.span();
                     view.and_then(|view| self.view_to_vec(view, call, span))
@@ -388,6 +392,11 @@ impl Lower<'_> {
             let buf = buf?;
             match (name.as_str(), call.args.len()) {
                 ("len", 0) => Ok(self.push(Inst::Len(buf), Ty::Int, span)),
+                ("is_empty", 0) => {
+                    let len = self.push(Inst::Len(buf), Ty::Int, span);
+                    let zero = self.int_lit(0, span);
+                    Ok(self.binary(BinOp::Eq, len, zero, span))
+                }
                 ("push", 1) => {
                     if self.builder.func().is_param(buf) {
                         return self.unsupported(&call.method, msg::PUSH_ON_PARAM);

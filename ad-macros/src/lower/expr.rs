@@ -73,7 +73,10 @@ impl Lower<'_> {
             {
                 self.vec_macro(&mac.mac)
             }
-            Expr::Macro(mac) => self.unsupported(&mac.mac, msg::MACRO),
+            Expr::Macro(mac) => match self.effect_macro(&mac.mac) {
+                Some(lowered) => lowered,
+                None => self.unsupported(&mac.mac, msg::macro_(&mac.mac.path)),
+            },
             Expr::Index(index) => self.index(index),
             Expr::Field(field) => match self.field(field, false) {
                 Some(lowered) => lowered,
@@ -643,6 +646,9 @@ impl Lower<'_> {
         }
         for index in prim.float_args() {
             self.builder.refine_ty(operands[index], &ty);
+        }
+        if prim.is_predicate() {
+            ty = Ty::Bool;
         }
         self.push(Inst::Prim(prim, operands), ty, span)
     }

@@ -20,6 +20,7 @@ mod expr;
 mod fields;
 mod iter;
 mod loops;
+mod macros;
 mod sig;
 
 pub(crate) use sig::{SigParam, Signature, signature};
@@ -438,7 +439,12 @@ impl Lower<'_> {
         match stmt {
             Stmt::Local(local) => self.local(local),
             Stmt::Item(item) => self.cx.error_spanned_by(item, msg::ITEM),
-            Stmt::Macro(mac) => self.cx.error_spanned_by(&mac.mac, msg::MACRO),
+            Stmt::Macro(mac) => match self.effect_macro(&mac.mac) {
+                Some(_) => {}
+                None => self
+                    .cx
+                    .error_spanned_by(&mac.mac, msg::macro_(&mac.mac.path)),
+            },
             Stmt::Expr(expr, _) => self.expr_stmt(expr),
         }
     }

@@ -1,9 +1,15 @@
 use ad_runtime::differentiate;
 
+macro_rules! square {
+    ($x:expr) => {
+        $x * $x
+    };
+}
+
 #[differentiate]
 fn f(x: f64) -> f64 {
-    println!("{x}");
-    x * x
+    let y = square!(x);
+    y + x
 }
 
 fn main() {}

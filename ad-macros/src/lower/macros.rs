@@ -1,0 +1,207 @@
+//! Macros that do not compute the output: assertions, printing, panics and
+//! `dbg!`. Each becomes an [`Inst::Effect`] that the primal pass runs where
+//! the macro stands; the adjoint never runs it.
+//!
+//! The invocation is emitted as the user wrote it, in a block that binds
+//! each local it names (in its arguments or captured by its format string,
+//! `"{x}"`) to the value the local holds there. So the conditions, the
+//! messages (`assertion failed: !x.is_empty()`) and what is printed are
+//! those of the function itself.
+//!
+//! ```text
+//! assert!(s > 0.0, "s = {s}");   ⇒   %6 = effect assert! %s
+//!                                    ; { let s = s_1; assert!(s > 0.0, "s = {s}"); }
+//! ```
+
+use std::rc::Rc;
+
+use proc_macro2::{Ident, TokenStream, TokenTree};
+use quote::quote;
+use syn::spanned::Spanned;
+use syn::{Expr, Macro};
+
+use super::{Lower, Lowered, Special};
+use crate::diag::msg;
+use crate::ir::{Binding, BindingKind, Const, EffectMacro, Inst, Ty};
+
+/// Whether a macro is one this module lowers, and whether it diverges.
+fn diverges(name: &str) -> Option<bool> {
+    Some(match name {
+        "println" | "print" | "eprintln" | "eprint" | "dbg" => false,
+        "assert" | "debug_assert" | "assert_eq" | "assert_ne" | "debug_assert_eq"
+        | "debug_assert_ne" => false,
+        "panic" | "unreachable" | "todo" | "unimplemented" => true,
+        _ => return None,
+    })
+}
+
+impl Lower<'_> {
+    /// A macro that does not compute the output, run for its effect. `None`
+    /// if `mac` is no such macro. Its value is `dbg!`'s argument, a
+    /// placeholder after a macro that diverges (never read), or `()`.
+    pub(super) fn effect_macro(&mut self, mac: &Macro) -> Option<Lowered> {
+        let last = mac.path.segments.last()?.ident.to_string();
+        let std_path =
+            mac.path.segments.len() == 1
+                || mac.path.segments.first().is_some_and(|first| {
+                    ["std", "core"].contains(&first.ident.to_string().as_str())
+                });
+        let diverges = diverges(&last).filter(|_| std_path)?;
+        Some(self.effect(mac, &last, diverges))
+    }
+
+    fn effect(&mut self, mac: &Macro, name: &str, diverges: bool) -> Lowered {
+        let span = mac.path.span();
+        // `dbg!(e)` is worth `e`.
+        let value = if name == "dbg" {
+            match mac.parse_body::<Expr>() {
+                Ok(expr) => Some(self.expr(&expr)?),
+                Err(_) => return self.unsupported(mac, msg::DBG_ARGUMENTS),
+            }
+        } else {
+            None
+        };
+        let mut names = Vec::new();
+        locals_named(mac.tokens.clone(), &mut names);
+        let mut bindings = Vec::new();
+        let mut args = Vec::new();
+        for ident in names {
+            let name = ident.to_string();
+            if let Some(special) = self.special(&name) {
+                match special {
+                    Special::View(view) => {
+                        bindings.push(Binding {
+                            name: ident,
+                            kind: BindingKind::View,
+                        });
+                        args.extend([view.buf, view.start, view.len]);
+                    }
+                    Special::Closure(_) => {
+                        return self.unsupported(&ident, msg::CLOSURE_IN_MACRO);
+                    }
+                }
+                continue;
+            }
+            let local = match self.element(&name) {
+                Some((buf, index)) => Ok(self.load(buf, index, ident.span())),
+                None => match self.lookup(&name) {
+                    Some(local) => local,
+                    None => continue,
+                },
+            };
+            let local = local?;
+            let kind = match self.ty(local) {
+                Ty::Buf(_) => BindingKind::Slice,
+                _ => BindingKind::Value,
+            };
+            bindings.push(Binding { name: ident, kind });
+            args.push(local);
+        }
+        let path = &mac.path;
+        let tokens = &mac.tokens;
+        let tokens = match &mac.delimiter {
+            syn::MacroDelimiter::Paren(_) => quote!(#path!(#tokens);),
+            syn::MacroDelimiter::Brace(_) => quote!(#path!{#tokens};),
+            syn::MacroDelimiter::Bracket(_) => quote!(#path![#tokens];),
+        };
+        let mac = Rc::new(EffectMacro { tokens, bindings });
+        self.push(Inst::Effect { mac, args }, Ty::Unit, span);
+        Ok(match value {
+            Some(value) => value,
+            // After a panic: never read.
+            None if diverges => self.push(Inst::Const(Const::Zero), Ty::Unknown, span),
+            None => self.push(Inst::Tuple(Vec::new()), Ty::Tuple(Vec::new()), span),
+        })
+    }
+}
+
+/// The identifiers in a macro's tokens that may name locals: not a method or
+/// a field (`.len`), not a segment of a longer path (`f64::EPSILON`), not a
+/// macro (`format!`), not `self`; and the names its format strings capture.
+fn locals_named(tokens: TokenStream, names: &mut Vec<Ident>) {
+    let tokens: Vec<TokenTree> = tokens.into_iter().collect();
+    let is_punct = |at: Option<&TokenTree>, c: char| matches!(at, Some(TokenTree::Punct(punct)) if punct.as_char() == c);
+    for (k, token) in tokens.iter().enumerate() {
+        match token {
+            TokenTree::Group(group) => locals_named(group.stream(), names),
+            TokenTree::Ident(ident) => {
+                let before = k.checked_sub(1).and_then(|k| tokens.get(k));
+                let after = tokens.get(k + 1);
+                let member = is_punct(before, '.') || is_punct(before, ':');
+                let leads_path = is_punct(after, ':') && is_punct(tokens.get(k + 2), ':');
+                let is_macro = is_punct(after, '!');
+                if !member && !leads_path && !is_macro && ident != "self" {
+                    push_name(names, ident.clone());
+                }
+            }
+            TokenTree::Literal(literal) => {
+                let literal = TokenStream::from(TokenTree::Literal(literal.clone()));
+                if let Ok(syn::Lit::Str(string)) = syn::parse2::<syn::Lit>(literal) {
+                    for name in captures(&string.value()) {
+                        push_name(names, Ident::new(&name, string.span()));
+                    }
+                }
+            }
+            TokenTree::Punct(_) => {}
+        }
+    }
+}
+
+fn push_name(names: &mut Vec<Ident>, ident: Ident) {
+    if !names.contains(&ident) {
+        names.push(ident);
+    }
+}
+
+/// The names a format string captures: `{x}`, `{x:?}`, `{:w$}`, `{:.p$}`.
+fn captures(format: &str) -> Vec<String> {
+    let mut names = Vec::new();
+    let mut chars = format.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '{' {
+            continue;
+        }
+        if chars.peek() == Some(&'{') {
+            chars.next();
+            continue;
+        }
+        let mut spec = String::new();
+        for c in chars.by_ref() {
+            if c == '}' {
+                break;
+            }
+            spec.push(c);
+        }
+        let (argument, format_spec) = spec.split_once(':').unwrap_or((&spec, ""));
+        let mut push = |name: &str| {
+            let name = name.trim();
+            let is_ident = name.starts_with(|c: char| c.is_alphabetic() || c == '_')
+                && name.chars().all(|c| c.is_alphanumeric() || c == '_');
+            if is_ident && !names.iter().any(|known| known == name) {
+                names.push(name.to_owned());
+            }
+        };
+        push(argument);
+        // `w$` and `.p$`: a width or precision read from a variable.
+        let parts: Vec<&str> = format_spec.split('$').collect();
+        for part in &parts[..parts.len() - 1] {
+            let name = part.rsplit(|c: char| !(c.is_alphanumeric() || c == '_'));
+            if let Some(name) = name.into_iter().next() {
+                push(name);
+            }
+        }
+    }
+    names
+}
+
+#[cfg(test)]
+mod tests {
+    use super::captures;
+
+    #[test]
+    fn format_strings_capture_names() {
+        assert_eq!(captures("x = {x}, {{y}} {0} {} {z:?}"), ["x", "z"]);
+        assert_eq!(captures("{:>w$.p$} {v:.prec$}"), ["w", "p", "v", "prec"]);
+        assert_eq!(captures("no braces"), Vec::<String>::new());
+    }
+}
