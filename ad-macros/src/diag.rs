@@ -155,6 +155,8 @@ pub(crate) mod msg {
     pub(crate) const AFTER_FILTER: &str = "after `filter`, only `map`, `filter`, `rev` and a consumer (`sum`, `fold`, `count`, `for` …) are supported: the positions of the items that pass are not known in advance; move `enumerate`, `zip`, `skip`, `take` and `step_by` before the `filter`";
     pub(crate) const ZIP_ARGUMENT: &str =
         "`zip` takes a buffer (`&ys`), a sub-slice, a range or an iterator chain over them";
+    pub(crate) const REDUCE_AFTER_FILTER: &str = "`reduce`, `max_by` and `min_by` after `filter` are not supported; fold from a start value instead: `.fold(f64::NEG_INFINITY, f64::max)`";
+    pub(crate) const REDUCE_RESULT: &str = "take the value out of `reduce`, `max_by` or `min_by` where it is made: `.unwrap()`, `.expect(\"…\")` or `.unwrap_or(value)`";
     pub(crate) const FOLD_SHAPE: &str = "`fold`'s accumulator is a number or a tuple of numbers, and the closure returns the same shape as the initial value";
     pub(crate) const LABELED_BLOCK: &str = "labeled blocks are not supported; remove the label";
 

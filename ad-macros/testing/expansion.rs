@@ -803,3 +803,13 @@ check!(
     "",
     "fn f(x: &[f64], k: f64) -> f64 { assert!(!x.is_empty(), \"empty\"); let s: f64 = x.iter().sum(); let tail = &x[1..]; if s < 0.0 { panic!(\"negative sum {s} of {tail:?}\"); } println!(\"k = {}\", k); s * k }"
 );
+check!(
+    integer_reductions,
+    "",
+    "fn f(x: f64, n: usize) -> f64 { let k: usize = (1..=n).product(); let m: usize = (0..n).sum(); x * k as f64 + m as f64 }"
+);
+check!(
+    chain_max_by,
+    "",
+    "fn f(x: &[f64]) -> f64 { x.iter().copied().max_by(|a, b| a.total_cmp(b)).unwrap() }"
+);

@@ -124,6 +124,18 @@ pub mod __private {
     pub use crate::tangent::TangentField;
     pub use crate::tape::{Tape, TapeReader};
 
+    /// `cmp(a, b)`: the comparison the user gave `max_by` or `min_by`, called
+    /// where the generated code decides between two items. Passing it through
+    /// a generic function gives a closure its parameter types.
+    #[inline]
+    pub fn compare<T, F: FnOnce(&T, &T) -> core::cmp::Ordering>(
+        a: &T,
+        b: &T,
+        cmp: F,
+    ) -> core::cmp::Ordering {
+        cmp(a, b)
+    }
+
     /// Implemented by a function item for itself only (each function item has a
     /// type of its own): see [`same_fn`].
     #[diagnostic::on_unimplemented(

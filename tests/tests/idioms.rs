@@ -75,6 +75,31 @@ mod chains {
     }
 
     #[differentiate]
+    fn total(x: &[f64]) -> f64 {
+        x.iter().sum()
+    }
+
+    #[differentiate]
+    fn factorial_scaled(x: f64, n: usize) -> f64 {
+        let k: usize = (1..=n).product();
+        let m: usize = (0..n).sum();
+        x * k as f64 + m as f64
+    }
+
+    #[test]
+    fn sums_start_where_std_starts() {
+        // `std` sums floats from `-0.0`: the sum of nothing is `-0.0`.
+        for x in [&[][..], &[-0.0], &[-0.0, -0.0], &[1.5, -0.0]] {
+            let mut d = vec![0.0; x.len()];
+            let out = total_vjp(x, &mut d, 1.0);
+            assert_eq!(out.to_bits(), total(x).to_bits(), "{x:?}");
+            assert!(d.iter().all(|&d| d == 1.0));
+        }
+        let (out, dx) = factorial_scaled_vjp(0.5, 4, 1.0);
+        assert_eq!((out, dx), (0.5 * 24.0 + 6.0, 24.0));
+    }
+
+    #[differentiate]
     fn copied_powi(x: &[f64]) -> f64 {
         x.iter().copied().map(|v| v.powi(3)).sum()
     }
@@ -716,5 +741,129 @@ mod macros {
                 piecewise(6.0);
             })
         );
+    }
+}
+
+mod calls {
+    use super::*;
+
+    #[differentiate]
+    fn dot_sum(a: &[f64], b: &[f64]) -> f64 {
+        a.iter().zip(b).map(|(x, y)| x * y).sum::<f64>() + a[0]
+    }
+
+    #[differentiate]
+    #[allow(clippy::needless_borrow)] // Both spellings of passing `x`.
+    fn self_dot(x: &[f64]) -> f64 {
+        dot_sum(x, x) + dot_sum(&x, x) * 0.5
+    }
+
+    #[test]
+    fn the_same_buffer_passed_twice() {
+        let grad = check_slice(self_dot, self_dot_vjp, &X);
+        let mut expected: Vec<f64> = X.iter().map(|v| 3.0 * v).collect();
+        expected[0] += 1.5;
+        assert_close(&grad, &expected);
+    }
+
+    #[differentiate]
+    fn add_twice(a: &mut [f64], b: &[f64], c: &[f64]) {
+        for i in 0..a.len() {
+            a[i] += b[i] * c[i];
+        }
+    }
+
+    #[differentiate]
+    fn square_in_place(u: &mut [f64], w: &[f64]) {
+        add_twice(u, w, w);
+    }
+
+    #[test]
+    fn a_buffer_passed_twice_beside_a_mut_one() {
+        let grad = ad_tests::check_vector(
+            |p| {
+                let mut u = p[..3].to_vec();
+                square_in_place(&mut u, &p[3..]);
+                u
+            },
+            |p, s| {
+                let mut u = p[..3].to_vec();
+                let mut du = s.to_vec();
+                let mut dw = vec![0.0; 3];
+                square_in_place_vjp(&mut u, &mut du, &p[3..], &mut dw);
+                du.extend(dw);
+                (u, du)
+            },
+            &[1.0, 2.0, 3.0, 0.5, -1.0, 2.0],
+            &[1.0, 1.0, 1.0],
+        );
+        assert_close(&grad, &[1.0, 1.0, 1.0, 1.0, -2.0, 4.0]);
+    }
+}
+
+mod reductions {
+    use super::*;
+    use std::panic::{AssertUnwindSafe, catch_unwind};
+
+    #[differentiate]
+    fn spread(x: &[f64]) -> f64 {
+        let hi = x.iter().copied().max_by(|a, b| a.total_cmp(b)).unwrap();
+        let lo = x.iter().copied().min_by(f64::total_cmp).expect("values");
+        let prod = x.iter().copied().reduce(|a, b| a * b).unwrap_or(1.0);
+        hi - lo + prod
+    }
+
+    #[test]
+    fn max_by_min_by_reduce() {
+        let grad = check_slice(spread, spread_vjp, &X);
+        let (imax, imin) = (3, 1); // 2.1 and -1.2
+        let prod: f64 = X.iter().product();
+        let mut expected: Vec<f64> = X.iter().map(|v| prod / v).collect();
+        expected[imax] += 1.0;
+        expected[imin] -= 1.0;
+        assert_close(&grad, &expected);
+    }
+
+    #[differentiate]
+    fn first_of_ties(x: &[f64]) -> f64 {
+        let m = x
+            .iter()
+            .copied()
+            .max_by(|a, b| a.partial_cmp(b).unwrap())
+            .unwrap();
+        let n = x
+            .iter()
+            .copied()
+            .min_by(|a, b| a.partial_cmp(b).unwrap())
+            .unwrap();
+        3.0 * m + n
+    }
+
+    #[test]
+    fn max_by_keeps_the_last_tie_and_min_by_the_first() {
+        let x = [1.0, 3.0, 0.5, 3.0, 0.5];
+        let mut d = vec![0.0; 5];
+        let out = first_of_ties_vjp(&x, &mut d, 1.0);
+        assert_eq!(out, first_of_ties(&x));
+        assert_eq!(d, [0.0, 0.0, 1.0, 3.0, 0.0]);
+    }
+
+    #[test]
+    fn empty_iterators_do_what_option_does() {
+        let mut d = [];
+        let primal = catch_unwind(|| spread(&[])).expect_err("unwrap of None");
+        let vjp = catch_unwind(AssertUnwindSafe(|| spread_vjp(&[], &mut d, 1.0)))
+            .expect_err("unwrap of None");
+        let text = |payload: &Box<dyn std::any::Any + Send>| {
+            payload
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| payload.downcast_ref::<&str>().map(|s| (*s).to_owned()))
+        };
+        assert_eq!(
+            text(&primal).as_deref(),
+            Some("called `Option::unwrap()` on a `None` value")
+        );
+        assert_eq!(text(&vjp), text(&primal));
     }
 }

@@ -220,7 +220,9 @@ impl<'a> Emitter<'a> {
                     self.for_loop(value, &mut stmts)
                 }
                 // A macro is emitted as the statement it was.
-                _ if matches!(func.inst(value), Inst::Effect { .. }) => {
+                _ if matches!(func.inst(value), Inst::Effect { .. })
+                    && *func.ty(value) == Ty::Unit =>
+                {
                     stmts.push(self.inst_expr(value).tokens);
                 }
                 _ if is_statement(func, value, self.uses[value.index()]) => {

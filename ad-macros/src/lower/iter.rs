@@ -33,7 +33,7 @@ use syn::{Expr, ExprMethodCall, RangeLimits};
 use super::closures::{Callable, Item};
 use super::{Lower, Poison, Special};
 use crate::diag::msg;
-use crate::ir::{BinOp, Const, Inst, LoopRange, NewBuf, Prim, Ty, Value};
+use crate::ir::{BinOp, Const, Inst, LoopRange, NewBuf, Prim, Ty, UnOp, Value};
 
 /// A range of a buffer's elements.
 #[derive(Clone, Copy)]
@@ -108,6 +108,7 @@ impl Shape {
 }
 
 /// An iterator chain being lowered.
+#[derive(Clone)]
 pub(super) struct Chain {
     leaves: Vec<(Leaf, Seq)>,
     shape: Shape,
@@ -215,12 +216,15 @@ impl Lower<'_> {
             // An unknown method of an iterator: name what works instead.
             if is_iterator_expr(&call.receiver)
                 && !CONSUMERS.contains(&name.as_str())
-                && !matches!(name.as_str(), "reduce" | "max_by" | "min_by" | "len")
+                && !matches!(name.as_str(), "len" | "unwrap" | "expect" | "unwrap_or")
             {
                 let chain = self.chain_of(&call.receiver)?;
                 if chain.is_ok() {
-                    self.cx
-                        .error_spanned_by(&call.method, msg::iterator_adapter(&name, ADAPTERS));
+                    let message = match name.as_str() {
+                        "reduce" | "max_by" | "min_by" => msg::REDUCE_RESULT.to_owned(),
+                        _ => msg::iterator_adapter(&name, ADAPTERS),
+                    };
+                    self.cx.error_spanned_by(&call.method, message);
                 }
                 return Some(Err(Poison));
             }
@@ -431,6 +435,18 @@ impl Lower<'_> {
     /// `collect`. `None` if `call` is none of them on a chain.
     pub(super) fn consume(&mut self, call: &ExprMethodCall) -> Option<Result<Item, Poison>> {
         let name = call.method.to_string();
+        if let ("unwrap" | "expect" | "unwrap_or", Expr::MethodCall(inner)) =
+            (name.as_str(), &*call.receiver)
+            && matches!(
+                inner.method.to_string().as_str(),
+                "reduce" | "max_by" | "min_by"
+            )
+            && inner.args.len() == 1
+            && is_iterator_expr(&inner.receiver)
+        {
+            let chain = self.chain_of(&inner.receiver)?;
+            return Some(chain.and_then(|chain| self.reduce(call, inner, chain)));
+        }
         let arity = match name.as_str() {
             "sum" | "product" | "count" | "collect" => 0,
             "for_each" => 1,
@@ -457,18 +473,20 @@ impl Lower<'_> {
                 .map(|scalar| scalar.ty());
             match name.as_str() {
                 "sum" | "product" | "count" => {
-                    let (init, op) = match name.as_str() {
-                        "sum" => (Const::Zero, BinOp::Add),
-                        "product" => (Const::Lit(Literal::f64_unsuffixed(1.0)), BinOp::Mul),
-                        _ => (Const::Zero, BinOp::Add),
-                    };
                     let ty = match name.as_str() {
                         "count" => Ty::Int,
                         _ => declared.unwrap_or(Ty::Unknown),
                     };
-                    let init = self.push(Inst::Const(init), ty, span);
+                    // The start is set once the items' type is known.
+                    let zero = self.push(Inst::Const(Const::Zero), ty.clone(), span);
+                    let init = self.push(Inst::Const(Const::Zero), ty, span);
                     let key = self.hidden_name(&name);
                     self.bind(&key, Ok(init));
+                    let op = if name == "product" {
+                        BinOp::Mul
+                    } else {
+                        BinOp::Add
+                    };
                     self.chain_loop(&chain, vec![key.clone()], span, &mut |this, item| {
                         let acc = this.lookup(&key).expect("bound")?;
                         let x = match name.as_str() {
@@ -479,7 +497,22 @@ impl Lower<'_> {
                         this.set_hidden(&key, Ok(next));
                         Ok(())
                     })?;
-                    Ok(Item::Value(self.lookup(&key).expect("bound")?))
+                    // As `std` does: a float sum starts at `-0.0` (the sum of
+                    // nothing, or of `-0.0`s, is `-0.0`), a product at one.
+                    let result = self.lookup(&key).expect("bound")?;
+                    let ty = self.ty(result);
+                    for value in [zero, init] {
+                        self.builder.func_mut().insts[value.index()].ty = ty.clone();
+                    }
+                    let float = ty.is_float() || ty == Ty::Unknown;
+                    let start = match (name.as_str(), float) {
+                        ("sum", true) => Inst::Unary(UnOp::Neg, zero),
+                        ("product", true) => Inst::Const(Const::Lit(Literal::f64_unsuffixed(1.0))),
+                        ("product", false) => Inst::Const(Const::Lit(Literal::u64_unsuffixed(1))),
+                        _ => Inst::Const(Const::Zero),
+                    };
+                    self.builder.func_mut().insts[init.index()].inst = start;
+                    Ok(Item::Value(result))
                 }
                 "fold" => {
                     let init = self.item_expr(&call.args[0])?;
@@ -554,6 +587,144 @@ impl Lower<'_> {
                 }
             }
         })())
+    }
+
+    /// `chain.reduce(f)`, `max_by(cmp)`, `min_by(cmp)`, then `.unwrap()`,
+    /// `.expect(msg)` or `.unwrap_or(v)`: the first item, folded with the
+    /// rest. When the chain is empty, `unwrap` and `expect` panic as they
+    /// do on `None`, and `unwrap_or` gives `v`.
+    fn reduce(
+        &mut self,
+        call: &ExprMethodCall,
+        inner: &ExprMethodCall,
+        mut chain: Chain,
+    ) -> Result<Item, Poison> {
+        let span = inner.span();
+        if !chain.filters.is_empty() {
+            self.cx
+                .error_spanned_by(&inner.method, msg::REDUCE_AFTER_FILTER);
+            return Err(Poison);
+        }
+        let method = inner.method.to_string();
+        let f = match method.as_str() {
+            "reduce" => Some(self.callable(&inner.args[0])?),
+            _ => None,
+        };
+        self.equalize(&mut chain, span);
+        let count = self.chain_count(&chain, span);
+        let zero = self.int_lit(0, span);
+        let empty = self.binary(BinOp::Eq, count, zero, span);
+        let fallback = match (call.method.to_string().as_str(), call.args.first()) {
+            ("unwrap", None) => {
+                let message = quote::quote_spanned!(call.method.span()=>
+                    "called `Option::unwrap()` on a `None` value");
+                self.panic_if(empty, message, span)?;
+                None
+            }
+            ("expect", Some(message)) => {
+                let message = quote::quote_spanned!(call.method.span()=> "{}", #message);
+                self.panic_if(empty, message, span)?;
+                None
+            }
+            ("unwrap_or", Some(value)) => Some(value),
+            _ => {
+                self.cx.error_spanned_by(&call.method, msg::REDUCE_RESULT);
+                return Err(Poison);
+            }
+        };
+        let fold = |this: &mut Self| -> Result<Option<Value>, Poison> {
+            // The first item starts the accumulator; the rest are folded in.
+            let indices = this.leaf_indices(&chain, false, zero, span);
+            let mut first = None;
+            this.with_item(&chain, &indices, span, &mut |this, item| {
+                first = Some(this.scalar_item(item, span)?);
+                Ok(())
+            })?;
+            let first = first.expect("no filters");
+            let mut rest = chain.clone();
+            let one = this.int_lit(1, span);
+            for (_, seq) in &mut rest.leaves {
+                *seq = this.seq_skip(*seq, one, span);
+            }
+            let key = this.hidden_name(match method.as_str() {
+                "reduce" => "acc",
+                "max_by" => "max",
+                _ => "min",
+            });
+            this.bind(&key, Ok(first));
+            this.chain_loop(&rest, vec![key.clone()], span, &mut |this, item| {
+                let acc = this.lookup(&key).expect("bound")?;
+                let next = match &f {
+                    Some(f) => {
+                        let next = this.apply(f, vec![Item::Value(acc), item], span)?;
+                        this.scalar_item(next, span)?
+                    }
+                    None => {
+                        let x = this.scalar_item(item, span)?;
+                        this.pick(&method, &inner.args[0], acc, x, span)?
+                    }
+                };
+                this.set_hidden(&key, Ok(next));
+                Ok(())
+            })?;
+            Ok(Some(this.lookup(&key).expect("bound")?))
+        };
+        let value = match fallback {
+            None => fold(self)?.expect("a value"),
+            Some(value) => self
+                .branch(
+                    Ok(empty),
+                    true,
+                    span,
+                    |this| this.expr(value).map(Some),
+                    |this| fold(this),
+                )?
+                .expect("both branches have a value"),
+        };
+        Ok(Item::Value(value))
+    }
+
+    /// `if cond { panic!(message) }`.
+    fn panic_if(
+        &mut self,
+        cond: Value,
+        message: proc_macro2::TokenStream,
+        span: Span,
+    ) -> Result<(), Poison> {
+        self.branch(
+            Ok(cond),
+            false,
+            span,
+            |this| this.panic_effect(message, span).map(|()| None),
+            |_| Ok(None),
+        )
+        .map(drop)
+    }
+
+    /// One step of `max_by(cmp)` or `min_by(cmp)`, as `std` takes it: the
+    /// user's `cmp(&acc, &x)` decides, run as written; `max_by` keeps the
+    /// last of equal items, `min_by` the first.
+    fn pick(
+        &mut self,
+        method: &str,
+        cmp: &Expr,
+        acc: Value,
+        x: Value,
+        span: Span,
+    ) -> super::Lowered {
+        let acc_name = proc_macro2::Ident::new("__ad_acc", span);
+        let x_name = proc_macro2::Ident::new("__ad_item", span);
+        let order = quote::quote_spanned!(span=>
+            ::ad_runtime::__private::compare(&#acc_name, &#x_name, #cmp).is_gt());
+        let test = if method == "max_by" {
+            quote::quote_spanned!(span=> !#order)
+        } else {
+            order
+        };
+        let user = quote::ToTokens::to_token_stream(cmp);
+        let take_x = self.opaque_bool(test, user, vec![(acc_name, acc), (x_name, x)], span)?;
+        let picked = self.branch(Ok(take_x), true, span, |_| Ok(Some(x)), |_| Ok(Some(acc)))?;
+        Ok(picked.expect("both branches have a value"))
     }
 
     /// A fresh hidden variable (see [`Lower::name`] for how it is shown).

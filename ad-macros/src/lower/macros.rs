@@ -15,14 +15,14 @@
 
 use std::rc::Rc;
 
-use proc_macro2::{Ident, TokenStream, TokenTree};
-use quote::quote;
+use proc_macro2::{Ident, Span, TokenStream, TokenTree};
+use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{Expr, Macro};
 
-use super::{Lower, Lowered, Special};
+use super::{Lower, Lowered, Poison, Special};
 use crate::diag::msg;
-use crate::ir::{Binding, BindingKind, Const, EffectMacro, Inst, Ty};
+use crate::ir::{Binding, BindingKind, Const, EffectMacro, Inst, Ty, Value};
 
 /// Whether a macro is one this module lowers, and whether it diverges.
 fn diverges(name: &str) -> Option<bool> {
@@ -61,8 +61,31 @@ impl Lower<'_> {
         } else {
             None
         };
+        let (bindings, args) = self.bindings(mac.tokens.clone())?;
+        let path = &mac.path;
+        let tokens = &mac.tokens;
+        let tokens = match &mac.delimiter {
+            syn::MacroDelimiter::Paren(_) => quote!(#path!(#tokens);),
+            syn::MacroDelimiter::Brace(_) => quote!(#path!{#tokens};),
+            syn::MacroDelimiter::Bracket(_) => quote!(#path![#tokens];),
+        };
+        let mac = Rc::new(EffectMacro { tokens, bindings });
+        self.push(Inst::Effect { mac, args }, Ty::Unit, span);
+        Ok(match value {
+            Some(value) => value,
+            // After a panic: never read.
+            None if diverges => self.push(Inst::Const(Const::Zero), Ty::Unknown, span),
+            None => self.push(Inst::Tuple(Vec::new()), Ty::Tuple(Vec::new()), span),
+        })
+    }
+}
+
+impl Lower<'_> {
+    /// The locals `tokens` name, each bound as an effect binds it, and the
+    /// values of the bindings.
+    fn bindings(&mut self, tokens: TokenStream) -> Result<(Vec<Binding>, Vec<Value>), Poison> {
         let mut names = Vec::new();
-        locals_named(mac.tokens.clone(), &mut names);
+        locals_named(tokens, &mut names);
         let mut bindings = Vec::new();
         let mut args = Vec::new();
         for ident in names {
@@ -77,7 +100,8 @@ impl Lower<'_> {
                         args.extend([view.buf, view.start, view.len]);
                     }
                     Special::Closure(_) => {
-                        return self.unsupported(&ident, msg::CLOSURE_IN_MACRO);
+                        self.cx.error_spanned_by(&ident, msg::CLOSURE_IN_MACRO);
+                        return Err(Poison);
                     }
                 }
                 continue;
@@ -97,21 +121,42 @@ impl Lower<'_> {
             bindings.push(Binding { name: ident, kind });
             args.push(local);
         }
-        let path = &mac.path;
-        let tokens = &mac.tokens;
-        let tokens = match &mac.delimiter {
-            syn::MacroDelimiter::Paren(_) => quote!(#path!(#tokens);),
-            syn::MacroDelimiter::Brace(_) => quote!(#path!{#tokens};),
-            syn::MacroDelimiter::Bracket(_) => quote!(#path![#tokens];),
-        };
+        Ok((bindings, args))
+    }
+
+    /// A `bool` computed by the user's own code, run as written: `expr`
+    /// with the locals `user` names bound, and `values` bound to the names
+    /// given (generated names, which the user's tokens cannot see).
+    pub(super) fn opaque_bool(
+        &mut self,
+        expr: TokenStream,
+        user: TokenStream,
+        values: Vec<(Ident, Value)>,
+        span: Span,
+    ) -> Lowered {
+        let (mut bindings, mut args) = self.bindings(user)?;
+        for (name, value) in values {
+            bindings.push(Binding {
+                name,
+                kind: BindingKind::Value,
+            });
+            args.push(value);
+        }
+        let mac = Rc::new(EffectMacro {
+            tokens: expr,
+            bindings,
+        });
+        Ok(self.push(Inst::Effect { mac, args }, Ty::Bool, span))
+    }
+
+    /// `panic!(message…)` where the function would panic (`unwrap()` of
+    /// `None`).
+    pub(super) fn panic_effect(&mut self, message: TokenStream, span: Span) -> Result<(), Poison> {
+        let (bindings, args) = self.bindings(message.clone())?;
+        let tokens = quote_spanned!(span=> ::core::panic!(#message););
         let mac = Rc::new(EffectMacro { tokens, bindings });
         self.push(Inst::Effect { mac, args }, Ty::Unit, span);
-        Ok(match value {
-            Some(value) => value,
-            // After a panic: never read.
-            None if diverges => self.push(Inst::Const(Const::Zero), Ty::Unknown, span),
-            None => self.push(Inst::Tuple(Vec::new()), Ty::Tuple(Vec::new()), span),
-        })
+        Ok(())
     }
 }
 

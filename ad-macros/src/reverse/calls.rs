@@ -2,7 +2,7 @@
 //! and buffers a call reads are read back as the call left them.
 
 use super::Reverse;
-use crate::ir::{Const, Inst, Mode, Ty, Value};
+use crate::ir::{Callee, Const, Inst, Mode, Ty, Value};
 
 impl Reverse<'_> {
     /// Reverses a call of a function with a derivative of its own: calls the
@@ -37,6 +37,11 @@ impl Reverse<'_> {
         }
         let mut operands = Vec::new();
         let mut floats = Vec::new();
+        // A buffer passed twice (`g(&x, &x)`) gets one shadow per argument:
+        // the pullback cannot borrow one shadow mutably twice. The copies
+        // start at zero and are added into the shadow after the call.
+        let mut passed: Vec<Value> = Vec::new();
+        let mut aliases = Vec::new();
         for &(arg, mode) in args {
             match mode {
                 Mode::Val => {
@@ -52,7 +57,22 @@ impl Reverse<'_> {
                             Some(shadow) => shadow,
                             None => self.scratch_shadow(arg),
                         };
-                        operands.push((shadow, Mode::Mut));
+                        if passed.contains(&shadow) && primal.ty(arg).is_float_buf() {
+                            let ty = primal.ty(arg).clone();
+                            let copy = self.push(
+                                Inst::Shadow {
+                                    of: arg,
+                                    seed: None,
+                                },
+                                ty,
+                                call,
+                            );
+                            aliases.push((copy, shadow));
+                            operands.push((copy, Mode::Mut));
+                        } else {
+                            passed.push(shadow);
+                            operands.push((shadow, Mode::Mut));
+                        }
                     }
                 }
             }
@@ -73,6 +93,22 @@ impl Reverse<'_> {
             ty,
             call,
         );
+        for (copy, shadow) in aliases {
+            let elem = self
+                .builder
+                .func()
+                .ty(shadow)
+                .elem()
+                .cloned()
+                .expect("a buffer");
+            let one = Const::Lit(proc_macro2::Literal::f64_unsuffixed(1.0));
+            let one = self.push(Inst::Const(one), elem, call);
+            self.push(
+                Inst::Call(Callee::Axpy, vec![one, copy, shadow]),
+                Ty::Unit,
+                call,
+            );
+        }
         if let [arg] = floats.as_slice() {
             self.add(*arg, adjoints);
             return;
