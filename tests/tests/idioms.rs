@@ -867,3 +867,50 @@ mod reductions {
         assert_eq!(text(&vjp), text(&primal));
     }
 }
+
+mod tuple_calls {
+    use super::*;
+
+    #[differentiate]
+    fn polar(x: f64, y: f64) -> (f64, f64) {
+        (x.hypot(y), y.atan2(x))
+    }
+
+    #[differentiate]
+    fn spiral(x: f64, y: f64) -> f64 {
+        let (r, theta) = polar(x, y);
+        r * theta.sin() + r.ln()
+    }
+
+    #[differentiate]
+    fn radius_only(x: f64, y: f64) -> f64 {
+        let (r, _) = polar(x, y);
+        r * r
+    }
+
+    #[test]
+    fn a_callee_returning_a_tuple() {
+        let (x, y) = (0.6, 0.8);
+        let grad = check_scalar(
+            |p| spiral(p[0], p[1]),
+            |p, s| {
+                let (out, dx, dy) = spiral_vjp(p[0], p[1], s);
+                (out, vec![dx, dy])
+            },
+            &[x, y],
+        );
+        let (r, t) = (1.0_f64, y.atan2(x));
+        let (dr, dt) = (t.sin() + 1.0 / r, r * t.cos());
+        // ∂r = (x, y) / r, ∂θ = (-y, x) / r².
+        assert_close(&grad, &[dr * x - dt * y, dr * y + dt * x]);
+        let grad = check_scalar(
+            |p| radius_only(p[0], p[1]),
+            |p, s| {
+                let (out, dx, dy) = radius_only_vjp(p[0], p[1], s);
+                (out, vec![dx, dy])
+            },
+            &[x, y],
+        );
+        assert_close(&grad, &[2.0 * x, 2.0 * y]);
+    }
+}

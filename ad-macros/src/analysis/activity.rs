@@ -18,7 +18,7 @@
 //! ignores the order of reads and writes, so both are fixpoints over the whole
 //! function.
 
-use crate::ir::{Function, Inst, Region, Role, UnOp, Value};
+use crate::ir::{Function, Inst, Region, Role, Ty, UnOp, Value};
 
 /// Which values of a function are active.
 pub(crate) struct Activity {
@@ -90,8 +90,13 @@ fn mark_varied(func: &Function, region: &Region, varied: &mut [bool]) {
             }
             continue;
         }
-        let carries_gradient =
-            func.ty(value).can_be_active() || matches!(inst, Inst::Tuple(_) | Inst::Forward { .. });
+        // A tuple a call returns carries the gradients of its floats.
+        let returned_tuple = matches!(inst, Inst::Extract(pair, 0)
+            if matches!(func.inst(*pair), Inst::Forward { .. })
+                && matches!(func.ty(value), Ty::Tuple(_)));
+        let carries_gradient = func.ty(value).can_be_active()
+            || returned_tuple
+            || matches!(inst, Inst::Tuple(_) | Inst::Forward { .. });
         let is_varied = match inst {
             Inst::If { then, els, .. } => {
                 mark_varied(func, then, varied);

@@ -50,6 +50,33 @@ impl Lower<'_> {
     /// `g(x, &xs, &mut u, n)`: floats and integers are passed by value,
     /// buffers by `&` or `&mut` as written.
     pub(super) fn user_call(&mut self, func: &ExprPath, call: &ExprCall) -> Lowered {
+        self.user_call_returning(func, call, None)
+    }
+
+    /// `let (r, theta) = polar(x, y);`: a call whose value is a tuple of
+    /// `n` floats, destructured.
+    pub(super) fn user_call_tuple(
+        &mut self,
+        func: &ExprPath,
+        call: &ExprCall,
+        n: usize,
+    ) -> Result<Vec<crate::ir::Value>, Poison> {
+        let output = self.user_call_returning(func, call, Some(n))?;
+        let span = call.span();
+        Ok((0..n)
+            .map(|k| {
+                let k = u32::try_from(k).expect("a small tuple");
+                self.push(Inst::Extract(output, k), Ty::Float, span)
+            })
+            .collect())
+    }
+
+    fn user_call_returning(
+        &mut self,
+        func: &ExprPath,
+        call: &ExprCall,
+        tuple: Option<usize>,
+    ) -> Lowered {
         let mut args = Vec::new();
         let mut poisoned = false;
         for arg in &call.args {
@@ -61,7 +88,7 @@ impl Lower<'_> {
         if poisoned {
             return Err(Poison);
         }
-        self.user_call_with(func, args, call.span())
+        self.user_call_with(func, args, call.span(), tuple)
     }
 
     /// A call of `func` with arguments already lowered.
@@ -70,6 +97,7 @@ impl Lower<'_> {
         func: &ExprPath,
         args: Vec<(crate::ir::Value, Mode)>,
         span: proc_macro2::Span,
+        tuple: Option<usize>,
     ) -> Lowered {
         let name = func
             .path
@@ -82,12 +110,16 @@ impl Lower<'_> {
         user_calls.push(UserCall {
             path: func.path.clone(),
         });
+        let output_ty = match tuple {
+            Some(n) => Ty::Tuple(vec![Ty::Float; n]),
+            None => Ty::Float,
+        };
         let pair = self.push(
             Inst::Forward { callee, args },
-            Ty::Tuple(vec![Ty::Float, Ty::Pullback]),
+            Ty::Tuple(vec![output_ty.clone(), Ty::Pullback]),
             span,
         );
-        let output = self.push(Inst::Extract(pair, 0), Ty::Float, span);
+        let output = self.push(Inst::Extract(pair, 0), output_ty, span);
         let pullback = self.push(Inst::Extract(pair, 1), Ty::Pullback, span);
         self.builder.name(pullback, &format!("{name}_pullback"));
         Ok(output)

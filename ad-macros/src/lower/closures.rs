@@ -221,7 +221,7 @@ impl Lower<'_> {
                         .map(|value| (value, Mode::Val)),
                 })
                 .collect::<Result<Vec<_>, _>>()?;
-            return self.user_call_with(path, args, span).map(Item::Value);
+            return self.user_call_with(path, args, span, None).map(Item::Value);
         }
         self.cx.error_spanned_by(path, msg::NOT_CALLABLE);
         Err(Poison)

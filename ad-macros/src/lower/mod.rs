@@ -542,6 +542,26 @@ impl Lower<'_> {
             }
             return;
         }
+        // `let (r, theta) = polar(x, y);`: the pattern says how many floats
+        // the callee returns.
+        if let (Pat::Tuple(tuple), Expr::Call(call)) = (pat, strip_parens(&init.expr))
+            && let Expr::Path(func) = &*call.func
+            && calls::is_user_function(func)
+            && expr::local_name(&call.func).is_none_or(|name| self.special(&name).is_none())
+            && tuple.elems.iter().all(|elem| !matches!(elem, Pat::Rest(_)))
+        {
+            let n = tuple.elems.len();
+            match self.user_call_tuple(func, call, n) {
+                Ok(values) => {
+                    let item = closures::Item::Tuple(
+                        values.into_iter().map(closures::Item::Value).collect(),
+                    );
+                    let _ = self.bind_pattern(pat, item);
+                }
+                Err(Poison) => {}
+            }
+            return;
+        }
         let value = match self.item_expr(&init.expr) {
             Ok(closures::Item::Value(value)) => Ok(value),
             Ok(item) => {

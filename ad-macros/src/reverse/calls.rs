@@ -30,7 +30,7 @@ impl Reverse<'_> {
             }
         }
         let pullback = pullback.expect("a call's pullback is extracted");
-        let seed = output.and_then(|output| self.grads[output.index()]);
+        let seed = output.and_then(|output| self.call_seed(output, call));
         let any_active = args.iter().any(|&(arg, _)| self.is_active(arg));
         if !any_active || (seed.is_none() && !self.writes_shadow(call)) {
             return;
@@ -119,6 +119,31 @@ impl Reverse<'_> {
                 self.add(arg, adjoint);
             }
         }
+    }
+
+    /// The seed of a call's pullback: the adjoint of its output, or for a
+    /// tuple output the tuple of its components' adjoints (zero for those
+    /// with none); `None` if there is no adjoint at all.
+    fn call_seed(&mut self, output: Value, call: Value) -> Option<Value> {
+        let Ty::Tuple(tys) = self.primal.ty(output).clone() else {
+            return self.grads[output.index()];
+        };
+        let mut components: Vec<Option<Value>> = vec![None; tys.len()];
+        for &(index, extract) in &self.extracts[output.index()] {
+            if let Some(grad) = self.grads[extract.index()] {
+                components[index] = Some(grad);
+            }
+        }
+        if components.iter().all(Option::is_none) {
+            return None;
+        }
+        let mut elems = Vec::new();
+        for (component, ty) in components.into_iter().zip(&tys) {
+            elems.push(
+                component.unwrap_or_else(|| self.push(Inst::Const(Const::Zero), ty.clone(), call)),
+            );
+        }
+        Some(self.push(Inst::Tuple(elems), Ty::Tuple(tys), call))
     }
 
     /// A shadow for a constant buffer or struct that a callee's pullback
