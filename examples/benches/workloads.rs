@@ -31,6 +31,9 @@ fn w1(c: &mut Criterion, n: usize, name: &str) {
     group.bench_function("vjp", |b| {
         b.iter(|| rosenbrock_vjp(black_box(&x), black_box(&mut g), black_box(1.0)))
     });
+    group.bench_function("vjp_windows", |b| {
+        b.iter(|| rosenbrock_windows_vjp(black_box(&x), black_box(&mut g), black_box(1.0)))
+    });
     group.bench_function("hand", |b| {
         b.iter(|| rosenbrock_hand(black_box(&x), black_box(&mut g), black_box(1.0)))
     });
@@ -101,6 +104,10 @@ fn bench_w4(c: &mut Criterion) {
     group.bench_function("primal_loops", |b| b.iter(|| lse_loops(black_box(&x))));
     group.bench_function("vjp_loops", |b| {
         b.iter(|| lse_loops_vjp(black_box(&x), black_box(&mut g), black_box(1.0)))
+    });
+    group.bench_function("primal_fold", |b| b.iter(|| lse_fold(black_box(&x))));
+    group.bench_function("vjp_fold", |b| {
+        b.iter(|| lse_fold_vjp(black_box(&x), black_box(&mut g), black_box(1.0)))
     });
     group.bench_function("primal_detached", |b| {
         b.iter(|| lse_detached(black_box(&x)))

@@ -30,6 +30,18 @@ pub fn rosenbrock(x: &[f64]) -> f64 {
     s
 }
 
+/// [`rosenbrock`] written with an iterator chain over `windows(2)`.
+#[differentiate]
+pub fn rosenbrock_windows(x: &[f64]) -> f64 {
+    x.windows(2)
+        .map(|w| {
+            let a = 1.0 - w[0];
+            let b = w[1] - w[0] * w[0];
+            a * a + 100.0 * b * b
+        })
+        .sum()
+}
+
 /// Hand-written gradient of [`rosenbrock`].
 pub fn rosenbrock_hand(x: &[f64], g: &mut [f64], d_out: f64) -> f64 {
     let mut s = 0.0;
@@ -292,6 +304,14 @@ pub fn lse_detached(x: &[f64]) -> f64 {
     for i in 0..x.len() {
         s += (x[i] - m).exp();
     }
+    m + s.ln()
+}
+
+/// The same with iterator chains: the maximum by `fold(f64::max)`.
+#[differentiate]
+pub fn lse_fold(x: &[f64]) -> f64 {
+    let m = x.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let s: f64 = x.iter().map(|&v| (v - m).exp()).sum();
     m + s.ln()
 }
 
@@ -808,6 +828,21 @@ pub fn check_all() {
             0.0,
         );
         assert_agree(&format!("W1 n={n} best gradient"), &d_best, &d_hand, floor);
+        let mut d_windows = vec![0.0; n];
+        let out_windows = rosenbrock_windows_vjp(&x, &mut d_windows, 1.0);
+        assert_eq!(out_windows, rosenbrock_windows(&x));
+        assert_agree(
+            &format!("W1 n={n} windows value"),
+            &[out_windows],
+            &[out_hand],
+            0.0,
+        );
+        assert_agree(
+            &format!("W1 n={n} windows gradient"),
+            &d_windows,
+            &d_hand,
+            floor,
+        );
     }
 
     let p = MlpProblem::new();
@@ -839,8 +874,9 @@ pub fn check_all() {
         // `d_out · (1 − Σ exp(xᵢ − m) / s)` to the largest element: zero in exact
         // arithmetic, a rounding error of about `1e-15 · d_out`. So the floor is
         // absolute, in units of the seed.
-        let forms: [(&str, Primal, Vjp, f64); 4] = [
+        let forms: [(&str, Primal, Vjp, f64); 5] = [
             ("loops", lse_loops, lse_loops_vjp, 1e-13),
+            ("fold", lse_fold, lse_fold_vjp, 1e-13),
             ("gradbench", lse::primal, lse::primal_vjp, 1e-13),
             (
                 "detached",

@@ -551,14 +551,10 @@ impl Lower<'_> {
             && tuple.elems.iter().all(|elem| !matches!(elem, Pat::Rest(_)))
         {
             let n = tuple.elems.len();
-            match self.user_call_tuple(func, call, n) {
-                Ok(values) => {
-                    let item = closures::Item::Tuple(
-                        values.into_iter().map(closures::Item::Value).collect(),
-                    );
-                    let _ = self.bind_pattern(pat, item);
-                }
-                Err(Poison) => {}
+            if let Ok(values) = self.user_call_tuple(func, call, n) {
+                let item =
+                    closures::Item::Tuple(values.into_iter().map(closures::Item::Value).collect());
+                let _ = self.bind_pattern(pat, item);
             }
             return;
         }
