@@ -125,7 +125,8 @@ pub(crate) mod msg {
         "`return` without a value: return the function's value, `return value;`";
     pub(crate) const SLICING: &str = "sub-slices can be read, indexed and iterated, but not passed to functions yet; pass the whole buffer and the offset, and index `xs[start + i]` in the callee";
     pub(crate) const INDEX_NOT_BUFFER: &str = "only buffers can be indexed: `&[f64]`, `&Vec<f64>` and `&[f64; N]` parameters (or their `&mut` forms) and local `Vec`s and arrays; pass this one as a parameter, e.g. `w: &[f64]`";
-    pub(crate) const BUFFER_IN_REGION: &str = "buffers can be created only at the top level of the function body, not inside a loop or a branch; create it before the loop and overwrite its elements inside";
+    pub(crate) const BUFFER_IN_REGION: &str = "a buffer made inside a loop or a branch needs a length known before it (a constant, a parameter's `len()`, or arithmetic on them), and `Vec::new()`, `Vec::with_capacity` and `collect()` work only at the top level of the body; create the buffer before the loop and overwrite its elements inside";
+    pub(crate) const PUSH_ON_FIXED: &str = "this buffer is made inside a loop, or its length sizes one, so its length must not change: `#[differentiate]` makes it once before the loop; push onto a `Vec` made at the top level of the body";
     pub(crate) const BUFFER_REASSIGN: &str = "a buffer variable cannot be assigned a new buffer; write its elements (`v[i] = …`), or bind the new buffer to a new variable with `let`";
     pub(crate) const BUFFER_IN_BRANCH: &str = "a branch or a loop cannot choose between buffers or carry one; create one buffer and write the chosen elements into it";
     pub(crate) const BUFFER_AS_SCALAR: &str = "a buffer is not a number: arithmetic, casts and float methods work on its elements; index it, `xs[i]`, or loop over its elements";

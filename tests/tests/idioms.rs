@@ -914,3 +914,102 @@ mod tuple_calls {
         assert_close(&grad, &[2.0 * x, 2.0 * y]);
     }
 }
+
+mod buffers_in_loops {
+    use super::*;
+
+    /// Explicit heat-equation steps with a fresh `Vec` every step.
+    #[differentiate]
+    fn heat(u0: &[f64], k: f64, steps: usize) -> f64 {
+        let n = u0.len();
+        let mut u = u0.to_vec();
+        for _ in 0..steps {
+            let mut next = vec![0.0; n];
+            for i in 1..n - 1 {
+                next[i] = u[i] + k * (u[i - 1] - 2.0 * u[i] + u[i + 1]);
+            }
+            next[0] = u[0];
+            next[n - 1] = u[n - 1];
+            let prev = u.to_vec();
+            for i in 0..n {
+                u[i] = next[i] + 0.1 * prev[i].sin();
+            }
+        }
+        u.iter().map(|v| v * v).sum()
+    }
+
+    /// The same with the buffers made before the loop, as before.
+    #[differentiate]
+    fn heat_hoisted(u0: &[f64], k: f64, steps: usize) -> f64 {
+        let n = u0.len();
+        let mut u = u0.to_vec();
+        let mut next = vec![0.0; n];
+        let mut prev = vec![0.0; n];
+        for _ in 0..steps {
+            for i in 0..n {
+                next[i] = 0.0;
+            }
+            for i in 1..n - 1 {
+                next[i] = u[i] + k * (u[i - 1] - 2.0 * u[i] + u[i + 1]);
+            }
+            next[0] = u[0];
+            next[n - 1] = u[n - 1];
+            for i in 0..n {
+                prev[i] = u[i];
+            }
+            for i in 0..n {
+                u[i] = next[i] + 0.1 * prev[i].sin();
+            }
+        }
+        u.iter().map(|v| v * v).sum()
+    }
+
+    #[test]
+    fn a_fresh_vec_every_step() {
+        let u0 = [0.1, 0.5, -0.3, 0.8, 0.2];
+        let vjp = |f: fn(&[f64], &mut [f64], f64, usize, f64) -> (f64, f64), p: &[f64], s| {
+            let mut d = vec![0.0; 5];
+            let (out, dk) = f(&p[..5], &mut d, p[5], 3, s);
+            d.push(dk);
+            (out, d)
+        };
+        let mut point = u0.to_vec();
+        point.push(0.2);
+        let grad = check_scalar(|p| heat(&p[..5], p[5], 3), |p, s| vjp(heat_vjp, p, s), &point);
+        let (_, expected) = vjp(heat_hoisted_vjp, &point, 1.0);
+        assert_close(&grad, &expected);
+    }
+
+    #[differentiate]
+    fn branch_buffer(x: f64, y: f64, flag: bool) -> f64 {
+        let mut s = x * y;
+        if flag {
+            let tmp = [x, y, x * y];
+            let w = vec![y; 3];
+            s += tmp.iter().zip(&w).map(|(a, b)| a * b).sum::<f64>();
+        }
+        s
+    }
+
+    #[test]
+    fn buffers_made_in_a_branch() {
+        for flag in [true, false] {
+            let grad = check_scalar(
+                |p| branch_buffer(p[0], p[1], flag),
+                |p, s| {
+                    let (out, dx, dy) = branch_buffer_vjp(p[0], p[1], flag, s);
+                    (out, vec![dx, dy])
+                },
+                &[0.7, -1.3],
+            );
+            let (x, y) = (0.7, -1.3);
+            let expected = if flag {
+                // s = xy + xy + y² + xy²
+                [2.0 * y + y * y, 2.0 * x + 2.0 * y + 2.0 * x * y]
+            } else {
+                [y, x]
+            };
+            assert_close(&grad, &expected);
+        }
+    }
+}

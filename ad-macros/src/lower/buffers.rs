@@ -90,6 +90,115 @@ impl Lower<'_> {
         (!shadowed).then_some((place.buf, place.index))
     }
 
+    /// A buffer of `len` elements made where the function's body is (before
+    /// the loop or branch being lowered), so that its shadow and its tapes
+    /// are those of any buffer of the body; here, where it is written, its
+    /// elements are set to `fill` (or left for the caller to write). Each
+    /// iteration sees a fresh buffer, as in the function. `len` must be
+    /// known before the loop; `array` is an array's length as written.
+    fn hoisted_buf(
+        &mut self,
+        node: impl ToTokens,
+        fill: Option<Value>,
+        elem: Ty,
+        len: Value,
+        array: Option<proc_macro2::TokenStream>,
+        span: Span,
+    ) -> Lowered {
+        let Some(top_len) = self.before_regions(len, span) else {
+            return self.unsupported(node, msg::BUFFER_IN_REGION);
+        };
+        let zero = self.push_at_top(Inst::Const(Const::Zero), elem.clone(), span);
+        let new = match array {
+            Some(len) => NewBuf::Array { fill: zero, len },
+            None => NewBuf::Vec {
+                fill: zero,
+                len: top_len,
+            },
+        };
+        let buf = self.push_at_top(Inst::NewBuf(new), Ty::Buf(Box::new(elem)), span);
+        self.fixed_len.insert(buf);
+        if let Some(fill) = fill {
+            let start = self.usize_lit(0, span);
+            let range = LoopRange {
+                start,
+                end: len,
+                inclusive: false,
+                step: None,
+                reversed: false,
+            };
+            let carried = self.carried_body(Default::default(), span, |this, index| {
+                this.write_element((buf, index), None, fill, span);
+                Ok(None)
+            });
+            self.finish_for(range, carried, span)?;
+        }
+        Ok(buf)
+    }
+
+    /// `copy[j] = src[j]` for `j` in `0..len`.
+    fn copy_elements(&mut self, src: Value, copy: Value, len: Value, span: Span) -> Result<(), Poison> {
+        let start = self.usize_lit(0, span);
+        let range = LoopRange {
+            start,
+            end: len,
+            inclusive: false,
+            step: None,
+            reversed: false,
+        };
+        let carried = self.carried_body(Default::default(), span, |this, index| {
+            let x = this.load(src, index, span);
+            this.write_element((copy, index), None, x, span);
+            Ok(None)
+        });
+        self.finish_for(range, carried, span)
+    }
+
+    /// An instruction placed in the function's body, before the loops and
+    /// branches being lowered.
+    fn push_at_top(&mut self, inst: Inst, ty: Ty, span: Span) -> Value {
+        let value = self.builder.push_detached(inst, ty, span);
+        self.builder.func_mut().body.insts.push(value);
+        value
+    }
+
+    /// The same integer computed in the function's body, before the loops
+    /// and branches being lowered: `value` itself if it is defined there;
+    /// a copy of a constant, of a parameter's (or fixed-length buffer's)
+    /// length, or of integer arithmetic on such values; `None` otherwise.
+    fn before_regions(&mut self, value: Value, span: Span) -> Option<Value> {
+        let func = self.builder.func();
+        if matches!(func.inst(value), Inst::Param(_)) || func.body.insts.contains(&value) {
+            return Some(value);
+        }
+        let ty = func.ty(value).clone();
+        match func.inst(value).clone() {
+            Inst::Const(constant) => Some(self.push_at_top(Inst::Const(constant), ty, span)),
+            Inst::Len(buf) => {
+                let func = self.builder.func();
+                let at_top = func.is_param(buf) || func.body.insts.contains(&buf);
+                if !at_top || self.grown.contains(&buf) {
+                    return None;
+                }
+                self.fixed_len.insert(buf);
+                Some(self.push_at_top(Inst::Len(buf), ty, span))
+            }
+            Inst::Binary(op, a, b) if ty == Ty::Int => {
+                let a = self.before_regions(a, span)?;
+                let b = self.before_regions(b, span)?;
+                Some(self.push_at_top(Inst::Binary(op, a, b), ty, span))
+            }
+            Inst::Prim(prim, args) if ty == Ty::Int => {
+                let args = args
+                    .into_iter()
+                    .map(|arg| self.before_regions(arg, span))
+                    .collect::<Option<Vec<_>>>()?;
+                Some(self.push_at_top(Inst::Prim(prim, args), ty, span))
+            }
+            _ => None,
+        }
+    }
+
     /// `v.push(value)`.
     pub(super) fn push_elem(&mut self, buf: Value, value: Value, span: Span) -> Value {
         self.refine_elem(buf, value);
@@ -260,7 +369,6 @@ impl Lower<'_> {
 
     /// `vec![fill; len]`, `vec![a, b, …]`, `vec![]`.
     pub(super) fn vec_macro(&mut self, mac: &syn::Macro) -> Lowered {
-        self.at_top_level(mac)?;
         let parser = |input: ParseStream| -> syn::Result<VecArgs> {
             if input.is_empty() {
                 return Ok(VecArgs::List(Vec::new()));
@@ -288,10 +396,24 @@ impl Lower<'_> {
                 let len = self.expr(len);
                 let (fill, len) = (fill?, len?);
                 let elem = self.ty(fill);
+                if self.builder.depth() > 0 {
+                    return self.hoisted_buf(mac, Some(fill), elem, len, None, span);
+                }
                 Ok(self.new_buf(NewBuf::Vec { fill, len }, elem, span))
             }
             Ok(VecArgs::List(elems)) => {
                 let (values, elem) = self.elements(&elems)?;
+                if self.builder.depth() > 0 {
+                    // A fresh `vec![a, b]` in a loop: zeros made before it,
+                    // overwritten here.
+                    let len = self.usize_lit(values.len(), span);
+                    let buf = self.hoisted_buf(mac, None, elem, len, None, span)?;
+                    for (position, value) in values.into_iter().enumerate() {
+                        let index = self.usize_lit(position, span);
+                        self.write_element((buf, index), None, value, span);
+                    }
+                    return Ok(buf);
+                }
                 let capacity = Some(self.usize_lit(values.len(), span));
                 let buf = self.new_buf(NewBuf::Empty { capacity }, elem, span);
                 for value in values {
@@ -332,21 +454,29 @@ impl Lower<'_> {
 
     /// `[fill; N]`.
     pub(super) fn repeat(&mut self, repeat: &syn::ExprRepeat) -> Lowered {
-        self.at_top_level(repeat)?;
         let fill = self.expr(&repeat.expr)?;
         let elem = self.ty(fill);
         let len = repeat.len.to_token_stream();
+        if self.builder.depth() > 0 {
+            let span = repeat.span();
+            let n = self.push(Inst::Const(Const::Path(len.clone())), Ty::Int, span);
+            return self.hoisted_buf(repeat, Some(fill), elem, n, Some(len), span);
+        }
         Ok(self.new_buf(NewBuf::Array { fill, len }, elem, repeat.span()))
     }
 
     /// `[a, b, …]`: an array of zeros, then each element stored.
     pub(super) fn array(&mut self, array: &syn::ExprArray) -> Lowered {
-        self.at_top_level(array)?;
         let span = array.span();
         let (values, elem) = self.elements(array.elems.iter())?;
-        let fill = self.push(Inst::Const(Const::Zero), elem.clone(), span);
         let len = Literal::usize_unsuffixed(values.len()).into_token_stream();
-        let buf = self.new_buf(NewBuf::Array { fill, len }, elem, span);
+        let buf = if self.builder.depth() > 0 {
+            let n = self.usize_lit(values.len(), span);
+            self.hoisted_buf(array, None, elem, n, Some(len), span)?
+        } else {
+            let fill = self.push(Inst::Const(Const::Zero), elem.clone(), span);
+            self.new_buf(NewBuf::Array { fill, len }, elem, span)
+        };
         for (position, value) in values.into_iter().enumerate() {
             let index = self.usize_lit(position, span);
             self.write_element((buf, index), None, value, span);
@@ -401,14 +531,26 @@ impl Lower<'_> {
                     if self.builder.func().is_param(buf) {
                         return self.unsupported(&call.method, msg::PUSH_ON_PARAM);
                     }
+                    if self.fixed_len.contains(&buf) {
+                        return self.unsupported(&call.method, msg::PUSH_ON_FIXED);
+                    }
+                    self.grown.insert(buf);
                     let value = self.expr(&call.args[0])?;
                     Ok(self.push_elem(buf, value, span))
                 }
                 ("clone", 0) if self.builder.func().is_param(buf) => {
                     self.unsupported(&call.method, msg::CLONE_PARAM)
                 }
+                ("to_vec" | "clone", 0) if self.builder.depth() > 0 => {
+                    // A copy made in a loop: a buffer made before it,
+                    // overwritten with the elements here.
+                    let elem = self.elem_ty(buf);
+                    let len = self.push(Inst::Len(buf), Ty::Int, span);
+                    let copy = self.hoisted_buf(call, None, elem, len, None, span)?;
+                    self.copy_elements(buf, copy, len, span)?;
+                    Ok(copy)
+                }
                 (method @ ("to_vec" | "clone"), 0) => {
-                    self.at_top_level(call)?;
                     let ty = self.builder.func().ty(buf).clone();
                     let clone = method == "clone";
                     Ok(self.push(Inst::CloneBuf { src: buf, clone }, ty, span))

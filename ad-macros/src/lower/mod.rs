@@ -135,6 +135,8 @@ pub(crate) fn body(cx: &Ctxt, func: &ItemFn, sig: &Signature) -> Option<Function
         elements: Vec::new(),
         loads: Vec::new(),
         fields: Vec::new(),
+        fixed_len: Default::default(),
+        grown: Default::default(),
     };
     lower.builder.func_mut().float_param = sig.float_param.clone();
     // A receiver the signature rejected: its uses are not reported again.
@@ -184,6 +186,12 @@ struct Lower<'a> {
     loads: Vec<buffers::LoadSeen>,
     /// The fields of parameter structs read so far.
     fields: Vec<fields::FieldSeen>,
+    /// Buffers whose length is assumed fixed: made in a loop (before it, see
+    /// `buffers::hoisted_buf`), or whose length sizes such a buffer. A
+    /// `push` onto one is rejected.
+    fixed_len: std::collections::HashSet<Value>,
+    /// Buffers something was pushed onto so far.
+    grown: std::collections::HashSet<Value>,
 }
 
 impl Lower<'_> {
