@@ -123,7 +123,6 @@ pub(crate) mod msg {
     pub(crate) const LOOP_RANGE: &str = "`for` loops are supported over integer ranges (`a..b`, `a..=b`), over buffers and sub-slices (`xs.iter()`, `&xs`, `xs.iter_mut()`, `&x[1..]`, `xs.windows(2)`, `xs.chunks(k)`) and over chains of the adapters `map`, `filter`, `zip`, `enumerate`, `rev`, `skip`, `take`, `step_by`; for other iterators write an index loop over a range: `for i in 0..xs.len()`";
     pub(crate) const RETURN_WITHOUT_VALUE: &str =
         "`return` without a value: return the function's value, `return value;`";
-    pub(crate) const SLICING: &str = "sub-slices can be read, indexed and iterated, but not passed to functions yet; pass the whole buffer and the offset, and index `xs[start + i]` in the callee";
     pub(crate) const INDEX_NOT_BUFFER: &str = "only buffers can be indexed: `&[f64]`, `&Vec<f64>` and `&[f64; N]` parameters (or their `&mut` forms) and local `Vec`s and arrays; pass this one as a parameter, e.g. `w: &[f64]`";
     pub(crate) const BUFFER_IN_REGION: &str = "a buffer made inside a loop or a branch needs a length known before it (a constant, a parameter's `len()`, or arithmetic on them), and `Vec::new()`, `Vec::with_capacity` and `collect()` work only at the top level of the body; create the buffer before the loop and overwrite its elements inside";
     pub(crate) const PUSH_ON_FIXED: &str = "this buffer is made inside a loop, or its length sizes one, so its length must not change: `#[differentiate]` makes it once before the loop; push onto a `Vec` made at the top level of the body";

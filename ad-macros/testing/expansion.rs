@@ -813,3 +813,13 @@ check!(
     "",
     "fn f(x: &[f64]) -> f64 { x.iter().copied().max_by(|a, b| a.total_cmp(b)).unwrap() }"
 );
+check!(
+    fresh_vec_in_a_loop,
+    "",
+    "fn f(u: &[f64], k: f64, steps: usize) -> f64 { let n = u.len(); let mut s = 0.0; for _ in 0..steps { let mut next = vec![0.0; n]; for i in 1..n { next[i] = k * u[i] * u[i - 1]; } s += next.iter().sum::<f64>(); } s }"
+);
+check!(
+    slices_passed_to_calls,
+    "",
+    "fn f(a: &[f64], x: &[f64]) -> f64 { let n = x.len(); let mut s = 0.0; for i in 0..a.len() / n { s += ad_runtime::dot(&a[i * n..(i + 1) * n], x).tanh(); } s }"
+);

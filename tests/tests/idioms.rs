@@ -975,7 +975,11 @@ mod buffers_in_loops {
         };
         let mut point = u0.to_vec();
         point.push(0.2);
-        let grad = check_scalar(|p| heat(&p[..5], p[5], 3), |p, s| vjp(heat_vjp, p, s), &point);
+        let grad = check_scalar(
+            |p| heat(&p[..5], p[5], 3),
+            |p, s| vjp(heat_vjp, p, s),
+            &point,
+        );
         let (_, expected) = vjp(heat_hoisted_vjp, &point, 1.0);
         assert_close(&grad, &expected);
     }
@@ -1011,5 +1015,94 @@ mod buffers_in_loops {
             };
             assert_close(&grad, &expected);
         }
+    }
+}
+
+mod slices_to_calls {
+    use super::*;
+
+    #[differentiate]
+    fn sq_sum(a: &[f64]) -> f64 {
+        a.iter().map(|v| v * v).sum()
+    }
+
+    #[differentiate]
+    fn rows(a: &[f64], x: &[f64]) -> f64 {
+        let n = x.len();
+        let mut s = 0.0;
+        for i in 0..a.len() / n {
+            let row = &a[i * n..(i + 1) * n];
+            s += ad_runtime::dot(row, x).tanh() + sq_sum(&a[i * n..][..n]) * 0.1;
+        }
+        s + sq_sum(&x[1..])
+    }
+
+    #[differentiate]
+    fn rows_indexed(a: &[f64], x: &[f64]) -> f64 {
+        let n = x.len();
+        let mut s = 0.0;
+        for i in 0..a.len() / n {
+            let mut d = 0.0;
+            let mut q = 0.0;
+            for j in 0..n {
+                d += a[i * n + j] * x[j];
+                q += a[i * n + j] * a[i * n + j];
+            }
+            s += d.tanh() + q * 0.1;
+        }
+        let mut t = 0.0;
+        for j in 1..n {
+            t += x[j] * x[j];
+        }
+        s + t
+    }
+
+    #[differentiate]
+    fn scale(v: &mut [f64], k: f64) {
+        for e in v.iter_mut() {
+            *e *= k;
+        }
+    }
+
+    #[differentiate]
+    fn halves(u: &mut [f64], k: f64) {
+        let n = u.len();
+        scale(&mut u[..n / 2], k);
+        scale(&mut u[n / 2..], k * k);
+    }
+
+    #[test]
+    fn slices_to_calls() {
+        let a = [0.1, -0.2, 0.3, 0.4, 0.5, -0.6];
+        let x = [0.7, -0.8, 0.9];
+        let grad = check_pair(rows, rows_vjp, &a, &x);
+        // Against the same function with the rows indexed in place.
+        let mut da = vec![0.0; 6];
+        let mut dx = vec![0.0; 3];
+        rows_indexed_vjp(&a, &mut da, &x, &mut dx, 1.0);
+        da.extend(dx);
+        assert_close(&grad, &da);
+    }
+
+    #[test]
+    fn mut_slices_to_calls() {
+        let u = [1.0, 2.0, 3.0, 4.0, 5.0];
+        let k = 1.5;
+        let mut state = u.to_vec();
+        let mut shadow = vec![1.0, 0.5, -1.0, 2.0, 0.25];
+        let seed = shadow.clone();
+        let dk = halves_vjp(&mut state, &mut shadow, k);
+        let mut expect = u.to_vec();
+        halves(&mut expect, k);
+        assert_eq!(state, expect);
+        // u[0..2] *= k, u[2..5] *= k².
+        let d_u: Vec<f64> = (0..5)
+            .map(|i| seed[i] * if i < 2 { k } else { k * k })
+            .collect();
+        let d_k: f64 = (0..5)
+            .map(|i| seed[i] * u[i] * if i < 2 { 1.0 } else { 2.0 * k })
+            .sum();
+        assert_close(&shadow, &d_u);
+        assert_close(&[dk], &[d_k]);
     }
 }

@@ -69,7 +69,7 @@ pub(crate) fn activity(func: &Function) -> Activity {
 fn mark_varied(func: &Function, region: &Region, varied: &mut [bool]) {
     for &value in &region.insts {
         let inst = func.inst(value);
-        let written = inst.written();
+        let written = func.bases(inst.written());
         if !written.is_empty() {
             // What is written is every operand but the buffers written into.
             let writes_varied = inst
@@ -164,8 +164,7 @@ fn mark_useful(
 ) {
     for &value in region.insts.iter().rev() {
         if func
-            .inst(value)
-            .written()
+            .bases(func.inst(value).written())
             .iter()
             .any(|buf| useful[buf.index()])
         {

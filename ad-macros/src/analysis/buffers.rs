@@ -68,7 +68,7 @@ pub(crate) fn writes(func: &Function) -> Writes {
         while let Some(value) = stack.pop() {
             writes.top[value.index()] = position;
             let inst = func.inst(value);
-            for buf in inst.written() {
+            for buf in func.bases(inst.written()) {
                 writes.writers[buf.index()].push((position, value));
                 if matches!(inst, Inst::PushElem(..)) {
                     writes.pushers[buf.index()].push((position, value));
@@ -88,7 +88,7 @@ pub(crate) fn writes(func: &Function) -> Writes {
 pub(crate) fn check(cx: &Ctxt, func: &Function, activity: &Activity) {
     func.walk(&mut |_, value| {
         let inst = func.inst(value);
-        for buf in inst.written() {
+        for buf in func.bases(inst.written()) {
             let Inst::Param(index) = func.inst(buf) else {
                 continue;
             };

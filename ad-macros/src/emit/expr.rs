@@ -315,6 +315,13 @@ impl Emitter<'_> {
                     quote_spanned!(span=> { #(#lets)* #tokens })
                 })
             }
+            // A place: `&` or `&mut` is added where it is passed.
+            Inst::Slice { buf, start, len } => {
+                let buf = self.expr(*buf).at(Prec::Postfix);
+                let start = self.expr(*start).at(Prec::Or);
+                let len = self.expr(*len).at(Prec::Or);
+                postfix(quote_spanned!(span=> #buf[#start..][..#len]))
+            }
             Inst::PushElem(buf, pushed) => {
                 let buf = self.expr(*buf).at(Prec::Postfix);
                 let pushed = self.expr(*pushed).at(Prec::Or);

@@ -175,7 +175,7 @@ fn hoisted(func: &Function, places: &[Place], value: Value) -> Vec<(Slice, Vec<V
             .all(|&(_, other)| same_expr(func, base, other));
         let written = nested
             .iter()
-            .any(|&inner| func.inst(inner).written().contains(&buf));
+            .any(|&inner| func.bases(func.inst(inner).written()).contains(&buf));
         // Every use of the buffer in the loop is one of these accesses (or
         // the slice would be borrowed `&mut` beside another borrow).
         let only_these = nested.iter().all(|&inner| {

@@ -123,7 +123,7 @@ impl<'a> Emitter<'a> {
             written: func
                 .insts
                 .iter()
-                .flat_map(|data| data.inst.written())
+                .flat_map(|data| func.bases(data.inst.written()))
                 .collect(),
             split: None,
             suffixes: HashMap::new(),

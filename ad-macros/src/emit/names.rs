@@ -66,6 +66,8 @@ impl Emitter<'_> {
                 // A place (`p.w`, `d_p.w`): written where it is used, so
                 // that no borrow of the struct outlives the statement.
                 Inst::Field { .. } => Form::Inline,
+                // `x[a..][..n]`, a place: written where it is passed.
+                Inst::Slice { .. } => Form::Inline,
                 Inst::Extract(tuple, _) if is_destructured(func, *tuple) => {
                     if uses[value.index()].is_empty() {
                         Form::Component(None)

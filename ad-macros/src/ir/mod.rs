@@ -394,6 +394,14 @@ pub(crate) enum Inst {
     Len(Value),
     /// A new local buffer.
     NewBuf(NewBuf),
+    /// `&buf[start..][..len]`: a sub-slice passed to a call, a handle like
+    /// the buffer's; what a call writes through it, it writes into `buf`
+    /// (see [`Function::bases`]).
+    Slice {
+        buf: Value,
+        start: Value,
+        len: Value,
+    },
     /// `buf.push(value)` (an effect).
     PushElem(Value, Value),
     /// A copy of a buffer: `buf.to_vec()`, or `buf.clone()` when `clone`.
@@ -649,6 +657,11 @@ impl Inst {
             Inst::Len(buf) | Inst::CloneBuf { src: buf, .. } | Inst::PopShadow(buf) => {
                 *buf = map(*buf);
             }
+            Inst::Slice { buf, start, len } => {
+                *buf = map(*buf);
+                *start = map(*start);
+                *len = map(*len);
+            }
             Inst::NewBuf(new) => new.map(&mut map),
             Inst::Shadow { of, seed } => {
                 *of = map(*of);
@@ -782,6 +795,7 @@ impl Inst {
             }
             Inst::PushElem(buf, value) => vec![*buf, *value],
             Inst::Len(buf) | Inst::CloneBuf { src: buf, .. } | Inst::PopShadow(buf) => vec![*buf],
+            Inst::Slice { buf, start, len } => vec![*buf, *start, *len],
             Inst::NewBuf(new) => new.operands(),
             Inst::Shadow { of, seed } => {
                 let mut operands = vec![*of];
@@ -960,6 +974,17 @@ impl Function {
             }
         }
         self.ret = map(self.ret);
+    }
+
+    /// The buffers behind `bufs`: a sub-slice stands for the buffer it is
+    /// a range of. What an instruction writes is `func.bases(inst.written())`.
+    pub(crate) fn bases(&self, mut bufs: Vec<Value>) -> Vec<Value> {
+        for buf in &mut bufs {
+            while let Inst::Slice { buf: base, .. } = self.inst(*buf) {
+                *buf = *base;
+            }
+        }
+        bufs
     }
 
     /// Whether a buffer is a parameter, so a reference (`xs`, not `&xs`).

@@ -214,6 +214,9 @@ fn inst(func: &Function, id: Value) -> String {
         Inst::PushElem(buf, pushed) => format!("push.elem {}, {}", value(*buf), value(*pushed)),
         Inst::CloneBuf { src, .. } => format!("buf.copy {}", value(*src)),
         Inst::Call(callee, args) => format!("call {} {}", callee.name(), values(args)),
+        Inst::Slice { buf, start, len } => {
+            format!("slice {}[{}; {}]", value(*buf), value(*start), value(*len))
+        }
         Inst::Effect { mac, args } => {
             let name = mac.tokens.clone().into_iter().next();
             let name = name.map(|name| name.to_string()).unwrap_or_default();

@@ -66,10 +66,14 @@ impl Scope {
                 }
             }
             check_inst(func, id, inst)?;
-            // A copy in a region is a snapshot the adjoint reads from a tape.
+            // A copy in a region is a snapshot the adjoint reads from a tape;
+            // a slice is a range of a buffer defined outside.
             if closes
                 && matches!(func.ty(id), Ty::Buf(_))
-                && !matches!(inst, Inst::CloneBuf { .. } | Inst::Pop(_))
+                && !matches!(
+                    inst,
+                    Inst::CloneBuf { .. } | Inst::Pop(_) | Inst::Slice { .. }
+                )
             {
                 return Err(format!("%{} is a buffer defined inside a region", id.0));
             }

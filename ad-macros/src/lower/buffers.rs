@@ -137,7 +137,13 @@ impl Lower<'_> {
     }
 
     /// `copy[j] = src[j]` for `j` in `0..len`.
-    fn copy_elements(&mut self, src: Value, copy: Value, len: Value, span: Span) -> Result<(), Poison> {
+    fn copy_elements(
+        &mut self,
+        src: Value,
+        copy: Value,
+        len: Value,
+        span: Span,
+    ) -> Result<(), Poison> {
         let start = self.usize_lit(0, span);
         let range = LoopRange {
             start,
@@ -197,6 +203,21 @@ impl Lower<'_> {
             }
             _ => None,
         }
+    }
+
+    /// `&x[a..b]` (or a name bound to a sub-slice) passed to a call: an
+    /// [`Inst::Slice`] of the buffer. `None` if `arg` is no sub-slice.
+    pub(super) fn slice_arg(&mut self, arg: &Expr) -> Option<Lowered> {
+        let view = self.view_of(arg)?;
+        Some(view.map(|view| {
+            let ty = self.builder.func().ty(view.buf).clone();
+            let slice = Inst::Slice {
+                buf: view.buf,
+                start: view.start,
+                len: view.len,
+            };
+            self.push(slice, ty, arg.span())
+        }))
     }
 
     /// `v.push(value)`.
@@ -581,8 +602,10 @@ impl Lower<'_> {
                 Mode::Val => self.expr(arg),
                 Mode::Ref | Mode::Mut => match self.buffer_of(arg) {
                     Some(buf) => buf,
-                    None if self.view_of(arg).is_some() => self.unsupported(arg, msg::SLICING),
-                    None => self.unsupported(arg, msg::not_a_buffer(callee.name())),
+                    None => match self.slice_arg(arg) {
+                        Some(slice) => slice,
+                        None => self.unsupported(arg, msg::not_a_buffer(callee.name())),
+                    },
                 },
             };
             match value {

@@ -132,10 +132,12 @@ impl Lower<'_> {
     /// see whether `g` takes `&` or `&mut`, and for a callee that only reads
     /// it the adjoint is the same, only more conservative.
     fn call_arg(&mut self, arg: &Expr) -> Result<(crate::ir::Value, Mode), Poison> {
-        if self.view_of(arg).is_some() {
-            return self
-                .unsupported(arg, msg::SLICING)
-                .map(|value| (value, Mode::Val));
+        if let Some(slice) = self.slice_arg(arg) {
+            let mode = match arg {
+                Expr::Reference(reference) if reference.mutability.is_some() => Mode::Mut,
+                _ => Mode::Ref,
+            };
+            return slice.map(|slice| (slice, mode));
         }
         if let Expr::Reference(reference) = arg {
             let inner = match &*reference.expr {

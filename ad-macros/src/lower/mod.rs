@@ -683,7 +683,7 @@ impl Lower<'_> {
     }
 
     fn push(&mut self, inst: Inst, ty: Ty, span: Span) -> Value {
-        for buf in inst.written() {
+        for buf in self.builder.func().bases(inst.written()) {
             self.forget_loads(buf);
         }
         self.builder.push(inst, ty, span)

@@ -175,14 +175,24 @@ impl Reverse<'_> {
             .inst(call)
             .written()
             .iter()
-            .any(|&buf| self.shadow(buf).is_some())
+            .any(|&buf| self.has_shadow(buf))
     }
 
     /// The contents of `buf` as the runtime call `call` left them, for its
     /// pullback: `buf` itself if nothing writes it afterwards, otherwise a copy
     /// the primal makes right after the call (saved on a tape in a loop).
     pub(crate) fn read_back(&mut self, buf: Value, call: Value) -> Value {
-        if self.writes.unchanged_after(buf, call) {
+        let base = self.primal.bases(vec![buf])[0];
+        if self.writes.unchanged_after(base, call) {
+            if let Inst::Slice { buf, start, len } = *self.primal.inst(buf) {
+                // The same range, of the buffer as the primal left it.
+                let slice = Inst::Slice {
+                    buf: self.read_back(buf, call),
+                    start: self.available(start),
+                    len: self.available(len),
+                };
+                return self.push(slice, self.primal.ty(base).clone(), call);
+            }
             return buf;
         }
         if let Some(&copy) = self.snapshots.get(&(buf, call)) {

@@ -154,7 +154,11 @@ fn fusable(
         values.extend(func.nested(top));
         for value in values {
             let inst = func.inst(value);
-            if inst.written().iter().any(|&buf| loaded.touches(func, buf)) {
+            if func
+                .bases(inst.written())
+                .iter()
+                .any(|&buf| loaded.touches(func, buf))
+            {
                 return None;
             }
             match inst {
@@ -523,7 +527,7 @@ fn reuse_primal_values(func: &mut Function, for_value: Value) {
     let inside = func.nested(for_value);
     let written: HashSet<Value> = inside
         .iter()
-        .flat_map(|&value| func.inst(value).written())
+        .flat_map(|&value| func.bases(func.inst(value).written()))
         .collect();
     let operand = |func: &Function, value: Value| match func.inst(value) {
         Inst::Const(Const::Lit(lit)) => format!("{lit}:{:?}", func.ty(value)),

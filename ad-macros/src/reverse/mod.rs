@@ -246,12 +246,34 @@ impl Reverse<'_> {
     }
 
     /// The shadow of a primal buffer, if it is active.
-    pub(crate) fn shadow(&self, buf: Value) -> Option<Value> {
-        if self.is_active(buf) {
-            self.grads[buf.index()]
-        } else {
-            None
+    pub(crate) fn shadow(&mut self, buf: Value) -> Option<Value> {
+        if let Inst::Slice {
+            buf: base,
+            start,
+            len,
+        } = *self.primal.inst(buf)
+        {
+            // The same range of the buffer's shadow.
+            let d_base = self.shadow(base)?;
+            let start = self.available(start);
+            let len = self.available(len);
+            let ty = self.primal.ty(buf).clone();
+            let slice = Inst::Slice {
+                buf: d_base,
+                start,
+                len,
+            };
+            return Some(self.push(slice, ty, buf));
         }
+        self.has_shadow(buf)
+            .then(|| self.grads[buf.index()])
+            .flatten()
+    }
+
+    /// Whether `buf` (or the buffer it is a slice of) has a shadow.
+    pub(crate) fn has_shadow(&self, buf: Value) -> bool {
+        let buf = self.primal.bases(vec![buf])[0];
+        self.is_active(buf) && self.grads[buf.index()].is_some()
     }
 
     /// Whether the regions of `owner` (an `if` or a loop) write into an active
@@ -262,7 +284,11 @@ impl Reverse<'_> {
         while let Some(region) = stack.pop() {
             for &value in &region.insts {
                 let inst = primal.inst(value);
-                if inst.written().iter().any(|&buf| self.is_active(buf)) {
+                if primal
+                    .bases(inst.written())
+                    .iter()
+                    .any(|&buf| self.is_active(buf))
+                {
                     return true;
                 }
                 stack.extend(primal.regions(value));

@@ -19,7 +19,12 @@ use crate::ir::{BinOp, Callee, Const, Inst, NewBuf, Prim, Read, Scalar, Ty, UnOp
 pub(crate) fn pullback(rx: &mut Reverse<'_>, y: Value, dy: Value) {
     let inst = rx.primal().inst(y).clone();
     match inst {
-        Inst::Param(_) | Inst::Const(_) | Inst::Detach(_) | Inst::Effect { .. } => {}
+        // A slice's adjoint is the same slice of the buffer's shadow.
+        Inst::Param(_)
+        | Inst::Const(_)
+        | Inst::Detach(_)
+        | Inst::Effect { .. }
+        | Inst::Slice { .. } => {}
         Inst::Unary(UnOp::Neg, x) => rx.sub(x, dy),
         Inst::Unary(UnOp::Not, _) => {}
         Inst::Binary(BinOp::Add, a, b) => {
