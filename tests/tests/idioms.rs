@@ -2,6 +2,26 @@
 //! tuples. Each function is checked against finite differences and the
 //! dot-product test (`check_scalar`), and against a closed form or a second,
 //! index-loop implementation of the same gradient.
+//!
+//! Linted with `clippy::pedantic` (under the workspace's `-D warnings`): the
+//! generated functions must add no lint of their own. The lints allowed
+//! below fire on what the functions themselves are written as.
+#![warn(clippy::pedantic)]
+#![allow(
+    clippy::cast_precision_loss,
+    clippy::float_cmp,
+    clippy::many_single_char_names,
+    clippy::needless_range_loop,
+    clippy::needless_for_each,
+    clippy::manual_assert,
+    clippy::redundant_closure_for_method_calls,
+    clippy::manual_memcpy,
+    clippy::implicit_clone,
+    clippy::cast_lossless,
+    clippy::unreadable_literal,
+    clippy::similar_names,
+    clippy::cast_possible_truncation
+)]
 
 use ad_runtime::differentiate;
 use ad_tests::{assert_close, check_scalar};
@@ -964,10 +984,12 @@ mod buffers_in_loops {
         u.iter().map(|v| v * v).sum()
     }
 
+    type HeatVjp = fn(&[f64], &mut [f64], f64, usize, f64) -> (f64, f64);
+
     #[test]
     fn a_fresh_vec_every_step() {
         let u0 = [0.1, 0.5, -0.3, 0.8, 0.2];
-        let vjp = |f: fn(&[f64], &mut [f64], f64, usize, f64) -> (f64, f64), p: &[f64], s| {
+        let vjp = |f: HeatVjp, p: &[f64], s| {
             let mut d = vec![0.0; 5];
             let (out, dk) = f(&p[..5], &mut d, p[5], 3, s);
             d.push(dk);
@@ -1104,5 +1126,38 @@ mod slices_to_calls {
             .sum();
         assert_close(&shadow, &d_u);
         assert_close(&[dk], &[d_k]);
+    }
+}
+
+mod while_loops {
+    use super::*;
+
+    /// A `while` with an integer counter and a condition that reads the
+    /// buffer: stops at the first non-positive element.
+    #[differentiate]
+    fn positive_prefix(x: &[f64]) -> f64 {
+        let mut i = 0;
+        let mut s = 0.0;
+        while i < x.len() && x[i] > 0.0 {
+            s += x[i].sqrt() * (i + 1) as f64;
+            i += 1;
+        }
+        s
+    }
+
+    #[test]
+    fn while_with_a_counter_and_any_condition() {
+        let x = [0.5, 2.0, 1.5, -1.0, 3.0];
+        let grad = check_slice(positive_prefix, positive_prefix_vjp, &x);
+        let expected: Vec<f64> = (0..5)
+            .map(|i| {
+                if i < 3 {
+                    (i + 1) as f64 * 0.5 / x[i].sqrt()
+                } else {
+                    0.0
+                }
+            })
+            .collect();
+        assert_close(&grad, &expected);
     }
 }
