@@ -1161,3 +1161,44 @@ mod while_loops {
         assert_close(&grad, &expected);
     }
 }
+
+/// Found by the idiom suite: gradients that came out zero, and a product
+/// that did not compile, in generic functions and through callees.
+mod regressions {
+    use super::*;
+    use ad_runtime::Float;
+
+    #[differentiate]
+    fn sum_sq<T: Float>(x: &[T]) -> T {
+        x.iter().map(|&v| v * v).sum()
+    }
+
+    #[differentiate]
+    fn prod<T: Float>(x: &[T]) -> T {
+        x.iter().copied().product::<T>()
+    }
+
+    #[differentiate]
+    fn sq(v: f64) -> f64 {
+        v * v
+    }
+
+    #[differentiate]
+    fn total(x: &[f64]) -> f64 {
+        x.iter().map(|&v| sq(v)).sum()
+    }
+
+    #[test]
+    fn sums_of_generic_floats_and_of_callees_carry_gradients() {
+        let x = [0.5, -1.0, 2.0];
+        let grad = check_slice(sum_sq, sum_sq_vjp, &x);
+        assert_close(&grad, &[1.0, -2.0, 4.0]);
+        let grad = check_slice(prod, prod_vjp, &x);
+        assert_close(&grad, &[-2.0, 1.0, -0.5]);
+        let grad = check_slice(total, total_vjp, &x);
+        assert_close(&grad, &[1.0, -2.0, 4.0]);
+        let mut d = [0.0_f32; 3];
+        assert_eq!(sum_sq_vjp(&[0.5_f32, -1.0, 2.0], &mut d, 1.0), 5.25);
+        assert_eq!(d, [1.0, -2.0, 4.0]);
+    }
+}

@@ -130,6 +130,8 @@ pub(super) fn allows() -> TokenStream {
             // A loop copying `z[r * 3 + j]` reads a slice made before it
             // (`emit::hoist`); the user's loop is the copy clippy sees.
             clippy::manual_memcpy,
+            // The number of chunks of an iterator chain is `(n + k - 1) / k`.
+            clippy::manual_div_ceil,
             // Parameter types and element updates are the user's own; clippy
             // reports them on the original function.
             clippy::ptr_arg,

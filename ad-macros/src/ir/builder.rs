@@ -134,10 +134,16 @@ impl Builder {
     }
 
     /// Changes the type of a value whose type was only inferred so far (an
-    /// unsuffixed literal that meets a typed operand).
+    /// unsuffixed literal that meets a typed operand; an accumulator that
+    /// meets its items, which may be of the generic float type).
     pub(crate) fn refine_ty(&mut self, value: Value, ty: &Ty) {
         let data = &mut self.func.insts[value.index()];
-        if matches!(data.ty, Ty::Float | Ty::Unknown) && matches!(ty, Ty::F32 | Ty::F64) {
+        let refines = match data.ty {
+            Ty::Unknown => ty.is_float(),
+            Ty::Float => matches!(ty, Ty::F32 | Ty::F64),
+            _ => false,
+        };
+        if refines {
             data.ty = ty.clone();
             if let Inst::Unary(_, arg) | Inst::Detach(arg) = data.inst {
                 self.refine_ty(arg, ty);
