@@ -146,7 +146,7 @@ pub(crate) mod msg {
         "async closures are not supported; write a plain closure `|x| …`";
     pub(crate) const RETURN_IN_CLOSURE: &str = "`return` inside a closure is not supported; end the closure's body with its value (use `if … else …` for an early value)";
     pub(crate) const NOT_CALLABLE: &str = "this cannot be called or passed as a function here: pass a closure (`|x| x * x`), a name bound to a closure, a float function such as `f64::max`, or a function with a derivative";
-    pub(crate) const CLOSURE_ASSIGNS: &str = "this closure assigns to a variable it captures (it is `FnMut`); `#[differentiate]` inlines closures, so return the new value from the closure and assign it outside: `s = f(s, x);`";
+    pub(crate) const CLOSURE_ASSIGNS: &str = "this `move` closure assigns to its own copy of a variable it captures, which it keeps between calls; `#[differentiate]` inlines closures, so drop `move` (the closure then assigns the variable itself), or return the new value and assign it outside: `s = f(s, x);`";
     pub(crate) const CLOSURE_AS_VALUE: &str = "a closure can be called (`f(x)`) or passed to an iterator adapter (`.map(f)`), not used as a value";
     pub(crate) const VIEW_AS_VALUE: &str = "a sub-slice is not a number: index it (`s[i]`), iterate it (`s.iter()`), or read its `len()`";
     pub(crate) const TUPLE_BINDING: &str =

@@ -1202,3 +1202,61 @@ mod regressions {
         assert_eq!(d, [1.0, -2.0, 4.0]);
     }
 }
+
+mod fn_mut {
+    use super::*;
+
+    #[differentiate]
+    fn energy(x: &[f64]) -> f64 {
+        let mut s = 0.0;
+        x.iter().for_each(|v| s += v * v);
+        s
+    }
+
+    #[differentiate]
+    fn counter(x: &[f64], k: f64) -> f64 {
+        let mut total = 0.0;
+        let mut calls = 0;
+        let mut add = |v: f64| {
+            total += v * k;
+            calls += 1;
+        };
+        for &v in x {
+            add(v.sin());
+        }
+        if k > 0.0 {
+            add(k);
+        }
+        total * calls as f64
+    }
+
+    #[test]
+    fn fn_mut_closures_assign_where_they_are_called() {
+        let x = [0.5, -1.0, 2.0];
+        let mut d = [0.0; 3];
+        let out = energy_vjp(&x, &mut d, 1.0);
+        assert_eq!(out, energy(&x));
+        assert_eq!(d, [1.0, -2.0, 4.0]);
+        let mut d = [0.0; 3];
+        let (out, dk) = counter_vjp(&x, &mut d, 0.7, 1.0);
+        assert_eq!(out, counter(&x, 0.7));
+        let mut g = d.to_vec();
+        g.push(dk);
+        let grad = check_scalar(
+            |p| counter(&p[..3], p[3]),
+            |p, s| {
+                let mut d = vec![0.0; 3];
+                let (out, dk) = counter_vjp(&p[..3], &mut d, p[3], s);
+                d.push(dk);
+                (out, d)
+            },
+            &[0.5, -1.0, 2.0, 0.7],
+        );
+        // total = k (Σ sin xᵢ + k), called four times.
+        let s: f64 = x.iter().map(|v| v.sin()).sum();
+        let mut expected: Vec<f64> = x.iter().map(|v| 4.0 * 0.7 * v.cos()).collect();
+        expected.push(4.0 * (s + 2.0 * 0.7));
+        assert_close(&grad, &expected);
+        assert_close(&g, &expected);
+    }
+}

@@ -33,6 +33,9 @@ use syn::visit::Visit;
 pub(crate) struct Closure {
     inputs: Vec<Pat>,
     body: Expr,
+    /// The captured variables the body assigns (an `FnMut` closure): each
+    /// call reads them where it is made and assigns them there.
+    mutates: Vec<String>,
     /// The scopes at the definition: what the body's names mean.
     env: Vec<Scope>,
     elements: Vec<ElementPlace>,
@@ -74,9 +77,21 @@ impl Lower<'_> {
             self.cx.error_spanned_by(at, msg::RETURN_IN_CLOSURE);
             return Err(Poison);
         }
+        let visible = |name: &String| self.scopes.iter().any(|scope| scope.contains(name));
+        let mut mutates: Vec<String> = super::loops::assigned_in_expr(&closure.body)
+            .into_iter()
+            .filter(visible)
+            .collect();
+        mutates.sort();
+        if !mutates.is_empty() && closure.capture.is_some() {
+            // A `move` closure assigns its own copies, kept between calls.
+            self.cx.error_at(closure.span(), msg::CLOSURE_ASSIGNS);
+            return Err(Poison);
+        }
         Ok(Rc::new(Closure {
             inputs: closure.inputs.iter().cloned().collect(),
             body: (*closure.body).clone(),
+            mutates,
             env: self.scopes.clone(),
             elements: self.elements.clone(),
             span: closure.span(),
@@ -139,6 +154,20 @@ impl Lower<'_> {
             return Err(Poison);
         }
         let mut scopes = closure.env.clone();
+        // What the closure assigns, it reads as it is now.
+        for name in &closure.mutates {
+            let Some(now) = self.lookup(name) else {
+                continue;
+            };
+            if let Some(slot) = scopes
+                .iter_mut()
+                .rev()
+                .find_map(|scope| scope.get_mut(name))
+            {
+                *slot = now;
+            }
+        }
+        let before = scopes.clone();
         scopes.push(Scope::default());
         let scopes = std::mem::replace(&mut self.scopes, scopes);
         let elements = std::mem::replace(&mut self.elements, closure.elements.clone());
@@ -164,17 +193,24 @@ impl Lower<'_> {
         self.elements = elements;
         self.loops = loops;
         self.returning = returning;
-        // A closure that assigns to what it captured is an `FnMut` whose
-        // state would outlive the call: not inlined.
-        let assigns = env.iter().zip(&closure.env).any(|(after, before)| {
-            after
-                .iter()
-                .zip(before.iter())
-                .any(|(after, before)| after.1 != before.1)
-        });
-        if assigns {
-            self.cx.error_at(closure.span, msg::CLOSURE_ASSIGNS);
-            return Err(Poison);
+        // What it assigned is assigned here, where it is called.
+        for (after, before) in env.iter().zip(&before) {
+            for (after, before) in after.iter().zip(before.iter()) {
+                if after.1 == before.1 {
+                    continue;
+                }
+                let name = &after.0;
+                match self.lookup_mut(name) {
+                    Some(slot) if closure.mutates.contains(name) => *slot = after.1,
+                    _ => {
+                        self.cx.error_at(closure.span, msg::CLOSURE_ASSIGNS);
+                        return Err(Poison);
+                    }
+                }
+                if let Ok(value) = after.1 {
+                    self.name(value, name);
+                }
+            }
         }
         value
     }
@@ -389,6 +425,33 @@ impl Lower<'_> {
                 })())
             }
             _ => None,
+        }
+    }
+}
+
+impl Lower<'_> {
+    /// The variables the closures in scope assign when called: a loop whose
+    /// body calls one carries them.
+    pub(super) fn closure_mutations(&self) -> Vec<String> {
+        let mut names: Vec<String> = Vec::new();
+        for scope in &self.scopes {
+            for special in scope.specials.values() {
+                if let Special::Closure(closure) = special {
+                    names.extend(closure.mutates.iter().cloned());
+                }
+            }
+        }
+        names.extend(self.pending_mutations.iter().cloned());
+        names
+    }
+}
+
+impl Callable {
+    /// The variables applying it assigns.
+    pub(super) fn mutates(&self) -> &[String] {
+        match self {
+            Callable::Closure(closure) => &closure.mutates,
+            Callable::Path(_) => &[],
         }
     }
 }

@@ -520,8 +520,13 @@ impl Lower<'_> {
                 args.push(self.item_expr(arg));
             }
             let args = args.into_iter().collect::<Result<Vec<_>, _>>()?;
-            let item = self.apply(&callable, args, call.span())?;
-            return self.scalar_item(item, call.span());
+            return match self.apply(&callable, args, call.span())? {
+                // A closure with no value, called as a statement.
+                super::closures::Item::Tuple(items) if items.is_empty() => {
+                    Ok(self.push(Inst::Tuple(Vec::new()), Ty::Tuple(Vec::new()), call.span()))
+                }
+                item => self.scalar_item(item, call.span()),
+            };
         }
         let Expr::Path(func) = &*call.func else {
             // `(|v| v * v)(x)`: the closure itself is what is reported.

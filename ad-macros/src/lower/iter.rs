@@ -118,6 +118,27 @@ pub(super) struct Chain {
 }
 
 impl Chain {
+    /// The variables its closures assign when applied.
+    fn mutations(&self) -> Vec<String> {
+        fn of(shape: &Shape, out: &mut Vec<String>) {
+            match shape {
+                Shape::Leaf(_) => {}
+                Shape::Tuple(shapes) => shapes.iter().for_each(|shape| of(shape, out)),
+                Shape::Map(_, f, inner) => {
+                    out.extend(f.mutates().iter().cloned());
+                    of(inner, out);
+                }
+            }
+        }
+        let mut names = Vec::new();
+        of(&self.shape, &mut names);
+        for (f, shape) in &self.filters {
+            names.extend(f.mutates().iter().cloned());
+            of(shape, &mut names);
+        }
+        names
+    }
+
     fn new(leaf: Leaf, seq: Seq) -> Self {
         Chain {
             leaves: vec![(leaf, seq)],
@@ -527,6 +548,8 @@ impl Lower<'_> {
                         return Err(Poison);
                     }
                     let f = self.callable(&call.args[1])?;
+                    let n_pending = self.pending_mutations.len();
+                    self.pending_mutations.extend(f.mutates().iter().cloned());
                     let mut values = Vec::new();
                     flatten(&init, &mut values);
                     let keys: Vec<String> = values
@@ -538,7 +561,7 @@ impl Lower<'_> {
                         })
                         .collect();
                     let template = init;
-                    self.chain_loop(&chain, keys.clone(), span, &mut |this, item| {
+                    let looped = self.chain_loop(&chain, keys.clone(), span, &mut |this, item| {
                         let mut accs = Vec::new();
                         for key in &keys {
                             accs.push(Item::Value(this.lookup(key).expect("bound")?));
@@ -555,7 +578,9 @@ impl Lower<'_> {
                             this.set_hidden(key, Ok(next));
                         }
                         Ok(())
-                    })?;
+                    });
+                    self.pending_mutations.truncate(n_pending);
+                    looped?;
                     let mut results = Vec::new();
                     for key in &keys {
                         results.push(Item::Value(self.lookup(key).expect("bound")?));
@@ -564,9 +589,13 @@ impl Lower<'_> {
                 }
                 "for_each" => {
                     let f = self.callable(&call.args[0])?;
-                    self.chain_loop(&chain, Vec::new(), span, &mut |this, item| {
+                    let n_pending = self.pending_mutations.len();
+                    self.pending_mutations.extend(f.mutates().iter().cloned());
+                    let looped = self.chain_loop(&chain, Vec::new(), span, &mut |this, item| {
                         this.apply(&f, vec![item], span).map(drop)
-                    })?;
+                    });
+                    self.pending_mutations.truncate(n_pending);
+                    looped?;
                     Ok(Item::Tuple(Vec::new()))
                 }
                 _ => {
@@ -750,11 +779,15 @@ impl Lower<'_> {
         body: &mut dyn FnMut(&mut Self, Item) -> Result<(), Poison>,
     ) -> Result<(), Poison> {
         let (range, shared) = self.driver(chain, span);
+        let n_pending = self.pending_mutations.len();
+        let mutations = chain.mutations();
+        self.pending_mutations.extend(mutations);
         let carried = self.carried_body(hidden.into_iter().collect(), span, |this, arg| {
             let indices = this.leaf_indices(chain, shared, arg, span);
             this.with_item(chain, &indices, span, body)?;
             Ok(None)
         });
+        self.pending_mutations.truncate(n_pending);
         self.finish_for(range, carried, span)
     }
 

@@ -293,6 +293,9 @@ impl Lower<'_> {
         span: proc_macro2::Span,
         lower: impl FnOnce(&mut Self, Value) -> Result<Option<Value>, Poison>,
     ) -> Result<CarriedBody, Poison> {
+        // A closure called in the body may assign what it captures.
+        let mut names = names;
+        names.extend(self.closure_mutations());
         let carried: Vec<(usize, usize)> = self.outer_positions(&names);
         let inits: Vec<Result<Value, Poison>> = carried
             .iter()
@@ -411,6 +414,13 @@ pub(super) type CarriedBody = (Vec<Value>, Region, Vec<(usize, usize)>, Vec<Ty>)
 fn assigned_in(block: &syn::Block) -> HashSet<String> {
     let mut assigned = Assigned::default();
     assigned.visit_block(block);
+    assigned.names
+}
+
+/// The variables an expression assigns (a closure's body).
+pub(super) fn assigned_in_expr(expr: &syn::Expr) -> HashSet<String> {
+    let mut assigned = Assigned::default();
+    assigned.visit_expr(expr);
     assigned.names
 }
 

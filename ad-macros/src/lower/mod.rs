@@ -137,6 +137,7 @@ pub(crate) fn body(cx: &Ctxt, func: &ItemFn, sig: &Signature) -> Option<Function
         fields: Vec::new(),
         fixed_len: Default::default(),
         grown: Default::default(),
+        pending_mutations: Vec::new(),
     };
     lower.builder.func_mut().float_param = sig.float_param.clone();
     // A receiver the signature rejected: its uses are not reported again.
@@ -192,6 +193,8 @@ struct Lower<'a> {
     fixed_len: std::collections::HashSet<Value>,
     /// Buffers something was pushed onto so far.
     grown: std::collections::HashSet<Value>,
+    /// The variables that closures given to the chain being lowered assign.
+    pending_mutations: Vec<String>,
 }
 
 impl Lower<'_> {
