@@ -1260,3 +1260,93 @@ mod fn_mut {
         assert_close(&g, &expected);
     }
 }
+
+mod mutable_views {
+    use super::*;
+    use ad_tests::check_vector;
+
+    #[differentiate]
+    fn leapfrog(q: &mut [f64], p: &mut [f64], dt: f64) {
+        for (a, b) in q.iter_mut().zip(p.iter_mut()) {
+            *b -= a.sin() * dt;
+            *a += *b * dt;
+        }
+    }
+
+    #[differentiate]
+    fn normalize_rows(m: &mut [f64], n: usize) {
+        for row in m.chunks_exact_mut(n) {
+            let s: f64 = row.iter().map(|v| v * v).sum::<f64>().sqrt();
+            for v in row.iter_mut() {
+                *v /= s;
+            }
+        }
+    }
+
+    #[differentiate]
+    fn split_update(u: &mut [f64], k: f64) {
+        let (left, right) = u.split_at_mut(2);
+        for i in 0..left.len() {
+            left[i] *= k;
+        }
+        right[0] += left[0] * k;
+    }
+
+    #[test]
+    fn zip_of_two_iter_muts() {
+        let (q0, p0, dt) = ([0.1, 0.2], [0.3, -0.4], 0.1);
+        check_vector(
+            |x| {
+                let (mut q, mut p) = (x[..2].to_vec(), x[2..].to_vec());
+                leapfrog(&mut q, &mut p, dt);
+                q.extend(p);
+                q
+            },
+            |x, s| {
+                let (mut q, mut p) = (x[..2].to_vec(), x[2..].to_vec());
+                let (mut dq, mut dp) = (s[..2].to_vec(), s[2..].to_vec());
+                leapfrog_vjp(&mut q, &mut dq, &mut p, &mut dp, dt);
+                q.extend(p);
+                dq.extend(dp);
+                (q, dq)
+            },
+            &[q0[0], q0[1], p0[0], p0[1]],
+            &[1.0, 0.5, 0.2, 0.1],
+        );
+    }
+
+    #[test]
+    fn chunks_exact_mut_and_split_at_mut() {
+        let m0 = [3.0, 4.0, 1.0, 1.0];
+        let seed = [1.0, 0.5, -1.0, 2.0];
+        let grad = check_vector(
+            |x| {
+                let mut m = x.to_vec();
+                normalize_rows(&mut m, 2);
+                m
+            },
+            |x, s| {
+                let mut m = x.to_vec();
+                let mut d = s.to_vec();
+                normalize_rows_vjp(&mut m, &mut d, 2);
+                (m, d)
+            },
+            &m0,
+            &seed,
+        );
+        // Row (3, 4) has norm 5: the Jacobian of v / |v| is (I - u uᵀ) / 5.
+        let u = [0.6, 0.8];
+        let j = |a: usize, b: usize| (f64::from(u8::from(a == b)) - u[a] * u[b]) / 5.0;
+        assert_close(
+            &grad[..2],
+            &[j(0, 0) + 0.5 * j(1, 0), j(0, 1) + 0.5 * j(1, 1)],
+        );
+        ad_tests::check_in_place(
+            |u, k| split_update(u, k),
+            |u, d, k| split_update_vjp(u, d, k),
+            &[1.0, 2.0, 3.0],
+            1.5,
+            &[1.0, 0.5, -1.0],
+        );
+    }
+}

@@ -416,7 +416,7 @@ impl Lower<'_> {
                 let cos = self.prim(Prim::Cos, vec![x], None, span);
                 Ok(Item::Tuple(vec![Item::Value(sin), Item::Value(cos)]))
             })()),
-            "split_at" if call.args.len() == 1 => {
+            "split_at" | "split_at_mut" if call.args.len() == 1 => {
                 let whole = self.view_or_buffer(&call.receiver)?;
                 Some((|| {
                     let whole = whole?;

@@ -150,7 +150,7 @@ impl Chain {
 }
 
 /// The adapters [`Lower::chain_of`] knows, for the message about the others.
-const ADAPTERS: &str = "`iter`, `iter_mut`, `into_iter`, `copied`, `cloned`, `map`, `filter`, `zip`, `enumerate`, `rev`, `skip`, `take`, `step_by`, `windows`, `chunks`, `chunks_exact`";
+const ADAPTERS: &str = "`iter`, `iter_mut`, `into_iter`, `copied`, `cloned`, `map`, `filter`, `zip`, `enumerate`, `rev`, `skip`, `take`, `step_by`, `windows`, `chunks`, `chunks_exact` (and their `_mut` forms)";
 
 /// The consumers [`Lower::consume`] knows.
 const CONSUMERS: [&str; 6] = ["sum", "product", "count", "fold", "for_each", "collect"];
@@ -211,12 +211,14 @@ impl Lower<'_> {
         let span = call.span();
         let args = call.args.len();
         match (name.as_str(), args) {
-            ("windows" | "chunks" | "chunks_exact", 1) => {
+            ("windows" | "chunks" | "chunks_exact" | "chunks_mut" | "chunks_exact_mut", 1) => {
                 let view = self.view_or_buffer(&call.receiver)?;
+                // A chunk of `chunks_mut` is a view its loop body may write.
+                let name = name.trim_end_matches("_mut");
                 return Some((|| {
                     let view = view?;
                     let size = self.expr(&call.args[0])?;
-                    Ok(self.pieces(&name, view, size, span))
+                    Ok(self.pieces(name, view, size, span))
                 })());
             }
             ("iter" | "into_iter" | "iter_mut", 0) => {
@@ -1169,6 +1171,8 @@ fn is_iterator_expr(expr: &Expr) -> bool {
                     | "windows"
                     | "chunks"
                     | "chunks_exact"
+                    | "chunks_mut"
+                    | "chunks_exact_mut"
                     | "copied"
                     | "cloned"
                     | "by_ref"
