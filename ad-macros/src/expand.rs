@@ -161,6 +161,8 @@ fn differentiated(
     let fused = verified(reverse::keep_exponentials(fused), "keep");
     let fused = verified(reverse::record_tapes(fused), "records");
     let unfused = verified(reverse::record_tapes(unfused), "records");
+    let fused = verified(reverse::order_updates(fused), "updates");
+    let unfused = verified(reverse::order_updates(unfused), "updates");
     Ok((sig, primal, Vjp { fused, unfused }))
 }
 

@@ -823,3 +823,15 @@ check!(
     "",
     "fn f(a: &[f64], x: &[f64]) -> f64 { let n = x.len(); let mut s = 0.0; for i in 0..a.len() / n { s += ad_runtime::dot(&a[i * n..(i + 1) * n], x).tanh(); } s }"
 );
+// A `while` that counts is the `for` it stands for.
+check!(
+    counted_while,
+    "",
+    "fn f(x: &[f64]) -> f64 { let mut s = 0.0; let mut i = 0; while i + 1 < x.len() { s += (1.0 - x[i]).powi(2) + 100.0 * (x[i + 1] - x[i].powi(2)).powi(2); i += 1; } s }"
+);
+// Independent `let`s in either order give the same adjoint loop.
+check!(
+    lets_swapped,
+    "",
+    "fn f(x: &[f64]) -> f64 { let mut s = 0.0; for i in 0..x.len() - 1 { let b = x[i + 1] - x[i] * x[i]; let a = 1.0 - x[i]; s += a * a + 100.0 * b * b; } s }"
+);

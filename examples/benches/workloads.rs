@@ -34,6 +34,12 @@ fn w1(c: &mut Criterion, n: usize, name: &str) {
     group.bench_function("vjp_windows", |b| {
         b.iter(|| rosenbrock_windows_vjp(black_box(&x), black_box(&mut g), black_box(1.0)))
     });
+    group.bench_function("vjp_swapped", |b| {
+        b.iter(|| rosenbrock_swapped_vjp(black_box(&x), black_box(&mut g), black_box(1.0)))
+    });
+    group.bench_function("vjp_while", |b| {
+        b.iter(|| rosenbrock_while_vjp(black_box(&x), black_box(&mut g), black_box(1.0)))
+    });
     group.bench_function("hand", |b| {
         b.iter(|| rosenbrock_hand(black_box(&x), black_box(&mut g), black_box(1.0)))
     });
@@ -104,6 +110,12 @@ fn bench_w4(c: &mut Criterion) {
     group.bench_function("primal_loops", |b| b.iter(|| lse_loops(black_box(&x))));
     group.bench_function("vjp_loops", |b| {
         b.iter(|| lse_loops_vjp(black_box(&x), black_box(&mut g), black_box(1.0)))
+    });
+    group.bench_function("vjp_if", |b| {
+        b.iter(|| lse_if_vjp(black_box(&x), black_box(&mut g), black_box(1.0)))
+    });
+    group.bench_function("vjp_iter_max", |b| {
+        b.iter(|| lse_iter_max_vjp(black_box(&x), black_box(&mut g), black_box(1.0)))
     });
     group.bench_function("primal_fold", |b| b.iter(|| lse_fold(black_box(&x))));
     group.bench_function("vjp_fold", |b| {

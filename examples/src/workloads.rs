@@ -42,6 +42,30 @@ pub fn rosenbrock_windows(x: &[f64]) -> f64 {
         .sum()
 }
 
+/// [`rosenbrock`] with its two `let`s in the other order.
+#[differentiate]
+pub fn rosenbrock_swapped(x: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for i in 0..x.len() - 1 {
+        let b = x[i + 1] - x[i] * x[i];
+        let a = 1.0 - x[i];
+        s += a * a + 100.0 * b * b;
+    }
+    s
+}
+
+/// [`rosenbrock`] as a `while` loop with `powi(2)`.
+#[differentiate]
+pub fn rosenbrock_while(x: &[f64]) -> f64 {
+    let mut s = 0.0;
+    let mut i = 0;
+    while i + 1 < x.len() {
+        s += (1.0 - x[i]).powi(2) + 100.0 * (x[i + 1] - x[i].powi(2)).powi(2);
+        i += 1;
+    }
+    s
+}
+
 /// Hand-written gradient of [`rosenbrock`].
 pub fn rosenbrock_hand(x: &[f64], g: &mut [f64], d_out: f64) -> f64 {
     let mut s = 0.0;
@@ -312,6 +336,36 @@ pub fn lse_detached(x: &[f64]) -> f64 {
 pub fn lse_fold(x: &[f64]) -> f64 {
     let m = x.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     let s: f64 = x.iter().map(|&v| (v - m).exp()).sum();
+    m + s.ln()
+}
+
+/// The same with the running maximum written as an `if`.
+#[differentiate]
+pub fn lse_if(x: &[f64]) -> f64 {
+    let mut m = x[0];
+    for i in 1..x.len() {
+        if x[i] > m {
+            m = x[i];
+        }
+    }
+    let mut s = 0.0;
+    for i in 0..x.len() {
+        s += (x[i] - m).exp();
+    }
+    m + s.ln()
+}
+
+/// The same over `for &v in x.iter()` with `v.max(m)`.
+#[differentiate]
+pub fn lse_iter_max(x: &[f64]) -> f64 {
+    let mut m = f64::NEG_INFINITY;
+    for &v in x.iter() {
+        m = v.max(m);
+    }
+    let mut s = 0.0;
+    for &v in x.iter() {
+        s += (v - m).exp();
+    }
     m + s.ln()
 }
 
@@ -828,21 +882,21 @@ pub fn check_all() {
             0.0,
         );
         assert_agree(&format!("W1 n={n} best gradient"), &d_best, &d_hand, floor);
-        let mut d_windows = vec![0.0; n];
-        let out_windows = rosenbrock_windows_vjp(&x, &mut d_windows, 1.0);
-        assert_eq!(out_windows, rosenbrock_windows(&x));
-        assert_agree(
-            &format!("W1 n={n} windows value"),
-            &[out_windows],
-            &[out_hand],
-            0.0,
-        );
-        assert_agree(
-            &format!("W1 n={n} windows gradient"),
-            &d_windows,
-            &d_hand,
-            floor,
-        );
+        let spellings: [(&str, fn(&[f64]) -> f64, fn(&[f64], &mut [f64], f64) -> f64); 3] = [
+            ("windows", rosenbrock_windows, rosenbrock_windows_vjp),
+            ("swapped", rosenbrock_swapped, rosenbrock_swapped_vjp),
+            ("while", rosenbrock_while, rosenbrock_while_vjp),
+        ];
+        for (spelling, primal, vjp) in spellings {
+            let mut d = vec![0.0; n];
+            let out = vjp(&x, &mut d, 1.0);
+            assert_eq!(out, primal(&x));
+            // Another spelling rounds differently: agreement, not bits.
+            let value_floor = 1e-12 * out_hand.abs();
+            let what = format!("W1 n={n} {spelling}");
+            assert_agree(&format!("{what} value"), &[out], &[out_hand], value_floor);
+            assert_agree(&format!("{what} gradient"), &d, &d_hand, floor);
+        }
     }
 
     let p = MlpProblem::new();
@@ -874,9 +928,11 @@ pub fn check_all() {
         // `d_out · (1 − Σ exp(xᵢ − m) / s)` to the largest element: zero in exact
         // arithmetic, a rounding error of about `1e-15 · d_out`. So the floor is
         // absolute, in units of the seed.
-        let forms: [(&str, Primal, Vjp, f64); 5] = [
+        let forms: [(&str, Primal, Vjp, f64); 7] = [
             ("loops", lse_loops, lse_loops_vjp, 1e-13),
             ("fold", lse_fold, lse_fold_vjp, 1e-13),
+            ("if", lse_if, lse_if_vjp, 1e-13),
+            ("iter max", lse_iter_max, lse_iter_max_vjp, 1e-13),
             ("gradbench", lse::primal, lse::primal_vjp, 1e-13),
             (
                 "detached",

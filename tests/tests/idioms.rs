@@ -1350,3 +1350,89 @@ mod mutable_views {
         );
     }
 }
+
+mod counted_whiles {
+    use super::*;
+
+    #[differentiate]
+    fn rosen_while(x: &[f64]) -> f64 {
+        let mut s = 0.0;
+        let mut i = 0;
+        while i + 1 < x.len() {
+            s += (1.0 - x[i]).powi(2) + 100.0 * (x[i + 1] - x[i].powi(2)).powi(2);
+            i += 1;
+        }
+        s + i as f64
+    }
+
+    #[differentiate]
+    fn strided(x: &[f64], n: usize) -> f64 {
+        let mut s = 0.0;
+        let mut i = 1;
+        while i <= n {
+            s += x[i - 1] * (i as f64);
+            i = i + 2;
+        }
+        s * i as f64
+    }
+
+    #[differentiate]
+    fn signed_counter(x: f64) -> f64 {
+        let mut k: i32 = -3;
+        let mut y = x;
+        while k + 1 < 0 {
+            y = y * x + k as f64;
+            k += 1;
+        }
+        y + k as f64
+    }
+
+    #[test]
+    fn while_loops_that_count_are_for_loops() {
+        for n in [0usize, 1, 2, 5] {
+            let x: Vec<f64> = (0..n).map(|i| 0.3 * i as f64 - 0.4).collect();
+            let grad = check_slice(rosen_while, rosen_while_vjp, &x);
+            let mut expected = vec![0.0; n];
+            for i in 0..n.saturating_sub(1) {
+                let b = x[i + 1] - x[i] * x[i];
+                expected[i] += -2.0 * (1.0 - x[i]) - 400.0 * x[i] * b;
+                expected[i + 1] += 200.0 * b;
+            }
+            assert_close(&grad, &expected);
+        }
+        let x = [0.5, -1.0, 2.0, 0.25, 1.5, 0.7];
+        for n in 0..=6 {
+            let grad = check_scalar(
+                |p| strided(p, n),
+                |p, s| {
+                    let mut d = vec![0.0; 6];
+                    let out = strided_vjp(p, &mut d, n, s);
+                    (out, d)
+                },
+                &x,
+            );
+            // Visits i = 1, 3, 5, … ≤ n; the counter ends at the first odd i > n.
+            let end = (n + 1) | 1;
+            let expected: Vec<f64> = (0..6)
+                .map(|j| {
+                    if (j + 1) % 2 == 1 && j < n {
+                        ((j + 1) * end) as f64
+                    } else {
+                        0.0
+                    }
+                })
+                .collect();
+            assert_close(&grad, &expected);
+        }
+        let grad = check_scalar(
+            |p| signed_counter(p[0]),
+            |p, s| {
+                let (out, dx) = signed_counter_vjp(p[0], s);
+                (out, vec![dx])
+            },
+            &[0.7],
+        );
+        // Two trips: y = (x·x − 3)·x − 2.
+        assert_close(&grad, &[3.0 * 0.7 * 0.7 - 3.0]);
+    }
+}

@@ -995,6 +995,12 @@ impl Lower<'_> {
         }
     }
 
+    /// How many steps of `k` from `first` stay below `end`.
+    pub(super) fn counted_trips(&mut self, first: Value, end: Value, k: u64, span: Span) -> Value {
+        let k = (k > 1).then(|| self.int_lit(k, span));
+        self.seq_count(Seq::forward(first, end, k), span)
+    }
+
     fn exclusive(&mut self, mut seq: Seq, span: Span) -> Seq {
         if seq.inclusive {
             let one = self.int_lit(1, span);

@@ -105,6 +105,9 @@ impl Lower<'_> {
     /// `c` holds and nothing broke out; its last iteration runs the empty `else`.
     pub(super) fn while_loop(&mut self, expr: &ExprWhile) -> Result<(), Poison> {
         let span = expr.span();
+        if let Some(counted) = self.counted_while(expr) {
+            return counted;
+        }
         if Exits::of_expr(&expr.cond).any() {
             self.cx.error_spanned_by(&expr.cond, msg::EXIT_IN_CONDITION);
             return Err(Poison);
@@ -142,6 +145,125 @@ impl Lower<'_> {
         });
         self.finish_while(carried, span)?;
         Ok(())
+    }
+
+    /// A `while` that counts: `while i < n { …; i += k; }` (also `<=`, and
+    /// `i + c < n`), whose counter the body assigns only in that last
+    /// statement, with a bound the body does not change and no `break` or
+    /// `continue`. It is the counted loop it stands for, lowered as
+    /// `for i in (i..n).step_by(k) { … }` (for `i + c < n`, over `j` from
+    /// `i + c` with `i = j - c`), so it is reversed like a `for`: no trip
+    /// count, no tapes of what can be read again. After it, `i` holds the
+    /// value the `while` leaves. `None` if the loop is not of this form.
+    fn counted_while(&mut self, expr: &ExprWhile) -> Option<Result<(), Poison>> {
+        let syn::Expr::Binary(cond) = &*expr.cond else {
+            return None;
+        };
+        let inclusive = match cond.op {
+            syn::BinOp::Lt(_) => false,
+            syn::BinOp::Le(_) => true,
+            _ => return None,
+        };
+        // `i` or `i + c` on the left.
+        let (counter, offset) = match &*cond.left {
+            syn::Expr::Binary(sum) if matches!(sum.op, syn::BinOp::Add(_)) => (
+                super::expr::local_name(&sum.left)?,
+                Some(int_literal(&sum.right)?),
+            ),
+            left => (super::expr::local_name(left)?, None),
+        };
+        let (last, init) = expr.body.stmts.split_last()?;
+        let step = counter_step(last, &counter)?;
+        let exits = Exits::of_block(&expr.body);
+        if exits.breaks || exits.continues || !exits.labels.is_empty() || expr.label.is_some() {
+            return None;
+        }
+        // The counter is assigned only by the last statement; the bound
+        // reads nothing the body assigns or grows.
+        let mut rest = syn::Block {
+            brace_token: expr.body.brace_token,
+            stmts: init.to_vec(),
+        };
+        let assigned = assigned_in(&rest);
+        let mut names = Names::default();
+        names.visit_expr(&cond.right);
+        let mut pushes = Names::default();
+        pushes.visit_block(&rest);
+        if assigned.contains(&counter)
+            || pushes.2
+            || names.0.iter().any(|name| assigned.contains(name))
+            || names.1
+            || !matches!(self.lookup(&counter), Some(Ok(value)) if self.ty(value) == Ty::Int)
+        {
+            return None;
+        }
+        let span = expr.span();
+        let start = self.lookup(&counter).expect("checked");
+        let counter_ident = syn::Ident::new(&counter, span);
+        let bound = &cond.right;
+        let step_lit = syn::LitInt::new(&step.to_string(), span);
+        let range: syn::Expr = match (inclusive, &offset) {
+            (false, None) => syn::parse_quote_spanned!(span=> (#counter_ident..#bound)),
+            (true, None) => syn::parse_quote_spanned!(span=> (#counter_ident..=#bound)),
+            (false, Some(c)) => syn::parse_quote_spanned!(span=> ((#counter_ident + #c)..#bound)),
+            (true, Some(c)) => syn::parse_quote_spanned!(span=> ((#counter_ident + #c)..=#bound)),
+        };
+        let range: syn::Expr = if step == 1 {
+            range
+        } else {
+            syn::parse_quote_spanned!(span=> #range.step_by(#step_lit))
+        };
+        let pat: syn::Pat = match &offset {
+            None => syn::parse_quote_spanned!(span=> #counter_ident),
+            Some(c) => {
+                // The index runs from `i + c`; `i` is `j - c` in the body.
+                let shifted =
+                    syn::Ident::new(&format!("{counter}_plus_{}", c.base10_digits()), span);
+                rest.stmts.insert(
+                    0,
+                    syn::parse_quote_spanned!(span=> let #counter_ident = #shifted - #c;),
+                );
+                syn::parse_quote_spanned!(span=> #shifted)
+            }
+        };
+        let for_loop = syn::ExprForLoop {
+            attrs: Vec::new(),
+            label: None,
+            for_token: Default::default(),
+            pat: Box::new(pat),
+            in_token: Default::default(),
+            expr: Box::new(range),
+            body: rest,
+        };
+        // The counter after the loop: `start` moved by every step taken,
+        // `ceil((end - first) / k)` of them (none if `first >= end`).
+        let first = match &offset {
+            Some(c) => {
+                let c = self.int_lit(c.base10_parse().unwrap_or(0), span);
+                start.map(|start| self.int_op(BinOp::Add, start, c, span))
+            }
+            None => start,
+        };
+        let end = self.expr(bound);
+        let lowered = self.for_loop(&for_loop);
+        let result = (|| {
+            lowered?;
+            let (first, start, mut end) = (first?, start?, end?);
+            if inclusive {
+                let one = self.int_lit(1, span);
+                end = self.int_op(BinOp::Add, end, one, span);
+            }
+            let seq_count = self.counted_trips(first, end, step, span);
+            let k = self.int_lit(step, span);
+            let moved = self.int_op(BinOp::Mul, seq_count, k, span);
+            let after = self.int_op(BinOp::Add, start, moved, span);
+            if let Some(slot) = self.lookup_mut(&counter) {
+                *slot = Ok(after);
+            }
+            self.name(after, &counter);
+            Ok(())
+        })();
+        Some(result)
     }
 
     /// `loop { body }`, going on until a `break`; its value is that of
@@ -409,6 +531,76 @@ pub(super) struct LoopFlags {
 /// A loop body lowered by [`Lower::carried_body`]: the initial values, the
 /// body, where the carried variables are bound, and their types.
 pub(super) type CarriedBody = (Vec<Value>, Region, Vec<(usize, usize)>, Vec<Ty>);
+
+/// The integer literal an expression is (`1`, `2usize`).
+fn int_literal(expr: &syn::Expr) -> Option<syn::LitInt> {
+    match expr {
+        syn::Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Int(int),
+            ..
+        }) => Some(int.clone()),
+        syn::Expr::Paren(paren) => int_literal(&paren.expr),
+        _ => None,
+    }
+}
+
+/// `k` if `stmt` is `i += k;` or `i = i + k;` for a literal `k >= 1`.
+fn counter_step(stmt: &syn::Stmt, counter: &str) -> Option<u64> {
+    let syn::Stmt::Expr(expr, Some(_)) = stmt else {
+        return None;
+    };
+    let k = match expr {
+        syn::Expr::Binary(binary) if matches!(binary.op, syn::BinOp::AddAssign(_)) => {
+            (super::expr::local_name(&binary.left)? == counter).then_some(&*binary.right)?
+        }
+        syn::Expr::Assign(assign) => {
+            let syn::Expr::Binary(sum) = &*assign.right else {
+                return None;
+            };
+            let target = super::expr::local_name(&assign.left)?;
+            let read = super::expr::local_name(&sum.left)?;
+            (matches!(sum.op, syn::BinOp::Add(_)) && target == counter && read == counter)
+                .then_some(&*sum.right)?
+        }
+        _ => return None,
+    };
+    int_literal(k)?
+        .base10_parse::<u64>()
+        .ok()
+        .filter(|&k| k >= 1)
+}
+
+/// The local names an expression reads, whether it calls anything but
+/// `len()` (whose value a loop body could change), and whether it pushes.
+#[derive(Default)]
+struct Names(HashSet<String>, bool, bool);
+
+impl Visit<'_> for Names {
+    fn visit_expr_path(&mut self, path: &syn::ExprPath) {
+        if let Some(ident) = path.path.get_ident() {
+            self.0.insert(ident.to_string());
+        }
+    }
+
+    fn visit_expr_method_call(&mut self, call: &syn::ExprMethodCall) {
+        if call.method != "len" || !call.args.is_empty() {
+            self.1 = true;
+        }
+        // A `push` changes a length the bound may read.
+        self.2 |= call.method == "push";
+        syn::visit::visit_expr_method_call(self, call);
+    }
+
+    fn visit_expr_call(&mut self, call: &syn::ExprCall) {
+        self.1 = true;
+        syn::visit::visit_expr_call(self, call);
+    }
+
+    fn visit_expr_index(&mut self, index: &syn::ExprIndex) {
+        self.1 = true;
+        syn::visit::visit_expr_index(self, index);
+    }
+}
 
 /// The variables a block assigns, by name (`x = …`, `x += …`), at any depth.
 fn assigned_in(block: &syn::Block) -> HashSet<String> {

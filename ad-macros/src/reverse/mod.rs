@@ -23,9 +23,10 @@
 //! (re-read, recomputed, or saved on a tape). The passes after it work on
 //! adjoint IR only: tapes made early (`tapes.rs`), adjoint loops run
 //! forwards and sums carried from zero (`order.rs`), loop fusion in `_vjp`
-//! (`fuse.rs`), `logsumexp`'s exponentials kept (`keep.rs`), and, last, the
-//! tapes of loops that save very many values grouped into records
-//! (`records.rs`).
+//! (`fuse.rs`), `logsumexp`'s exponentials kept (`keep.rs`), the tapes of
+//! loops that save very many values grouped into records (`records.rs`),
+//! and, last, shadow updates ordered in their loop's direction
+//! (`updates.rs`).
 
 mod branches;
 mod calls;
@@ -37,12 +38,14 @@ mod order;
 pub(crate) mod records;
 pub(crate) mod rules;
 mod tapes;
+mod updates;
 
 pub(crate) use fuse::fuse_loops;
 pub(crate) use keep::keep_exponentials;
 pub(crate) use order::{run_forward, sums_from_zero};
 pub(crate) use records::record_tapes;
 pub(crate) use tapes::make_tapes_early;
+pub(crate) use updates::order_updates;
 
 use std::collections::{HashMap, HashSet};
 
