@@ -1366,6 +1366,7 @@ mod counted_whiles {
     }
 
     #[differentiate]
+    #[allow(clippy::assign_op_pattern)] // The other spelling of the step.
     fn strided(x: &[f64], n: usize) -> f64 {
         let mut s = 0.0;
         let mut i = 1;
