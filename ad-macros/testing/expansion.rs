@@ -835,3 +835,9 @@ check!(
     "",
     "fn f(x: &[f64]) -> f64 { let mut s = 0.0; for i in 0..x.len() - 1 { let b = x[i + 1] - x[i] * x[i]; let a = 1.0 - x[i]; s += a * a + 100.0 * b * b; } s }"
 );
+// A running maximum written `m = x[i].max(m)` is one call too.
+check!(
+    running_max_operands_swapped,
+    "",
+    "fn f(x: &[f64]) -> f64 { let mut m = f64::NEG_INFINITY; for &v in x.iter() { m = v.max(m); } m }"
+);

@@ -1329,11 +1329,12 @@ fn call_runtime(
             let (kept, dx) = muts.split_at_mut(1);
             linalg::logsumexp_dx_kept(&mut kept[0], float(0)?, &mut dx[0]);
         }
-        Callee::MaxOver | Callee::MinOver => {
-            let over = if callee == Callee::MaxOver {
-                __private::max_over
-            } else {
-                __private::min_over
+        Callee::MaxOver | Callee::MinOver | Callee::MaxOverRev | Callee::MinOverRev => {
+            let over = match callee {
+                Callee::MaxOver => __private::max_over,
+                Callee::MinOver => __private::min_over,
+                Callee::MaxOverRev => __private::max_over_rev,
+                _ => __private::min_over_rev,
             };
             return Ok(Val::Float(over(float(0)?, &refs[0], size(1)?, size(2)?)));
         }

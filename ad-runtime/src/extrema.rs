@@ -38,6 +38,31 @@ pub fn min_over<T: Float>(m0: T, x: &[T], start: usize, end: usize) -> T {
     over(m0, x, start..end, T::min)
 }
 
+/// `x[start].max(m0)`, then `x[start + 1].max(…)`…: the loop
+/// `for i in start..end { m = x[i].max(m); }`, the operands in the order the
+/// user wrote them (the same pullback as [`max_over`]: its step rule treats
+/// both sides alike).
+///
+/// # Panics
+///
+/// Panics if `end > x.len()` and `start < end`.
+#[inline]
+#[track_caller]
+pub fn max_over_rev<T: Float>(m0: T, x: &[T], start: usize, end: usize) -> T {
+    over(m0, x, start..end, |m, xi| xi.max(m))
+}
+
+/// `x[start].min(m0)`…: the loop `for i in start..end { m = x[i].min(m); }`.
+///
+/// # Panics
+///
+/// Panics if `end > x.len()` and `start < end`.
+#[inline]
+#[track_caller]
+pub fn min_over_rev<T: Float>(m0: T, x: &[T], start: usize, end: usize) -> T {
+    over(m0, x, start..end, |m, xi| xi.min(m))
+}
+
 /// Pullback of [`max_over`], whose output was `y`: adds the adjoint of
 /// `x[start..end]` for the seed `dy` into `dx`, and returns the adjoint of
 /// `m0`. The result is the one of reversing the loop step by step with
@@ -230,6 +255,60 @@ mod tests {
                 prop_assert_eq!(y.to_bits(), looped.to_bits());
                 prop_assert!(same(d_m0, want_m0), "d_m0 {} != {}", d_m0, want_m0);
                 prop_assert!(same(d_m0_alone, want_m0));
+                for (i, (got, want)) in dx.iter().zip(&want).enumerate() {
+                    prop_assert!(same(*got, *want), "dx[{}] {} != {}", i, got, want);
+                }
+            }
+        }
+    }
+
+    /// [`stepwise`] for the loop written `m = x[i].max(m)`.
+    fn stepwise_rev(
+        (op, rule): Step,
+        m0: f64,
+        x: &[f64],
+        start: usize,
+        dy: f64,
+    ) -> (f64, Vec<f64>) {
+        let mut tape = Vec::new();
+        let mut m = m0;
+        for &xi in &x[start.min(x.len())..] {
+            tape.push(m);
+            m = op(xi, m);
+        }
+        let mut dx = vec![0.0; x.len()];
+        let mut d = dy;
+        for i in (start..x.len()).rev() {
+            let before = tape.pop().expect("one value per step");
+            let (d_xi, d_m) = rule(x[i], before, op(x[i], before), d);
+            dx[i] += d_xi;
+            d = d_m;
+        }
+        (d, dx)
+    }
+
+    proptest! {
+        #[test]
+        fn operands_as_written_give_the_same_pullbacks(
+            m0 in value(),
+            x in proptest::collection::vec(value(), 0..12),
+            start in 0usize..4,
+            dy in prop_oneof![Just(1.0), Just(-2.5), Just(0.0)],
+        ) {
+            let end = x.len();
+            for (is_max, step) in [(true, MAX), (false, MIN)] {
+                let (want_m0, want) = stepwise_rev(step, m0, &x, start, dy);
+                let mut dx = vec![0.0; x.len()];
+                let (y, d_m0) = if is_max {
+                    let y = max_over_rev(m0, &x, start, end);
+                    (y, max_over_dx(m0, &x, start, end, y, dy, &mut dx))
+                } else {
+                    let y = min_over_rev(m0, &x, start, end);
+                    (y, min_over_dx(m0, &x, start, end, y, dy, &mut dx))
+                };
+                let looped = x[start.min(end)..].iter().fold(m0, |m, &xi| step.0(xi, m));
+                prop_assert_eq!(y.to_bits(), looped.to_bits());
+                prop_assert!(same(d_m0, want_m0), "d_m0 {} != {}", d_m0, want_m0);
                 for (i, (got, want)) in dx.iter().zip(&want).enumerate() {
                     prop_assert!(same(*got, *want), "dx[{}] {} != {}", i, got, want);
                 }

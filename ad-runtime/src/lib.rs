@@ -108,7 +108,8 @@ pub fn detach<T>(x: T) -> T {
 #[doc(hidden)]
 pub mod __private {
     pub use crate::extrema::{
-        max_over, max_over_dm, max_over_dx, min_over, min_over_dm, min_over_dx,
+        max_over, max_over_dm, max_over_dx, max_over_rev, min_over, min_over_dm, min_over_dx,
+        min_over_rev,
     };
     pub use crate::linalg::{
         add_assign, axpy_da, axpy_dx, dot_dx, logsumexp_dx, logsumexp_dx_kept, logsumexp_keep,

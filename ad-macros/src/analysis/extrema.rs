@@ -19,7 +19,8 @@
 //!
 //! Only the loop that does nothing else is rewritten: a `for` over `start..end`
 //! (forwards, step 1) carrying one float `m`, whose body is `m.max(x[i])` or
-//! `m.min(x[i])` of the loop's index. The primal value is computed in the
+//! `m.min(x[i])` of the loop's index, or `x[i].max(m)` (`max_over_rev`, which
+//! keeps the operands in the order written). The primal value is computed in the
 //! same order, so `_vjp` returns the primal's value bit for bit.
 
 use crate::ir::Callee;
@@ -85,6 +86,9 @@ fn as_call(func: &Function, value: Value) -> Option<Inst> {
     let callee = match func.inst(next) {
         Inst::Prim(Prim::Max, args) if args[..] == [m, elem] => Callee::MaxOver,
         Inst::Prim(Prim::Min, args) if args[..] == [m, elem] => Callee::MinOver,
+        // `x[i].max(m)`: the same running maximum, operands as written.
+        Inst::Prim(Prim::Max, args) if args[..] == [elem, m] => Callee::MaxOverRev,
+        Inst::Prim(Prim::Min, args) if args[..] == [elem, m] => Callee::MinOverRev,
         _ => return None,
     };
     let (Inst::Arg(0), Inst::Arg(1), &Inst::Load(x, at)) =

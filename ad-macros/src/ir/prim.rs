@@ -284,6 +284,9 @@ callees! {
     // without (the adjoint of `m`'s initial value alone).
     MaxOver "max_over" [Val Ref Val Val] float,
     MinOver "min_over" [Val Ref Val Val] float,
+    // The same loops written `m = x[i].max(m)`: the same pullbacks.
+    MaxOverRev "max_over_rev" [Val Ref Val Val] float,
+    MinOverRev "min_over_rev" [Val Ref Val Val] float,
     MaxOverDx "max_over_dx" [Val Ref Val Val Val Val Mut] float,
     MinOverDx "min_over_dx" [Val Ref Val Val Val Val Mut] float,
     MaxOverDm "max_over_dm" [Val Ref Val Val Val Val] float,

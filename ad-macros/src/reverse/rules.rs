@@ -193,8 +193,12 @@ pub(crate) fn pullback(rx: &mut Reverse<'_>, y: Value, dy: Value) {
                         d(rx, rule, vec![x, y, dy, d_x]);
                     }
                 }
-                (Callee::MaxOver | Callee::MinOver, &[m0, x, start, end]) => {
-                    let (with_dx, alone) = if callee == Callee::MaxOver {
+                (
+                    Callee::MaxOver | Callee::MinOver | Callee::MaxOverRev | Callee::MinOverRev,
+                    &[m0, x, start, end],
+                ) => {
+                    let (with_dx, alone) = if matches!(callee, Callee::MaxOver | Callee::MaxOverRev)
+                    {
                         (Callee::MaxOverDx, Callee::MaxOverDm)
                     } else {
                         (Callee::MinOverDx, Callee::MinOverDm)

@@ -40,6 +40,22 @@ fn a_running_maximum_or_minimum_becomes_a_call() {
 }
 
 #[test]
+fn operands_in_either_order_and_every_loop_spelling() {
+    for (body, callee) in [
+        ("for i in 0..x.len() { m = x[i].max(m); }", Callee::MaxOverRev),
+        ("for i in 0..x.len() { m = f64::min(x[i], m); }", Callee::MinOverRev),
+        ("for &v in x.iter() { m = v.max(m); }", Callee::MaxOverRev),
+        ("for &v in x { m = f64::max(m, v); }", Callee::MaxOver),
+        ("m = x.iter().copied().fold(m, f64::max);", Callee::MaxOver),
+        ("let mut i = 0; while i < x.len() { m = m.min(x[i]); i += 1; }", Callee::MinOver),
+    ] {
+        let src = format!("fn f(x: &[f64]) -> f64 {{ let mut m = 0.5; {body} m }}");
+        let stages = stages_of(&src);
+        assert_eq!(calls_and_loops(&stages.primal), (vec![callee], 0), "{body}");
+    }
+}
+
+#[test]
 fn without_a_shadow_for_x_only_the_initial_value_gets_an_adjoint() {
     let item = syn::parse_str(
         "fn f(x: &[f64], a: f64) -> f64 { let mut m = a; for i in 0..x.len() { m = m.max(x[i]); } m }",
@@ -62,7 +78,6 @@ fn other_loops_stay_loops() {
         "for i in 0..x.len() { m = m.max(x[i]); s += x[i]; }",
         // Another index, another order, another range.
         "for i in 0..x.len() - 1 { m = m.max(x[i + 1]); }",
-        "for i in 0..x.len() { m = x[i].max(m); }",
         "for i in (0..x.len()).rev() { m = m.max(x[i]); }",
         "for i in (0..x.len()).step_by(2) { m = m.max(x[i]); }",
         "for i in 0..=x.len() - 1 { m = m.max(x[i]); }",
