@@ -126,7 +126,7 @@ pub(crate) mod msg {
     pub(crate) const INDEX_NOT_BUFFER: &str = "only buffers can be indexed: `&[f64]`, `&Vec<f64>` and `&[f64; N]` parameters (or their `&mut` forms) and local `Vec`s and arrays; pass this one as a parameter, e.g. `w: &[f64]`";
     pub(crate) const BUFFER_IN_REGION: &str = "a buffer made inside a loop or a branch needs a length known before it (a constant, a parameter's `len()`, or arithmetic on them), and `Vec::new()`, `Vec::with_capacity` and `collect()` work only at the top level of the body; create the buffer before the loop and overwrite its elements inside";
     pub(crate) const PUSH_ON_FIXED: &str = "this buffer is made inside a loop, or its length sizes one, so its length must not change: `#[differentiate]` makes it once before the loop; push onto a `Vec` made at the top level of the body";
-    pub(crate) const BUFFER_REASSIGN: &str = "a buffer variable cannot be assigned a new buffer; write its elements (`v[i] = …`), or bind the new buffer to a new variable with `let`";
+    pub(crate) const BUFFER_REASSIGN: &str = "only a buffer the function made can be assigned another (its elements are copied); a parameter cannot be rebound to another buffer: index the one you mean, or copy it into a local `Vec` first";
     pub(crate) const BUFFER_IN_BRANCH: &str = "a branch or a loop cannot choose between buffers or carry one; create one buffer and write the chosen elements into it";
     pub(crate) const BUFFER_AS_SCALAR: &str = "a buffer is not a number: arithmetic, casts and float methods work on its elements; index it, `xs[i]`, or loop over its elements";
     pub(crate) const EXIT_IN_CONDITION: &str = "`return`, `break` and `continue` inside a loop's condition are not supported; compute the condition before the loop body, or exit from the body";
@@ -157,6 +157,7 @@ pub(crate) mod msg {
         "`zip` takes a buffer (`&ys`), a sub-slice, a range or an iterator chain over them";
     pub(crate) const REDUCE_AFTER_FILTER: &str = "`reduce`, `max_by` and `min_by` after `filter` are not supported; fold from a start value instead: `.fold(f64::NEG_INFINITY, f64::max)`";
     pub(crate) const REDUCE_RESULT: &str = "take the value out of `reduce`, `max_by` or `min_by` where it is made: `.unwrap()`, `.expect(\"…\")` or `.unwrap_or(value)`";
+    pub(crate) const SWAP: &str = "`std::mem::swap` is supported between two local variables of the function, both floats or both buffers: `std::mem::swap(&mut a, &mut b)`";
     pub(crate) const FOLD_SHAPE: &str = "`fold`'s accumulator is a number or a tuple of numbers, and the closure returns the same shape as the initial value";
     pub(crate) const LABELED_BLOCK: &str = "labeled blocks are not supported; remove the label";
 

@@ -1437,3 +1437,112 @@ mod counted_whiles {
         assert_close(&grad, &[3.0 * 0.7 * 0.7 - 3.0]);
     }
 }
+
+mod swaps {
+    use super::*;
+
+    type HeatVjp = fn(&[f64], &mut [f64], f64, usize, f64) -> (f64, f64);
+
+    #[differentiate]
+    fn heat_swap(u0: &[f64], k: f64, steps: usize) -> f64 {
+        let n = u0.len();
+        let mut cur = u0.to_vec();
+        let mut next = vec![0.0; n];
+        for _ in 0..steps {
+            for i in 1..n - 1 {
+                next[i] = cur[i] + k * (cur[i - 1] - 2.0 * cur[i] + cur[i + 1]);
+            }
+            next[0] = cur[0];
+            next[n - 1] = cur[n - 1];
+            std::mem::swap(&mut cur, &mut next);
+        }
+        cur.iter().map(|v| v * v).sum()
+    }
+
+    #[differentiate]
+    fn heat_assign(u0: &[f64], k: f64, steps: usize) -> f64 {
+        let n = u0.len();
+        let mut cur = u0.to_vec();
+        for _ in 0..steps {
+            let mut next = vec![0.0; n];
+            for i in 1..n - 1 {
+                next[i] = cur[i] + k * (cur[i - 1] - 2.0 * cur[i] + cur[i + 1]);
+            }
+            next[0] = cur[0];
+            next[n - 1] = cur[n - 1];
+            cur = next;
+        }
+        cur.iter().map(|v| v * v).sum()
+    }
+
+    #[differentiate]
+    fn fib_like(a: f64, b: f64, n: usize) -> f64 {
+        let mut x = a;
+        let mut y = b;
+        for _ in 0..n {
+            x += y * 0.5;
+            std::mem::swap(&mut x, &mut y);
+        }
+        x * y
+    }
+
+    #[test]
+    fn swaps_and_buffer_assignments() {
+        let u0 = [0.1, 0.5, -0.3, 0.8, 0.2];
+        let mut point = u0.to_vec();
+        point.push(0.2);
+        let vjp = |f: HeatVjp, p: &[f64], s| {
+            let mut d = vec![0.0; 5];
+            let (out, dk) = f(&p[..5], &mut d, p[5], 3, s);
+            d.push(dk);
+            (out, d)
+        };
+        let swapped = check_scalar(
+            |p| heat_swap(&p[..5], p[5], 3),
+            |p, s| vjp(heat_swap_vjp, p, s),
+            &point,
+        );
+        let assigned = check_scalar(
+            |p| heat_assign(&p[..5], p[5], 3),
+            |p, s| vjp(heat_assign_vjp, p, s),
+            &point,
+        );
+        assert_close(&swapped, &assigned);
+        let grad = check_scalar(
+            |p| fib_like(p[0], p[1], 5),
+            |p, s| {
+                let (out, da, db) = fib_like_vjp(p[0], p[1], 5, s);
+                (out, vec![da, db])
+            },
+            &[0.7, 1.3],
+        );
+        // Linear in (a, b): the gradient of x·y at the end, by the recurrence.
+        let (mut xa, mut xb, mut ya, mut yb) = (1.0, 0.0, 0.0, 1.0);
+        for _ in 0..5 {
+            (xa, xb) = (xa + ya * 0.5, xb + yb * 0.5);
+            std::mem::swap(&mut xa, &mut ya);
+            std::mem::swap(&mut xb, &mut yb);
+        }
+        let (x, y) = (0.7 * xa + 1.3 * xb, 0.7 * ya + 1.3 * yb);
+        assert_close(&grad, &[xa * y + x * ya, xb * y + x * yb]);
+    }
+
+    #[test]
+    fn a_buffer_assigned_one_of_another_length_panics_with_a_message() {
+        let result = std::panic::catch_unwind(|| shrink_vjp(&[1.0, 2.0, 3.0], &mut [0.0; 3], 1.0));
+        let payload = result.expect_err("lengths differ");
+        let text = payload
+            .downcast_ref::<String>()
+            .expect("a formatted message");
+        assert!(text.contains("the lengths must agree"), "{text}");
+    }
+
+    #[differentiate]
+    fn shrink(x: &[f64]) -> f64 {
+        let mut v = x.to_vec();
+        let first = v[0];
+        let w = vec![1.0; 2];
+        v = w;
+        v[0] + first
+    }
+}

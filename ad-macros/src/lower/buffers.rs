@@ -136,6 +136,58 @@ impl Lower<'_> {
         Ok(buf)
     }
 
+    /// `to = from;` between buffers: the elements copied, after a check
+    /// that the lengths agree (`#[differentiate]` keeps one buffer per
+    /// variable, so it cannot take `from`'s length).
+    pub(super) fn copy_buffer(
+        &mut self,
+        from: Value,
+        to: Value,
+        target: &Expr,
+    ) -> Result<(), Poison> {
+        let span = target.span();
+        let len = self.push(Inst::Len(from), Ty::Int, span);
+        let to_len = self.push(Inst::Len(to), Ty::Int, span);
+        let from_name = proc_macro2::Ident::new("__ad_from_len", span);
+        let to_name = proc_macro2::Ident::new("__ad_to_len", span);
+        let shown = quote::ToTokens::to_token_stream(target).to_string();
+        let message = format!(
+            "`#[differentiate]` copies the buffer assigned to `{shown}` into it: the lengths must agree"
+        );
+        let check = quote::quote_spanned!(span=>
+            ::core::assert_eq!(#to_name, #from_name, #message););
+        self.effect_with(check, vec![(from_name, len), (to_name, to_len)], span)?;
+        self.copy_elements(from, to, len, span)
+    }
+
+    /// `std::mem::swap(&mut a, &mut b)` of two buffers: the elements
+    /// swapped one by one, after the same check.
+    pub(super) fn swap_buffers(&mut self, a: Value, b: Value, span: Span) -> Result<(), Poison> {
+        let a_len = self.push(Inst::Len(a), Ty::Int, span);
+        let b_len = self.push(Inst::Len(b), Ty::Int, span);
+        let a_name = proc_macro2::Ident::new("__ad_a_len", span);
+        let b_name = proc_macro2::Ident::new("__ad_b_len", span);
+        let check = quote::quote_spanned!(span=> ::core::assert_eq!(#a_name, #b_name,
+            "`#[differentiate]` swaps buffers element by element: the lengths must agree"););
+        self.effect_with(check, vec![(a_name, a_len), (b_name, b_len)], span)?;
+        let start = self.usize_lit(0, span);
+        let range = LoopRange {
+            start,
+            end: a_len,
+            inclusive: false,
+            step: None,
+            reversed: false,
+        };
+        let carried = self.carried_body(Default::default(), span, |this, index| {
+            let x = this.load(a, index, span);
+            let y = this.load(b, index, span);
+            this.write_element((a, index), None, y, span);
+            this.write_element((b, index), None, x, span);
+            Ok(None)
+        });
+        self.finish_for(range, carried, span)
+    }
+
     /// `copy[j] = src[j]` for `j` in `0..len`.
     fn copy_elements(
         &mut self,

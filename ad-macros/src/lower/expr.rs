@@ -557,6 +557,9 @@ impl Lower<'_> {
             .as_slice()
         {
             ["Vec", method] => return self.new_vec(call, method),
+            ["std" | "core", "mem", "swap"] | ["mem", "swap"] if call.args.len() == 2 => {
+                return self.swap(call);
+            }
             ["ad_runtime", name] | ["ad_runtime", "linalg", name] => {
                 if let Some(callee) = Callee::primitive(name) {
                     self.runtime_path(func, callee.name());
@@ -624,6 +627,43 @@ impl Lower<'_> {
         let args: Vec<Lowered> = call.args.iter().map(|arg| self.scalar_expr(arg)).collect();
         let operands = args.into_iter().collect::<Result<Vec<_>, _>>()?;
         Ok(self.prim(prim, operands, Some(float_ty), call.span()))
+    }
+
+    /// `std::mem::swap(&mut a, &mut b)` of two local floats (the names
+    /// trade values) or two local buffers (the elements are swapped).
+    fn swap(&mut self, call: &ExprCall) -> Lowered {
+        let span = call.span();
+        let names: Vec<Option<String>> = call
+            .args
+            .iter()
+            .map(|arg| match arg {
+                Expr::Reference(reference) if reference.mutability.is_some() => {
+                    local_name(&reference.expr)
+                }
+                _ => None,
+            })
+            .collect();
+        let [Some(a), Some(b)] = names.as_slice() else {
+            return self.unsupported(&call.func, msg::SWAP);
+        };
+        let (Some(value_a), Some(value_b)) = (self.lookup(a), self.lookup(b)) else {
+            return self.unsupported(&call.func, msg::SWAP);
+        };
+        let (value_a, value_b) = (value_a?, value_b?);
+        let is_buf = |this: &Self, value: Value| matches!(this.ty(value), Ty::Buf(_));
+        match (is_buf(self, value_a), is_buf(self, value_b)) {
+            (false, false) => {
+                let (a_expr, b_expr) = (&call.args[0], &call.args[1]);
+                let (Expr::Reference(ra), Expr::Reference(rb)) = (a_expr, b_expr) else {
+                    unreachable!("checked")
+                };
+                self.assign(&ra.expr, Ok(value_b));
+                self.assign(&rb.expr, Ok(value_a));
+            }
+            (true, true) => self.swap_buffers(value_a, value_b, span)?,
+            _ => return self.unsupported(&call.func, msg::SWAP),
+        }
+        Ok(self.push(Inst::Tuple(Vec::new()), Ty::Tuple(Vec::new()), span))
     }
 
     /// Records a path to a runtime function, unless it is absolute

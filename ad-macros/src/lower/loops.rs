@@ -418,7 +418,16 @@ impl Lower<'_> {
         // A closure called in the body may assign what it captures.
         let mut names = names;
         names.extend(self.closure_mutations());
-        let carried: Vec<(usize, usize)> = self.outer_positions(&names);
+        // A buffer is one handle for its whole life (`cur = next` copies the
+        // elements): the loop writes it, it does not carry it.
+        let carried: Vec<(usize, usize)> = self
+            .outer_positions(&names)
+            .into_iter()
+            .filter(|&(scope, entry)| {
+                !matches!(self.scopes[scope][entry].1,
+                    Ok(value) if matches!(self.builder.func().ty(value), Ty::Buf(_)))
+            })
+            .collect();
         let inits: Vec<Result<Value, Poison>> = carried
             .iter()
             .map(|&(scope, entry)| self.scopes[scope][entry].1)
@@ -627,6 +636,27 @@ impl Visit<'_> for Assigned {
             self.names.insert(name);
         }
         syn::visit::visit_expr_assign(self, assign);
+    }
+
+    /// `std::mem::swap(&mut a, &mut b)` assigns both.
+    fn visit_expr_call(&mut self, call: &syn::ExprCall) {
+        if let syn::Expr::Path(path) = &*call.func
+            && path
+                .path
+                .segments
+                .last()
+                .is_some_and(|last| last.ident == "swap")
+        {
+            for arg in &call.args {
+                if let syn::Expr::Reference(reference) = arg
+                    && reference.mutability.is_some()
+                    && let Some(name) = super::expr::local_name(&reference.expr)
+                {
+                    self.names.insert(name);
+                }
+            }
+        }
+        syn::visit::visit_expr_call(self, call);
     }
 
     fn visit_expr_binary(&mut self, binary: &syn::ExprBinary) {

@@ -149,6 +149,28 @@ impl Lower<'_> {
         Ok(self.push(Inst::Effect { mac, args }, Ty::Bool, span))
     }
 
+    /// A statement the expansion adds (a check), run as written with
+    /// `values` bound to the generated names given.
+    pub(super) fn effect_with(
+        &mut self,
+        tokens: TokenStream,
+        values: Vec<(Ident, Value)>,
+        span: Span,
+    ) -> Result<(), Poison> {
+        let mut bindings = Vec::new();
+        let mut args = Vec::new();
+        for (name, value) in values {
+            bindings.push(Binding {
+                name,
+                kind: BindingKind::Value,
+            });
+            args.push(value);
+        }
+        let mac = Rc::new(EffectMacro { tokens, bindings });
+        self.push(Inst::Effect { mac, args }, Ty::Unit, span);
+        Ok(())
+    }
+
     /// `panic!(message…)` where the function would panic (`unwrap()` of
     /// `None`).
     pub(super) fn panic_effect(&mut self, message: TokenStream, span: Span) -> Result<(), Poison> {

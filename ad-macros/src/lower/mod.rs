@@ -621,7 +621,18 @@ impl Lower<'_> {
         if let Ok(old) = old
             && matches!(self.builder.func().ty(old), Ty::Buf(_))
         {
-            self.cx.error_spanned_by(target, msg::BUFFER_REASSIGN);
+            // `cur = next;`: `next` is moved, so copying its elements into
+            // `cur` is the same, when the lengths agree.
+            match value {
+                Ok(value)
+                    if matches!(self.builder.func().ty(value), Ty::Buf(_))
+                        && !self.builder.func().is_param(old) =>
+                {
+                    let _ = self.copy_buffer(value, old, target);
+                }
+                Ok(_) => self.cx.error_spanned_by(target, msg::BUFFER_REASSIGN),
+                Err(Poison) => {}
+            }
             return;
         }
         // A variable has one type: `x = 0.5` gives the literal the type of `x`.

@@ -42,12 +42,21 @@ fn a_running_maximum_or_minimum_becomes_a_call() {
 #[test]
 fn operands_in_either_order_and_every_loop_spelling() {
     for (body, callee) in [
-        ("for i in 0..x.len() { m = x[i].max(m); }", Callee::MaxOverRev),
-        ("for i in 0..x.len() { m = f64::min(x[i], m); }", Callee::MinOverRev),
+        (
+            "for i in 0..x.len() { m = x[i].max(m); }",
+            Callee::MaxOverRev,
+        ),
+        (
+            "for i in 0..x.len() { m = f64::min(x[i], m); }",
+            Callee::MinOverRev,
+        ),
         ("for &v in x.iter() { m = v.max(m); }", Callee::MaxOverRev),
         ("for &v in x { m = f64::max(m, v); }", Callee::MaxOver),
         ("m = x.iter().copied().fold(m, f64::max);", Callee::MaxOver),
-        ("let mut i = 0; while i < x.len() { m = m.min(x[i]); i += 1; }", Callee::MinOver),
+        (
+            "let mut i = 0; while i < x.len() { m = m.min(x[i]); i += 1; }",
+            Callee::MinOver,
+        ),
     ] {
         let src = format!("fn f(x: &[f64]) -> f64 {{ let mut m = 0.5; {body} m }}");
         let stages = stages_of(&src);
