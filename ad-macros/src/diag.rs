@@ -168,6 +168,13 @@ pub(crate) mod msg {
         )
     }
 
+    pub(crate) fn array_by_value(ty: &str) -> String {
+        let ty = ty.replace(';', "; ");
+        format!(
+            "arrays are taken by reference by `#[differentiate]` functions: write `&{ty}` (its shadow in `_vjp` is `&mut {ty}`), and return `{ty}` as you do"
+        )
+    }
+
     pub(crate) fn closure_arity(params: usize, given: usize) -> String {
         let plural = if params == 1 { "" } else { "s" };
         format!("this closure takes {params} parameter{plural}, and is given {given}")

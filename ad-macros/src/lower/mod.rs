@@ -159,7 +159,13 @@ pub(crate) fn body(cx: &Ctxt, func: &ItemFn, sig: &Signature) -> Option<Function
         if param.mutable {
             lower.builder.mark_mutable();
         }
-        lower.bind(&param.name, Ok(value));
+        // A parameter whose type was rejected: its uses are not reported again.
+        let bound = if param.ir_ty == Ty::Unknown {
+            Err(Poison)
+        } else {
+            Ok(value)
+        };
+        lower.bind(&param.name, bound);
     }
     let out = lower.fn_body(&func.block, &sig.output_ty).ok()?;
     lower.builder.refine_ty(out, &sig.output_ty);
