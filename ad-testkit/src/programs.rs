@@ -63,12 +63,6 @@
 //! new version is a `{float}`), and `y > i as f64` rather than
 //! `(i as f64) < y` (the parentheses are dropped, and `f64 <` then parses
 //! as generic arguments; both sides ending in a cast still print so).
-//! Two more avoid bugs of the expansion of the idioms (reported): a closure
-//! call whose argument is all literals gets the `_f64` suffix, `f(2.0_f64 *
-//! 1.5)` (the expansion binds the parameter without its `f64`, and a method
-//! in the body fails on the `{float}`, E0689); and no assertion reads `*e`
-//! of an element by reference, `for e in xs.iter() { assert!(*e < 1e6); }`
-//! (the expansion runs it where `e` is an `f64`, E0614).
 //! Limitations of the macro, by design, are avoided too: `for_each` only
 //! writes a buffer (a closure may not assign a variable it captures), and
 //! no assertion calls a closure (a closure may not be named in a macro).
@@ -1120,15 +1114,6 @@ fn enter_pat(pat: &Pat, ty: &Ty, scope: &mut Vec<Var>, ranges: &mut Vec<(Var, Ra
             enter_pat(b, &Ty::Val, scope, ranges);
         }
     }
-}
-
-/// Whether `e` prints `*e` for an element by reference anywhere (in a
-/// position where a bare `&f64` does not work).
-fn reads_deref(e: &Expr, kinds: &[Kind]) -> bool {
-    let mut read = Set::new();
-    expr_reads(e, &mut read);
-    (0..kinds.len())
-        .any(|v| read.contains(&v) && matches!(kinds[v], Kind::Elem { by_ref: true, .. }))
 }
 
 /// Whether `e` calls a closure.
@@ -2491,7 +2476,7 @@ impl<'c> Builder<'c> {
             }
             2 => {
                 let e = self.typed(1);
-                let e = if reads_deref(&e, &self.vars) || calls(&e) {
+                let e = if calls(&e) {
                     Expr::Param(self.rng.below(3))
                 } else {
                     e
@@ -6550,11 +6535,7 @@ impl<'p> Printer<'p> {
             Expr::Call(f, a) => {
                 let name = self.name(*f).to_string();
                 let _ = write!(self.out, "{name}(");
-                // Suffixed if all literals, though the parameter's `f64`
-                // makes it one: the macro's expansion binds the parameter
-                // to `2.0 * 1.5` without the type, and the body's methods
-                // then fail on a `{float}` (reported, E0689).
-                self.value(a);
+                self.expr(a, 0, false);
                 self.out.push(')');
             }
         }

@@ -1546,3 +1546,40 @@ mod swaps {
         v[0] + first
     }
 }
+
+/// Found by the generator: expansions rustc rejected.
+mod generator_regressions {
+    use super::*;
+
+    #[differentiate]
+    fn literal_argument(x: f64) -> f64 {
+        let g = |t: f64| t.sin();
+        g(2.0 * 1.5) * x
+    }
+
+    #[differentiate]
+    fn deref_in_assert(xs: &[f64]) -> f64 {
+        for e in xs {
+            assert!(*e < 1e6, "{}", *e);
+        }
+        for v in xs.iter().map(|v| v * 2.0) {
+            debug_assert!(v.is_finite());
+        }
+        xs.iter().sum()
+    }
+
+    #[test]
+    fn literal_arguments_and_elements_by_reference() {
+        let grad = check_scalar(
+            |p| literal_argument(p[0]),
+            |p, s| {
+                let (out, dx) = literal_argument_vjp(p[0], s);
+                (out, vec![dx])
+            },
+            &[0.7],
+        );
+        assert_close(&grad, &[3.0_f64.sin()]);
+        let grad = check_slice(deref_in_assert, deref_in_assert_vjp, &X);
+        assert_close(&grad, &[1.0; 7]);
+    }
+}

@@ -296,6 +296,10 @@ impl Emitter<'_> {
                             let value = first.at(Prec::Or);
                             quote_spanned!(span=> let #name = #value;)
                         }
+                        BindingKind::Ref => {
+                            let value = first.at(Prec::Prefix);
+                            quote_spanned!(span=> let #name = &#value;)
+                        }
                         BindingKind::Slice => {
                             let buf = first.at(Prec::Postfix);
                             quote_spanned!(span=> let #name = &#buf[..];)
@@ -535,6 +539,10 @@ impl Emitter<'_> {
             && match self.func.inst(value) {
                 Inst::Const(Const::Lit(_)) => true,
                 Inst::Unary(UnOp::Neg, arg) | Inst::Detach(arg) => self.is_literal(*arg),
+                // `2.0 * 1.5`: as untyped to rustc as its operands.
+                Inst::Binary(op, lhs, rhs) if !op.is_comparison() && !op.is_logic() => {
+                    self.is_literal(*lhs) && self.is_literal(*rhs)
+                }
                 _ => false,
             }
     }

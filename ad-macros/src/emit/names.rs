@@ -237,6 +237,12 @@ impl Emitter<'_> {
             Inst::Unary(UnOp::Neg, arg) => {
                 self.forms[arg.index()] == Form::Inline && self.is_untyped_literal(*arg)
             }
+            // `2.0 * 1.5`: arithmetic of untyped literals is untyped too.
+            Inst::Binary(op, lhs, rhs) if !op.is_comparison() && !op.is_logic() => {
+                [lhs, rhs].iter().all(|&&arg| {
+                    self.forms[arg.index()] == Form::Inline && self.is_untyped_literal(arg)
+                })
+            }
             _ => false,
         }
     }

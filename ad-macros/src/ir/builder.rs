@@ -145,8 +145,15 @@ impl Builder {
         };
         if refines {
             data.ty = ty.clone();
-            if let Inst::Unary(_, arg) | Inst::Detach(arg) = data.inst {
-                self.refine_ty(arg, ty);
+            // Literal arithmetic (`2.0 * 1.5`) takes the type with its
+            // operands, so that rustc sees it too.
+            match data.inst {
+                Inst::Unary(_, arg) | Inst::Detach(arg) => self.refine_ty(arg, ty),
+                Inst::Binary(op, lhs, rhs) if !op.is_comparison() && !op.is_logic() => {
+                    self.refine_ty(lhs, ty);
+                    self.refine_ty(rhs, ty);
+                }
+                _ => {}
             }
         }
     }

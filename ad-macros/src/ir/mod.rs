@@ -487,6 +487,8 @@ pub(crate) struct Binding {
 pub(crate) enum BindingKind {
     /// `let x = value;` (one argument).
     Value,
+    /// `let e = &value;` (one argument): an element of `iter()`.
+    Ref,
     /// `let v = &buf[..];` (one argument, a buffer).
     Slice,
     /// `let s = &buf[start..][..len];` (three arguments).

@@ -53,6 +53,10 @@ pub(super) enum Callable {
 #[derive(Clone)]
 pub(super) enum Item {
     Value(Value),
+    /// A value that Rust sees behind a reference: an element of `iter()`
+    /// (`&f64`), bound by a pattern without `&`. A macro naming it gets a
+    /// reference, as in the function (`assert!(*e < 1.0)`).
+    Ref(Value),
     /// An element of `iter_mut()`: reading the name reads it, `*v = …`
     /// writes it.
     Place {
@@ -245,7 +249,7 @@ impl Lower<'_> {
             let args = args
                 .into_iter()
                 .map(|arg| match arg {
-                    Item::Value(value) => {
+                    Item::Value(value) | Item::Ref(value) => {
                         let mode = match self.ty(value) {
                             Ty::Buf(_) => Mode::Ref,
                             _ => Mode::Val,
@@ -266,7 +270,7 @@ impl Lower<'_> {
     /// The number an item is: a value, or the element a place stands for.
     pub(super) fn scalar_item(&mut self, item: Item, span: Span) -> Lowered {
         match item {
-            Item::Value(value) => Ok(value),
+            Item::Value(value) | Item::Ref(value) => Ok(value),
             Item::Place { buf, index } => Ok(self.load(buf, index, span)),
             Item::View(_) => {
                 self.cx.error_at(span, msg::VIEW_AS_VALUE);
@@ -285,9 +289,12 @@ impl Lower<'_> {
         match (pat, item) {
             (Pat::Wild(_), _) => Ok(()),
             (Pat::Paren(paren), item) => self.bind_pattern(&paren.pat, item),
+            (Pat::Reference(reference), Item::Ref(value)) => {
+                self.bind_pattern(&reference.pat, Item::Value(value))
+            }
             (Pat::Reference(reference), item) => self.bind_pattern(&reference.pat, item),
             (Pat::Type(typed), item) => {
-                if let Item::Value(value) = item
+                if let Item::Value(value) | Item::Ref(value) = item
                     && let Some(scalar) =
                         sig::scalar_type(&typed.ty, self.builder.func().float_param.as_ref())
                 {
@@ -301,6 +308,11 @@ impl Lower<'_> {
                     Item::Value(value) => {
                         self.name(value, &name);
                         self.bind(&name, Ok(value));
+                    }
+                    Item::Ref(value) => {
+                        self.name(value, &name);
+                        self.bind(&name, Ok(value));
+                        self.scopes.last_mut().expect("a scope").refs.insert(name);
                     }
                     Item::Place { buf, index } => self.elements.push(ElementPlace {
                         name,

@@ -111,6 +111,9 @@ impl Shape {
 #[derive(Clone)]
 pub(super) struct Chain {
     leaves: Vec<(Leaf, Seq)>,
+    /// After `copied()` or `cloned()`: the elements are values, not
+    /// references.
+    by_value: bool,
     shape: Shape,
     /// The predicates of `filter`, each with the item it sees.
     filters: Vec<(Rc<Callable>, Shape)>,
@@ -142,6 +145,7 @@ impl Chain {
     fn new(leaf: Leaf, seq: Seq) -> Self {
         Chain {
             leaves: vec![(leaf, seq)],
+            by_value: false,
             shape: Shape::Leaf(0),
             filters: Vec::new(),
             maps: 0,
@@ -313,6 +317,7 @@ impl Lower<'_> {
                         };
                     }
                 }
+                "copied" | "cloned" => chain.by_value = true,
                 "map" => {
                     let f = self.callable(&call.args[0])?;
                     let id = chain.maps;
@@ -867,7 +872,7 @@ impl Lower<'_> {
             .leaves
             .iter()
             .zip(indices)
-            .map(|(&(leaf, _), &index)| self.leaf_item(leaf, index, span))
+            .map(|(&(leaf, _), &index)| self.leaf_item(leaf, index, chain.by_value, span))
             .collect();
         self.filtered(chain, &chain.filters, &leaves, HashMap::new(), span, body)
     }
@@ -902,13 +907,21 @@ impl Lower<'_> {
         .map(drop)
     }
 
-    fn leaf_item(&mut self, leaf: Leaf, index: Value, span: Span) -> Item {
+    /// The item a leaf gives at `index`; `by_value` after `copied()`.
+    fn leaf_item(&mut self, leaf: Leaf, index: Value, by_value: bool, span: Span) -> Item {
         match leaf {
             Leaf::Index => Item::Value(index),
             Leaf::Elem {
                 buf,
                 mutable: false,
-            } => Item::Value(self.load(buf, index, span)),
+            } => {
+                let value = self.load(buf, index, span);
+                if by_value {
+                    Item::Value(value)
+                } else {
+                    Item::Ref(value)
+                }
+            }
             Leaf::Elem { buf, mutable: true } => Item::Place { buf, index },
             Leaf::Window { buf, size } => Item::View(View {
                 buf,
@@ -1198,7 +1211,7 @@ fn is_iterator_expr(expr: &Expr) -> bool {
 
 fn flatten(item: &Item, out: &mut Vec<Value>) {
     match item {
-        Item::Value(value) => out.push(*value),
+        Item::Value(value) | Item::Ref(value) => out.push(*value),
         Item::Tuple(items) => items.iter().for_each(|item| flatten(item, out)),
         // Only values and tuples of them are accumulated.
         Item::Place { .. } | Item::View(_) => {}
@@ -1217,7 +1230,7 @@ fn same_shape(a: &Item, b: &Item) -> bool {
         (Item::Tuple(a), Item::Tuple(b)) => {
             a.len() == b.len() && a.iter().zip(b).all(|(a, b)| same_shape(a, b))
         }
-        (Item::Value(_), Item::Value(_)) => true,
+        (Item::Value(_) | Item::Ref(_), Item::Value(_) | Item::Ref(_)) => true,
         _ => false,
     }
 }

@@ -106,16 +106,18 @@ impl Lower<'_> {
                 }
                 continue;
             }
-            let local = match self.element(&name) {
-                Some((buf, index)) => Ok(self.load(buf, index, ident.span())),
+            // An element of `iter_mut()` is `&mut f64` to the user's code.
+            let (local, place) = match self.element(&name) {
+                Some((buf, index)) => (Ok(self.load(buf, index, ident.span())), true),
                 None => match self.lookup(&name) {
-                    Some(local) => local,
+                    Some(local) => (local, false),
                     None => continue,
                 },
             };
             let local = local?;
             let kind = match self.ty(local) {
                 Ty::Buf(_) => BindingKind::Slice,
+                _ if place || self.is_ref(&name) => BindingKind::Ref,
                 _ => BindingKind::Value,
             };
             bindings.push(Binding { name: ident, kind });

@@ -57,6 +57,9 @@ struct Scope {
     /// Names bound to what is no IR value: closures and sub-slices. Such a
     /// binding hides a value binding of the same name in this scope.
     specials: HashMap<String, Special>,
+    /// Names whose values Rust sees behind a reference (`for e in
+    /// xs.iter()`): macros that name them get a reference.
+    refs: std::collections::HashSet<String>,
 }
 
 /// What a name can be bound to besides a value.
@@ -71,6 +74,7 @@ enum Special {
 impl Scope {
     fn bind(&mut self, name: &str, value: Lowered) {
         self.specials.remove(name);
+        self.refs.remove(name);
         match self.index.get(name) {
             Some(&at) => self.entries[at].1 = value,
             None => {
@@ -683,6 +687,16 @@ impl Lower<'_> {
             }
         }
         None
+    }
+
+    /// Whether the innermost binding of `name` is a value Rust sees behind a
+    /// reference.
+    fn is_ref(&self, name: &str) -> bool {
+        self.scopes
+            .iter()
+            .rev()
+            .find(|scope| scope.contains(name))
+            .is_some_and(|scope| scope.refs.contains(name))
     }
 
     fn bind_special(&mut self, name: &str, special: Special) {
