@@ -1583,3 +1583,45 @@ mod generator_regressions {
         assert_close(&grad, &[1.0; 7]);
     }
 }
+
+mod array_patterns {
+    use super::*;
+
+    #[differentiate]
+    fn norm3(p: &[f64; 3]) -> f64 {
+        let [x, y, z] = *p;
+        (x * x + y * y + z * z).sqrt()
+    }
+
+    #[differentiate]
+    fn local_array(a: f64, b: f64) -> f64 {
+        let v = [a * b, a + b];
+        let [s, t] = v;
+        s * t
+    }
+
+    #[test]
+    fn let_with_an_array_pattern() {
+        let grad = check_slice(
+            |p| norm3(&[p[0], p[1], p[2]]),
+            |p, d, s| {
+                let mut d3 = [0.0; 3];
+                let out = norm3_vjp(&[p[0], p[1], p[2]], &mut d3, s);
+                d.copy_from_slice(&d3);
+                out
+            },
+            &[3.0, 0.0, 4.0],
+        );
+        assert_close(&grad, &[0.6, 0.0, 0.8]);
+        let grad = check_scalar(
+            |p| local_array(p[0], p[1]),
+            |p, s| {
+                let (out, da, db) = local_array_vjp(p[0], p[1], s);
+                (out, vec![da, db])
+            },
+            &[2.0, 3.0],
+        );
+        // (ab)(a + b): ∂a = b(a + b) + ab, ∂b = a(a + b) + ab.
+        assert_close(&grad, &[21.0, 16.0]);
+    }
+}

@@ -338,6 +338,20 @@ impl Lower<'_> {
                 }
                 bound
             }
+            // `let [x, y, z] = *p;`: the elements of an array, in order.
+            (Pat::Slice(slice), Item::Value(buf) | Item::Ref(buf))
+                if matches!(self.ty(buf), Ty::Buf(_))
+                    && !slice.elems.iter().any(|elem| matches!(elem, Pat::Rest(_))) =>
+            {
+                let span = slice.span();
+                let mut bound = Ok(());
+                for (k, pat) in slice.elems.iter().enumerate() {
+                    let index = self.int_lit(k as u64, span);
+                    let elem = self.load(buf, index, span);
+                    bound = bound.and(self.bind_pattern(pat, Item::Value(elem)));
+                }
+                bound
+            }
             (pat, _) => {
                 self.cx.error_spanned_by(pat, msg::PATTERN_MISMATCH);
                 Err(Poison)

@@ -594,6 +594,11 @@ impl Lower<'_> {
             Err(Poison) if name.is_none() => return,
             Err(Poison) => Err(Poison),
         };
+        // `let [x, y, z] = *p;`
+        if let (Pat::Slice(_), Ok(value)) = (pat, value) {
+            let _ = self.bind_pattern(pat, closures::Item::Value(value));
+            return;
+        }
         if name.is_none() && !matches!(pat, Pat::Wild(_)) {
             if !matches!(pat, Pat::Ident(ident) if ident.by_ref.is_some()) {
                 self.cx.error_spanned_by(pat, msg::LET_PATTERN);
