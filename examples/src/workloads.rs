@@ -882,7 +882,7 @@ pub fn check_all() {
             0.0,
         );
         assert_agree(&format!("W1 n={n} best gradient"), &d_best, &d_hand, floor);
-        let spellings: [(&str, fn(&[f64]) -> f64, fn(&[f64], &mut [f64], f64) -> f64); 3] = [
+        let spellings: [(&str, Primal, Vjp); 3] = [
             ("windows", rosenbrock_windows, rosenbrock_windows_vjp),
             ("swapped", rosenbrock_swapped, rosenbrock_swapped_vjp),
             ("while", rosenbrock_while, rosenbrock_while_vjp),
