@@ -787,6 +787,28 @@ mod calls {
     }
 
     #[differentiate]
+    fn lagged(x: &[f64]) -> f64 {
+        dot_sum(x, &x[1..]) + ad_runtime::dot(&x[..2], &x[1..3])
+    }
+
+    #[test]
+    fn a_buffer_passed_with_a_slice_of_itself() {
+        let grad = check_slice(lagged, lagged_vjp, &X);
+        // dot_sum: Σ x[i] x[i + 1] + x[0]; dot: x0 x1 + x1 x2.
+        let mut expected = vec![0.0; X.len()];
+        for i in 0..X.len() - 1 {
+            expected[i] += X[i + 1];
+            expected[i + 1] += X[i];
+        }
+        for i in 0..2 {
+            expected[i] += X[i + 1];
+            expected[i + 1] += X[i];
+        }
+        expected[0] += 1.0;
+        assert_close(&grad, &expected);
+    }
+
+    #[differentiate]
     fn add_twice(a: &mut [f64], b: &[f64], c: &[f64]) {
         for i in 0..a.len() {
             a[i] += b[i] * c[i];

@@ -120,18 +120,9 @@ impl Lower<'_> {
         self.fixed_len.insert(buf);
         if let Some(fill) = fill {
             let start = self.usize_lit(0, span);
-            let range = LoopRange {
-                start,
-                end: len,
-                inclusive: false,
-                step: None,
-                reversed: false,
-            };
-            let carried = self.carried_body(Default::default(), span, |this, index| {
+            self.index_loop(start, len, span, |this, index| {
                 this.write_element((buf, index), None, fill, span);
-                Ok(None)
-            });
-            self.finish_for(range, carried, span)?;
+            })?;
         }
         Ok(buf)
     }
@@ -171,18 +162,31 @@ impl Lower<'_> {
             "`#[differentiate]` swaps buffers element by element: the lengths must agree"););
         self.effect_with(check, vec![(a_name, a_len), (b_name, b_len)], span)?;
         let start = self.usize_lit(0, span);
+        self.index_loop(start, a_len, span, |this, index| {
+            let x = this.load(a, index, span);
+            let y = this.load(b, index, span);
+            this.write_element((a, index), None, y, span);
+            this.write_element((b, index), None, x, span);
+        })
+    }
+
+    /// `for j in start..end { body(j) }`, carrying nothing.
+    fn index_loop(
+        &mut self,
+        start: Value,
+        end: Value,
+        span: Span,
+        body: impl FnOnce(&mut Self, Value),
+    ) -> Result<(), Poison> {
         let range = LoopRange {
             start,
-            end: a_len,
+            end,
             inclusive: false,
             step: None,
             reversed: false,
         };
         let carried = self.carried_body(Default::default(), span, |this, index| {
-            let x = this.load(a, index, span);
-            let y = this.load(b, index, span);
-            this.write_element((a, index), None, y, span);
-            this.write_element((b, index), None, x, span);
+            body(this, index);
             Ok(None)
         });
         self.finish_for(range, carried, span)
@@ -197,19 +201,10 @@ impl Lower<'_> {
         span: Span,
     ) -> Result<(), Poison> {
         let start = self.usize_lit(0, span);
-        let range = LoopRange {
-            start,
-            end: len,
-            inclusive: false,
-            step: None,
-            reversed: false,
-        };
-        let carried = self.carried_body(Default::default(), span, |this, index| {
+        self.index_loop(start, len, span, |this, index| {
             let x = this.load(src, index, span);
             this.write_element((copy, index), None, x, span);
-            Ok(None)
-        });
-        self.finish_for(range, carried, span)
+        })
     }
 
     /// An instruction placed in the function's body, before the loops and
@@ -295,19 +290,10 @@ impl Lower<'_> {
             span,
         );
         let end = self.int_op(BinOp::Add, view.start, view.len, span);
-        let range = LoopRange {
-            start: view.start,
-            end,
-            inclusive: false,
-            step: None,
-            reversed: false,
-        };
-        let carried = self.carried_body(Default::default(), span, |this, index| {
+        self.index_loop(view.start, end, span, |this, index| {
             let x = this.load(view.buf, index, span);
             this.push_elem(copy, x, span);
-            Ok(None)
-        });
-        self.finish_for(range, carried, span)?;
+        })?;
         Ok(copy)
     }
 

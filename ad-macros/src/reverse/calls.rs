@@ -37,9 +37,10 @@ impl Reverse<'_> {
         }
         let mut operands = Vec::new();
         let mut floats = Vec::new();
-        // A buffer passed twice (`g(&x, &x)`) gets one shadow per argument:
-        // the pullback cannot borrow one shadow mutably twice. The copies
-        // start at zero and are added into the shadow after the call.
+        // A buffer passed twice (`g(&x, &x)`, or with a slice of itself,
+        // `g(&x, &x[1..])`) gets one shadow per argument: the pullback cannot
+        // borrow one shadow mutably twice. The copies start at zero and are
+        // added into the shadow (or its range) after the call.
         let mut passed: Vec<Value> = Vec::new();
         let mut aliases = Vec::new();
         for &(arg, mode) in args {
@@ -57,11 +58,12 @@ impl Reverse<'_> {
                             Some(shadow) => shadow,
                             None => self.scratch_shadow(arg),
                         };
-                        if passed.contains(&shadow) && primal.ty(arg).is_float_buf() {
+                        let base = self.builder.func().bases(vec![shadow])[0];
+                        if passed.contains(&base) && primal.ty(arg).is_float_buf() {
                             let ty = primal.ty(arg).clone();
                             let copy = self.push(
                                 Inst::Shadow {
-                                    of: arg,
+                                    of: contents,
                                     seed: None,
                                 },
                                 ty,
@@ -70,7 +72,7 @@ impl Reverse<'_> {
                             aliases.push((copy, shadow));
                             operands.push((copy, Mode::Mut));
                         } else {
-                            passed.push(shadow);
+                            passed.push(base);
                             operands.push((shadow, Mode::Mut));
                         }
                     }
