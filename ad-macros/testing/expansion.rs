@@ -841,3 +841,9 @@ check!(
     "",
     "fn f(x: &[f64]) -> f64 { let mut m = f64::NEG_INFINITY; for &v in x.iter() { m = v.max(m); } m }"
 );
+// A callee that returns a `Vec`: its pullback lends the shadow as the seed.
+check!(
+    call_returning_a_vec,
+    "",
+    "fn f(y: &[f64], k: f64) -> f64 { let v = rhs(y, k); v[0] * v[1] }"
+);

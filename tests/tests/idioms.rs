@@ -1647,3 +1647,102 @@ mod array_patterns {
         assert_close(&grad, &[21.0, 16.0]);
     }
 }
+
+mod buffer_returning_calls {
+    use super::*;
+
+    #[differentiate]
+    fn rhs(y: &[f64], k: f64) -> Vec<f64> {
+        let mut dy = vec![0.0; y.len()];
+        for i in 0..y.len() {
+            dy[i] = -k * y[i] + y[(i + 1) % y.len()].sin();
+        }
+        dy
+    }
+
+    #[differentiate]
+    fn rk2(y: &[f64], k: f64, h: f64) -> f64 {
+        let k1 = rhs(y, k);
+        let mid: Vec<f64> = y.iter().zip(&k1).map(|(a, b)| a + 0.5 * h * b).collect();
+        let k2 = rhs(&mid, k);
+        let mut s = 0.0;
+        for i in 0..y.len() {
+            let next = y[i] + h * k2[i];
+            s += next * next;
+        }
+        s
+    }
+
+    #[differentiate]
+    fn cross(a: &[f64; 3], b: &[f64; 3]) -> [f64; 3] {
+        [
+            a[1] * b[2] - a[2] * b[1],
+            a[2] * b[0] - a[0] * b[2],
+            a[0] * b[1] - a[1] * b[0],
+        ]
+    }
+
+    #[differentiate]
+    fn torque(r: &[f64; 3], f: &[f64; 3]) -> f64 {
+        let t: [f64; 3] = cross(r, f);
+        t.iter().map(|v| v * v).sum()
+    }
+
+    #[test]
+    fn callees_returning_a_vec_or_an_array() {
+        let grad = check_scalar(
+            |p| rk2(&p[..3], p[3], p[4]),
+            |p, s| {
+                let mut d = vec![0.0; 3];
+                let (out, dk, dh) = rk2_vjp(&p[..3], &mut d, p[3], p[4], s);
+                d.extend([dk, dh]);
+                (out, d)
+            },
+            &[0.3, -0.5, 0.8, 0.7, 0.1],
+        );
+        // Against the same step with the right-hand side written inline.
+        let mut d = vec![0.0; 3];
+        let (_, dk, dh) = rk2_inline_vjp(&[0.3, -0.5, 0.8], &mut d, 0.7, 0.1, 1.0);
+        d.extend([dk, dh]);
+        assert_close(&grad, &d);
+        let grad = check_scalar(
+            |p| torque(&[p[0], p[1], p[2]], &[p[3], p[4], p[5]]),
+            |p, s| {
+                let (mut dr, mut df) = ([0.0; 3], [0.0; 3]);
+                let out = torque_vjp(
+                    &[p[0], p[1], p[2]],
+                    &mut dr,
+                    &[p[3], p[4], p[5]],
+                    &mut df,
+                    s,
+                );
+                let mut d = dr.to_vec();
+                d.extend(df);
+                (out, d)
+            },
+            &[1.0, 2.0, 0.5, 0.3, -0.4, 1.5],
+        );
+        // |r × f|² = |r|²|f|² − (r·f)²: ∂r = 2(|f|² r − (r·f) f), ∂f alike.
+        let (r, f) = ([1.0, 2.0, 0.5], [0.3, -0.4, 1.5]);
+        let dot = |a: &[f64; 3], b: &[f64; 3]| a.iter().zip(b).map(|(x, y)| x * y).sum::<f64>();
+        let (rr, ff, rf) = (dot(&r, &r), dot(&f, &f), dot(&r, &f));
+        let mut expected: Vec<f64> = (0..3).map(|i| 2.0 * (ff * r[i] - rf * f[i])).collect();
+        expected.extend((0..3).map(|i| 2.0 * (rr * f[i] - rf * r[i])));
+        assert_close(&grad, &expected);
+    }
+
+    #[differentiate]
+    fn rk2_inline(y: &[f64], k: f64, h: f64) -> f64 {
+        let n = y.len();
+        let mut mid = vec![0.0; n];
+        for i in 0..n {
+            mid[i] = y[i] + 0.5 * h * (-k * y[i] + y[(i + 1) % n].sin());
+        }
+        let mut s = 0.0;
+        for i in 0..n {
+            let next = y[i] + h * (-k * mid[i] + mid[(i + 1) % n].sin());
+            s += next * next;
+        }
+        s
+    }
+}

@@ -46,11 +46,32 @@ pub(super) fn is_user_function(path: &ExprPath) -> bool {
     lower_case && !foreign && path.qself.is_none()
 }
 
+/// What a call of a differentiated function returns, as the caller's
+/// code shows it.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Returns {
+    Float,
+    /// `let (a, b) = g(x);`
+    Tuple(usize),
+    /// `let v = g(&x);` where `v` is used as a buffer: a `Vec<f64>` or an
+    /// array.
+    Buffer,
+}
+
 impl Lower<'_> {
     /// `g(x, &xs, &mut u, n)`: floats and integers are passed by value,
     /// buffers by `&` or `&mut` as written.
     pub(super) fn user_call(&mut self, func: &ExprPath, call: &ExprCall) -> Lowered {
-        self.user_call_returning(func, call, None)
+        self.user_call_returning(func, call, Returns::Float)
+    }
+
+    /// `let v = g(&x);` of a callee returning a `Vec` or an array: the
+    /// buffer, at the top level of the body.
+    pub(super) fn user_call_buffer(&mut self, func: &ExprPath, call: &ExprCall) -> Lowered {
+        if self.builder.depth() > 0 {
+            return self.unsupported(call, msg::BUFFER_CALL_IN_REGION);
+        }
+        self.user_call_returning(func, call, Returns::Buffer)
     }
 
     /// `let (r, theta) = polar(x, y);`: a call whose value is a tuple of
@@ -61,7 +82,7 @@ impl Lower<'_> {
         call: &ExprCall,
         n: usize,
     ) -> Result<Vec<crate::ir::Value>, Poison> {
-        let output = self.user_call_returning(func, call, Some(n))?;
+        let output = self.user_call_returning(func, call, Returns::Tuple(n))?;
         let span = call.span();
         Ok((0..n)
             .map(|k| {
@@ -75,7 +96,7 @@ impl Lower<'_> {
         &mut self,
         func: &ExprPath,
         call: &ExprCall,
-        tuple: Option<usize>,
+        returns: Returns,
     ) -> Lowered {
         let mut args = Vec::new();
         let mut poisoned = false;
@@ -88,7 +109,7 @@ impl Lower<'_> {
         if poisoned {
             return Err(Poison);
         }
-        self.user_call_with(func, args, call.span(), tuple)
+        self.user_call_with(func, args, call.span(), returns)
     }
 
     /// A call of `func` with arguments already lowered.
@@ -97,7 +118,7 @@ impl Lower<'_> {
         func: &ExprPath,
         args: Vec<(crate::ir::Value, Mode)>,
         span: proc_macro2::Span,
-        tuple: Option<usize>,
+        returns: Returns,
     ) -> Lowered {
         let name = func
             .path
@@ -110,9 +131,10 @@ impl Lower<'_> {
         user_calls.push(UserCall {
             path: func.path.clone(),
         });
-        let output_ty = match tuple {
-            Some(n) => Ty::Tuple(vec![Ty::Float; n]),
-            None => Ty::Float,
+        let output_ty = match returns {
+            Returns::Tuple(n) => Ty::Tuple(vec![Ty::Float; n]),
+            Returns::Float => Ty::Float,
+            Returns::Buffer => Ty::Buf(Box::new(Ty::Float)),
         };
         let pair = self.push(
             Inst::Forward { callee, args },

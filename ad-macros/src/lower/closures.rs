@@ -261,7 +261,9 @@ impl Lower<'_> {
                         .map(|value| (value, Mode::Val)),
                 })
                 .collect::<Result<Vec<_>, _>>()?;
-            return self.user_call_with(path, args, span, None).map(Item::Value);
+            return self
+                .user_call_with(path, args, span, super::calls::Returns::Float)
+                .map(Item::Value);
         }
         self.cx.error_spanned_by(path, msg::NOT_CALLABLE);
         Err(Poison)

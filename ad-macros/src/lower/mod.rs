@@ -142,6 +142,7 @@ pub(crate) fn body(cx: &Ctxt, func: &ItemFn, sig: &Signature) -> Option<Function
         fixed_len: Default::default(),
         grown: Default::default(),
         pending_mutations: Vec::new(),
+        buffer_names: buffer_names(&func.block),
     };
     lower.builder.func_mut().float_param = sig.float_param.clone();
     // A receiver the signature rejected: its uses are not reported again.
@@ -205,6 +206,9 @@ struct Lower<'a> {
     grown: std::collections::HashSet<Value>,
     /// The variables that closures given to the chain being lowered assign.
     pending_mutations: Vec<String>,
+    /// The names the body uses as buffers (indexed, iterated, borrowed):
+    /// `let v = g(&x);` with such a `v` calls a `g` that returns a buffer.
+    buffer_names: std::collections::HashSet<String>,
 }
 
 impl Lower<'_> {
@@ -563,6 +567,23 @@ impl Lower<'_> {
             }
             return;
         }
+        // `let v = g(&x);` where `v` is used as a buffer (or annotated as
+        // one): `g` returns a `Vec` or an array.
+        if let (Some(name), Expr::Call(call)) = (&name, strip_parens(&init.expr))
+            && let Expr::Path(func) = &*call.func
+            && calls::is_user_function(func)
+            && expr::local_name(&call.func).is_none_or(|callee| {
+                self.special(&callee).is_none() && self.lookup(&callee).is_none()
+            })
+            && (self.buffer_names.contains(name) || annotation.is_some_and(is_buffer_type))
+        {
+            let value = self.user_call_buffer(func, call);
+            if let Ok(value) = value {
+                self.name(value, name);
+            }
+            self.bind(name, value);
+            return;
+        }
         // `let (r, theta) = polar(x, y);`: the pattern says how many floats
         // the callee returns.
         if let (Pat::Tuple(tuple), Expr::Call(call)) = (pat, strip_parens(&init.expr))
@@ -736,4 +757,61 @@ fn strip_parens(expr: &Expr) -> &Expr {
         Expr::Group(group) => strip_parens(&group.expr),
         expr => expr,
     }
+}
+
+/// Whether a type annotation is a buffer: `Vec<f64>`, `[f64; 3]`.
+fn is_buffer_type(ty: &syn::Type) -> bool {
+    match ty {
+        syn::Type::Array(_) => true,
+        syn::Type::Path(path) => path
+            .path
+            .segments
+            .last()
+            .is_some_and(|last| last.ident == "Vec"),
+        _ => false,
+    }
+}
+
+/// The names a block uses as buffers: indexed (`v[i]`), iterated or
+/// measured (`v.iter()`, `v.len()`, …), or borrowed (`&v`).
+fn buffer_names(block: &Block) -> std::collections::HashSet<String> {
+    use syn::visit::Visit;
+    #[derive(Default)]
+    struct Uses(std::collections::HashSet<String>);
+    impl Visit<'_> for Uses {
+        fn visit_expr(&mut self, expr: &Expr) {
+            let used = match expr {
+                Expr::Index(index) => Some(&*index.expr),
+                Expr::Reference(reference) => Some(&*reference.expr),
+                Expr::MethodCall(call)
+                    if matches!(
+                        call.method.to_string().as_str(),
+                        "iter"
+                            | "iter_mut"
+                            | "into_iter"
+                            | "len"
+                            | "is_empty"
+                            | "windows"
+                            | "chunks"
+                            | "chunks_exact"
+                            | "chunks_mut"
+                            | "chunks_exact_mut"
+                            | "to_vec"
+                            | "split_at"
+                            | "split_at_mut"
+                    ) =>
+                {
+                    Some(&*call.receiver)
+                }
+                _ => None,
+            };
+            if let Some(name) = used.and_then(expr::local_name) {
+                self.0.insert(name);
+            }
+            syn::visit::visit_expr(self, expr);
+        }
+    }
+    let mut uses = Uses::default();
+    uses.visit_block(block);
+    uses.0
 }

@@ -80,7 +80,9 @@ impl Reverse<'_> {
             }
         }
         let seed = seed.unwrap_or_else(|| self.push(Inst::Const(Const::Zero), Ty::Unknown, call));
-        operands.push((seed, Mode::Val));
+        // A buffer's seed is its shadow, lent to the pullback.
+        let returns_buffer = output.is_some_and(|output| matches!(primal.ty(output), Ty::Buf(_)));
+        operands.push((seed, if returns_buffer { Mode::Ref } else { Mode::Val }));
         let pullback = self.available(pullback);
         let tys: Vec<Ty> = floats.iter().map(|&arg| primal.ty(arg).clone()).collect();
         let ty = match tys.as_slice() {

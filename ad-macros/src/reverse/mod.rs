@@ -189,7 +189,15 @@ pub(crate) fn vjp(
     // The shadows of active local buffers, zero but for the returned one.
     let mut locals = Vec::new();
     primal.walk(&mut |_, value| {
-        let local = matches!(primal.inst(value), Inst::NewBuf(_) | Inst::CloneBuf { .. });
+        // Made here, or returned by a call (`let v = g(&x);`).
+        let local = match primal.inst(value) {
+            Inst::NewBuf(_) | Inst::CloneBuf { .. } => true,
+            Inst::Extract(pair, 0) => {
+                matches!(primal.inst(*pair), Inst::Forward { .. })
+                    && matches!(primal.ty(value), Ty::Buf(_))
+            }
+            _ => false,
+        };
         if local && activity.is_active(value) {
             locals.push(value);
         }
