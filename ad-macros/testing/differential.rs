@@ -172,7 +172,15 @@ fn generated_programs_differentiate_correctly() {
     let mut checked = 0;
     let mut differentiated = 0;
     let mut counts = [0_usize; CONSTRUCTS.len()];
-    for seed in 0..PROGRAMS {
+    // `AD_DIFFERENTIAL_SEEDS=a..b` checks other programs (a longer campaign).
+    let seeds = std::env::var("AD_DIFFERENTIAL_SEEDS")
+        .ok()
+        .and_then(|range| {
+            let (a, b) = range.split_once("..")?;
+            Some(a.parse::<u64>().ok()?..b.parse::<u64>().ok()?)
+        })
+        .unwrap_or(0..PROGRAMS);
+    for seed in seeds {
         let program = Program::generate(seed, &config);
         let source = program.to_rust("f");
         for (count, (_, shows)) in counts.iter_mut().zip(CONSTRUCTS) {
