@@ -124,7 +124,7 @@ pub(crate) mod msg {
     pub(crate) const RETURN_WITHOUT_VALUE: &str =
         "`return` without a value: return the function's value, `return value;`";
     pub(crate) const INDEX_NOT_BUFFER: &str = "only buffers can be indexed: `&[f64]`, `&Vec<f64>` and `&[f64; N]` parameters (or their `&mut` forms) and local `Vec`s and arrays; pass this one as a parameter, e.g. `w: &[f64]`";
-    pub(crate) const BUFFER_IN_REGION: &str = "a buffer made inside a loop or a branch needs a length known before it (a constant, a parameter's `len()`, or arithmetic on them), and `Vec::new()`, `Vec::with_capacity` and `collect()` work only at the top level of the body; create the buffer before the loop and overwrite its elements inside";
+    pub(crate) const BUFFER_IN_REGION: &str = "a buffer made inside a loop or a branch needs a length known before it (a constant, a parameter's `len()`, or arithmetic on them), and `Vec::new()`, `Vec::with_capacity` and a `collect()` after a `filter` work only at the top level of the body; create the buffer before the loop and overwrite its elements inside";
     pub(crate) const PUSH_ON_FIXED: &str = "this buffer is made inside a loop, or its length sizes one, so its length must not change: `#[differentiate]` makes it once before the loop; push onto a `Vec` made at the top level of the body";
     pub(crate) const BUFFER_REASSIGN: &str = "only a buffer the function made can be assigned another (its elements are copied); a parameter cannot be rebound to another buffer: index the one you mean, or copy it into a local `Vec` first";
     pub(crate) const BUFFER_IN_BRANCH: &str = "a branch or a loop cannot choose between buffers or carry one; create one buffer and write the chosen elements into it";

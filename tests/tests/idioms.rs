@@ -1029,6 +1029,52 @@ mod buffers_in_loops {
     }
 
     #[differentiate]
+    fn collected_each_step(x: &[f64], steps: usize, k: f64) -> f64 {
+        let mut s = 0.0;
+        for t in 0..steps {
+            let scaled: Vec<f64> = x.iter().map(|v| (v * k + t as f64).sin()).collect();
+            s += scaled.iter().zip(x).map(|(a, b)| a * b).sum::<f64>();
+        }
+        s
+    }
+
+    #[test]
+    fn collect_inside_a_loop() {
+        let grad = check_scalar(
+            |p| collected_each_step(&p[..3], 3, p[3]),
+            |p, s| {
+                let mut d = vec![0.0; 3];
+                let (out, dk) = collected_each_step_vjp(&p[..3], &mut d, 3, p[3], s);
+                d.push(dk);
+                (out, d)
+            },
+            &[0.3, -0.5, 0.8, 0.7],
+        );
+        // Σₜ Σᵢ xᵢ sin(k xᵢ + t).
+        let (x, k) = ([0.3, -0.5, 0.8], 0.7);
+        let mut expected: Vec<f64> = (0..3)
+            .map(|i| {
+                (0..3)
+                    .map(|t| {
+                        let a = k * x[i] + f64::from(t);
+                        a.sin() + x[i] * k * a.cos()
+                    })
+                    .sum()
+            })
+            .collect();
+        expected.push(
+            (0..3)
+                .map(|t| {
+                    (0..3)
+                        .map(|i| x[i] * x[i] * (k * x[i] + f64::from(t)).cos())
+                        .sum::<f64>()
+                })
+                .sum(),
+        );
+        assert_close(&grad, &expected);
+    }
+
+    #[differentiate]
     fn branch_buffer(x: f64, y: f64, flag: bool) -> f64 {
         let mut s = x * y;
         if flag {

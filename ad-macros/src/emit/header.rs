@@ -132,6 +132,8 @@ pub(super) fn allows() -> TokenStream {
             clippy::manual_memcpy,
             // The number of chunks of an iterator chain is `(n + k - 1) / k`.
             clippy::manual_div_ceil,
+            // A `collect()` in a loop writes its items at a counted position.
+            clippy::explicit_counter_loop,
             // Parameter types and element updates are the user's own; clippy
             // reports them on the original function.
             clippy::ptr_arg,

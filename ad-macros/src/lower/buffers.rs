@@ -96,7 +96,7 @@ impl Lower<'_> {
     /// elements are set to `fill` (or left for the caller to write). Each
     /// iteration sees a fresh buffer, as in the function. `len` must be
     /// known before the loop; `array` is an array's length as written.
-    fn hoisted_buf(
+    pub(super) fn hoisted_buf(
         &mut self,
         node: impl ToTokens,
         fill: Option<Value>,

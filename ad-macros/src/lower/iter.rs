@@ -608,8 +608,27 @@ impl Lower<'_> {
                 _ => {
                     // `collect()` into a `Vec`.
                     if self.builder.depth() > 0 {
-                        self.cx.error_spanned_by(call, msg::BUFFER_IN_REGION);
-                        return Err(Poison);
+                        // In a loop: a buffer of the chain's length made
+                        // before it, its elements written here in order.
+                        if !chain.filters.is_empty() {
+                            self.cx.error_spanned_by(call, msg::BUFFER_IN_REGION);
+                            return Err(Poison);
+                        }
+                        let count = self.chain_count(&chain, span);
+                        let buf = self.hoisted_buf(call, None, Ty::Float, count, None, span)?;
+                        let zero = self.int_lit(0, span);
+                        let key = self.hidden_name("position");
+                        self.bind(&key, Ok(zero));
+                        self.chain_loop(&chain, vec![key.clone()], span, &mut |this, item| {
+                            let x = this.scalar_item(item, span)?;
+                            let at = this.lookup(&key).expect("bound")?;
+                            this.write_element((buf, at), None, x, span);
+                            let one = this.int_lit(1, span);
+                            let next = this.int_op(BinOp::Add, at, one, span);
+                            this.set_hidden(&key, Ok(next));
+                            Ok(())
+                        })?;
+                        return Ok(Item::Value(buf));
                     }
                     let capacity = chain
                         .filters
