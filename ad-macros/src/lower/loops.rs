@@ -185,14 +185,14 @@ impl Lower<'_> {
             stmts: init.to_vec(),
         };
         let assigned = assigned_in(&rest);
-        let mut names = Names::default();
-        names.visit_expr(&cond.right);
-        let mut pushes = Names::default();
-        pushes.visit_block(&rest);
+        let mut in_bound = Reads::default();
+        in_bound.visit_expr(&cond.right);
+        let mut body = Reads::default();
+        body.visit_block(&rest);
         if assigned.contains(&counter)
-            || pushes.2
-            || names.0.iter().any(|name| assigned.contains(name))
-            || names.1
+            || body.pushes
+            || in_bound.names.iter().any(|name| assigned.contains(name))
+            || in_bound.calls
             || !matches!(self.lookup(&counter), Some(Ok(value)) if self.ty(value) == Ty::Int)
         {
             return None;
@@ -579,34 +579,39 @@ fn counter_step(stmt: &syn::Stmt, counter: &str) -> Option<u64> {
         .filter(|&k| k >= 1)
 }
 
-/// The local names an expression reads, whether it calls anything but
-/// `len()` (whose value a loop body could change), and whether it pushes.
+/// What an expression (a `while` bound) or a block (its body) does: the
+/// local names it reads, whether it calls anything but `len()` (whose value
+/// a loop body could change) or indexes, and whether it pushes (changing a
+/// length the bound may read).
 #[derive(Default)]
-struct Names(HashSet<String>, bool, bool);
+struct Reads {
+    names: HashSet<String>,
+    calls: bool,
+    pushes: bool,
+}
 
-impl Visit<'_> for Names {
+impl Visit<'_> for Reads {
     fn visit_expr_path(&mut self, path: &syn::ExprPath) {
         if let Some(ident) = path.path.get_ident() {
-            self.0.insert(ident.to_string());
+            self.names.insert(ident.to_string());
         }
     }
 
     fn visit_expr_method_call(&mut self, call: &syn::ExprMethodCall) {
         if call.method != "len" || !call.args.is_empty() {
-            self.1 = true;
+            self.calls = true;
         }
-        // A `push` changes a length the bound may read.
-        self.2 |= call.method == "push";
+        self.pushes |= call.method == "push";
         syn::visit::visit_expr_method_call(self, call);
     }
 
     fn visit_expr_call(&mut self, call: &syn::ExprCall) {
-        self.1 = true;
+        self.calls = true;
         syn::visit::visit_expr_call(self, call);
     }
 
     fn visit_expr_index(&mut self, index: &syn::ExprIndex) {
-        self.1 = true;
+        self.calls = true;
         syn::visit::visit_expr_index(self, index);
     }
 }
