@@ -1792,3 +1792,25 @@ mod buffer_returning_calls {
         s
     }
 }
+
+mod ends {
+    use super::*;
+
+    #[differentiate]
+    fn ends(x: &[f64]) -> f64 {
+        let a = *x.first().unwrap();
+        let b = x.last().copied().unwrap_or(0.0);
+        let c = x[1..].first().copied().expect("two values");
+        a * b + c
+    }
+
+    #[test]
+    fn first_and_last() {
+        let grad = check_slice(ends, ends_vjp, &X);
+        let mut expected = vec![0.0; X.len()];
+        expected[0] += X[6];
+        expected[6] += X[0];
+        expected[1] += 1.0;
+        assert_close(&grad, &expected);
+    }
+}

@@ -475,6 +475,25 @@ impl Lower<'_> {
             let chain = self.chain_of(&inner.receiver)?;
             return Some(chain.and_then(|chain| self.reduce(call, inner, chain)));
         }
+        // `x.first().unwrap()`, `x.last().copied().unwrap_or(0.0)`.
+        if let ("unwrap" | "expect" | "unwrap_or", Expr::MethodCall(inner)) =
+            (name.as_str(), &*call.receiver)
+        {
+            let (end, copied) = match (inner.method.to_string().as_str(), &*inner.receiver) {
+                ("copied" | "cloned", Expr::MethodCall(end)) if end.args.is_empty() => (end, true),
+                _ => (inner, false),
+            };
+            let last = match end.method.to_string().as_str() {
+                "first" => false,
+                "last" => true,
+                _ => return None,
+            };
+            if !end.args.is_empty() {
+                return None;
+            }
+            let view = self.view_or_buffer(&end.receiver)?;
+            return Some(view.and_then(|view| self.end_element(call, view, last, copied)));
+        }
         let arity = match name.as_str() {
             "sum" | "product" | "count" | "collect" => 0,
             "for_each" => 1,
@@ -743,6 +762,62 @@ impl Lower<'_> {
                 .expect("both branches have a value"),
         };
         Ok(Item::Value(value))
+    }
+
+    /// The first or last element of a view, out of its `Option` by
+    /// `unwrap`, `expect` or `unwrap_or`, as [`Lower::reduce`] does.
+    fn end_element(
+        &mut self,
+        call: &ExprMethodCall,
+        view: View,
+        last: bool,
+        copied: bool,
+    ) -> Result<Item, Poison> {
+        let span = call.span();
+        let zero = self.int_lit(0, span);
+        let empty = self.binary(BinOp::Eq, view.len, zero, span);
+        let element = |this: &mut Self| {
+            let index = if last {
+                let one = this.int_lit(1, span);
+                let before = this.int_op(BinOp::Sub, view.len, one, span);
+                this.int_add(view.start, before, span)
+            } else {
+                view.start
+            };
+            this.load(view.buf, index, span)
+        };
+        let value = match (call.method.to_string().as_str(), call.args.first()) {
+            ("unwrap", None) => {
+                let message = quote::quote_spanned!(call.method.span()=>
+                    "called `Option::unwrap()` on a `None` value");
+                self.panic_if(empty, message, span)?;
+                element(self)
+            }
+            ("expect", Some(message)) => {
+                let message = quote::quote_spanned!(call.method.span()=> "{}", #message);
+                self.panic_if(empty, message, span)?;
+                element(self)
+            }
+            // `unwrap_or(&0.0)` before `copied()`, `unwrap_or(0.0)` after.
+            ("unwrap_or", Some(fallback)) => self
+                .branch(
+                    Ok(empty),
+                    true,
+                    span,
+                    |this| this.expr(fallback).map(Some),
+                    |this| Ok(Some(element(this))),
+                )?
+                .expect("both branches have a value"),
+            _ => {
+                self.cx.error_spanned_by(&call.method, msg::REDUCE_RESULT);
+                return Err(Poison);
+            }
+        };
+        Ok(if copied {
+            Item::Value(value)
+        } else {
+            Item::Ref(value)
+        })
     }
 
     /// `if cond { panic!(message) }`.
