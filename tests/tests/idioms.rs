@@ -1814,3 +1814,29 @@ mod ends {
         assert_close(&grad, &expected);
     }
 }
+
+mod comparisons_by_reference {
+    use super::*;
+
+    /// `max_by` over `iter()` compares `&&f64`s, as the closures here say.
+    #[differentiate]
+    fn extremes(x: &[f64]) -> f64 {
+        let hi = x.iter().max_by(|a, b| a.total_cmp(b)).unwrap();
+        let lo = x
+            .iter()
+            .min_by(|&&a, &&b| a.partial_cmp(&b).unwrap())
+            .unwrap();
+        let top = x.iter().copied().max_by(f64::total_cmp).unwrap();
+        hi + lo * top
+    }
+
+    #[test]
+    fn closures_take_what_the_items_are() {
+        let grad = check_slice(extremes, extremes_vjp, &X);
+        // hi = top = x[3] = 2.1, lo = x[1] = -1.2.
+        let mut expected = vec![0.0; X.len()];
+        expected[3] = 1.0 + X[1];
+        expected[1] = X[3];
+        assert_close(&grad, &expected);
+    }
+}

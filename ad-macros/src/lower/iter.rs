@@ -691,6 +691,7 @@ impl Lower<'_> {
             _ => None,
         };
         self.equalize(&mut chain, span);
+        let by_ref = !chain.by_value;
         let count = self.chain_count(&chain, span);
         let zero = self.int_lit(0, span);
         let empty = self.binary(BinOp::Eq, count, zero, span);
@@ -741,7 +742,7 @@ impl Lower<'_> {
                     }
                     None => {
                         let x = this.scalar_item(item, span)?;
-                        this.pick(&method, &inner.args[0], acc, x, span)?
+                        this.pick(&method, &inner.args[0], acc, x, by_ref, span)?
                     }
                 };
                 this.set_hidden(&key, Ok(next));
@@ -761,7 +762,12 @@ impl Lower<'_> {
                 )?
                 .expect("both branches have a value"),
         };
-        Ok(Item::Value(value))
+        // `x.iter().max_by(…).unwrap()` is an `&f64`, as in the function.
+        Ok(if by_ref {
+            Item::Ref(value)
+        } else {
+            Item::Value(value)
+        })
     }
 
     /// The first or last element of a view, out of its `Option` by
@@ -846,12 +852,20 @@ impl Lower<'_> {
         cmp: &Expr,
         acc: Value,
         x: Value,
+        by_ref: bool,
         span: Span,
     ) -> super::Lowered {
         let acc_name = proc_macro2::Ident::new("__ad_acc", span);
         let x_name = proc_macro2::Ident::new("__ad_item", span);
-        let order = quote::quote_spanned!(span=>
-            ::ad_runtime::__private::compare(&#acc_name, &#x_name, #cmp).is_gt());
+        // The items of `iter()` are references, and `cmp` takes references
+        // to them (`|a: &&f64, b: &&f64|`), as in the function.
+        let order = if by_ref {
+            quote::quote_spanned!(span=>
+                ::ad_runtime::__private::compare(&&#acc_name, &&#x_name, #cmp).is_gt())
+        } else {
+            quote::quote_spanned!(span=>
+                ::ad_runtime::__private::compare(&#acc_name, &#x_name, #cmp).is_gt())
+        };
         let test = if method == "max_by" {
             quote::quote_spanned!(span=> !#order)
         } else {
