@@ -7048,41 +7048,35 @@ mod tests {
         ("assertion", |s| s.contains("assert")),
     ];
 
-    #[test]
-    fn every_idiom_appears_in_at_least_two_percent_of_programs() {
+    /// The constructs of `list` that fewer than `least` of 500 programs
+    /// show, and a table of how often each appears.
+    fn rarer_than(list: &[(&'static str, Shows)], least: usize) -> (Vec<&'static str>, String) {
         let config = Config::default();
         let texts: Vec<String> = (0..500)
             .map(|seed| Program::generate(seed, &config).to_rust("f"))
             .collect();
         let mut report = String::new();
         let mut rare = Vec::new();
-        for (name, shows) in IDIOMS {
+        for &(name, shows) in list {
             let count = texts.iter().filter(|t| shows(t)).count();
             let _ = writeln!(report, "{name:>22}: {:5.1}%", count as f64 / 5.0);
-            if count < 10 {
-                rare.push(*name);
+            if count < least {
+                rare.push(name);
             }
         }
         println!("{report}");
+        (rare, report)
+    }
+
+    #[test]
+    fn every_idiom_appears_in_at_least_two_percent_of_programs() {
+        let (rare, report) = rarer_than(IDIOMS, 10);
         assert!(rare.is_empty(), "rarer than 2%: {rare:?}\n{report}");
     }
 
     #[test]
     fn every_construct_appears_in_at_least_a_tenth_of_programs() {
-        let config = Config::default();
-        let texts: Vec<String> = (0..500)
-            .map(|seed| Program::generate(seed, &config).to_rust("f"))
-            .collect();
-        let mut report = String::new();
-        let mut rare = Vec::new();
-        for (name, shows) in CONSTRUCTS {
-            let count = texts.iter().filter(|t| shows(t)).count();
-            let _ = writeln!(report, "{name:>22}: {:5.1}%", count as f64 / 5.0);
-            if count < 50 {
-                rare.push(*name);
-            }
-        }
-        println!("{report}");
+        let (rare, report) = rarer_than(CONSTRUCTS, 50);
         assert!(rare.is_empty(), "rarer than 10%: {rare:?}\n{report}");
     }
 
