@@ -695,25 +695,7 @@ impl Lower<'_> {
         let count = self.chain_count(&chain, span);
         let zero = self.int_lit(0, span);
         let empty = self.binary(BinOp::Eq, count, zero, span);
-        let fallback = match (call.method.to_string().as_str(), call.args.first()) {
-            ("unwrap", None) => {
-                let message = quote::quote_spanned!(call.method.span()=>
-                    "called `Option::unwrap()` on a `None` value");
-                self.panic_if(empty, message, span)?;
-                None
-            }
-            ("expect", Some(message)) => {
-                let message = quote::quote_spanned!(call.method.span()=> "{}", #message);
-                self.panic_if(empty, message, span)?;
-                None
-            }
-            ("unwrap_or", Some(value)) => Some(value),
-            _ => {
-                self.cx.error_spanned_by(&call.method, msg::REDUCE_RESULT);
-                return Err(Poison);
-            }
-        };
-        let fold = |this: &mut Self| -> Result<Option<Value>, Poison> {
+        let fold = |this: &mut Self| -> super::Lowered {
             // The first item starts the accumulator; the rest are folded in.
             let indices = this.leaf_indices(&chain, false, zero, span);
             let mut first = None;
@@ -748,20 +730,9 @@ impl Lower<'_> {
                 this.set_hidden(&key, Ok(next));
                 Ok(())
             })?;
-            Ok(Some(this.lookup(&key).expect("bound")?))
+            this.lookup(&key).expect("bound")
         };
-        let value = match fallback {
-            None => fold(self)?.expect("a value"),
-            Some(value) => self
-                .branch(
-                    Ok(empty),
-                    true,
-                    span,
-                    |this| this.expr(value).map(Some),
-                    |this| fold(this),
-                )?
-                .expect("both branches have a value"),
-        };
+        let value = self.unwrapped(call, empty, span, fold)?;
         // `x.iter().max_by(…).unwrap()` is an `&f64`, as in the function.
         Ok(if by_ref {
             Item::Ref(value)
@@ -790,40 +761,53 @@ impl Lower<'_> {
             } else {
                 view.start
             };
-            this.load(view.buf, index, span)
+            Ok(this.load(view.buf, index, span))
         };
-        let value = match (call.method.to_string().as_str(), call.args.first()) {
-            ("unwrap", None) => {
-                let message = quote::quote_spanned!(call.method.span()=>
-                    "called `Option::unwrap()` on a `None` value");
-                self.panic_if(empty, message, span)?;
-                element(self)
-            }
-            ("expect", Some(message)) => {
-                let message = quote::quote_spanned!(call.method.span()=> "{}", #message);
-                self.panic_if(empty, message, span)?;
-                element(self)
-            }
-            // `unwrap_or(&0.0)` before `copied()`, `unwrap_or(0.0)` after.
-            ("unwrap_or", Some(fallback)) => self
-                .branch(
-                    Ok(empty),
-                    true,
-                    span,
-                    |this| this.expr(fallback).map(Some),
-                    |this| Ok(Some(element(this))),
-                )?
-                .expect("both branches have a value"),
-            _ => {
-                self.cx.error_spanned_by(&call.method, msg::REDUCE_RESULT);
-                return Err(Poison);
-            }
-        };
+        let value = self.unwrapped(call, empty, span, element)?;
         Ok(if copied {
             Item::Value(value)
         } else {
             Item::Ref(value)
         })
+    }
+
+    /// `option.unwrap()`, `.expect(msg)` or `.unwrap_or(fallback)` of an
+    /// `Option` that is `None` when `empty`, `Some(value(…))` otherwise: the
+    /// panic `Option` makes (same message), or the fallback, and the value.
+    fn unwrapped(
+        &mut self,
+        call: &ExprMethodCall,
+        empty: Value,
+        span: Span,
+        value: impl FnOnce(&mut Self) -> super::Lowered,
+    ) -> super::Lowered {
+        match (call.method.to_string().as_str(), call.args.first()) {
+            ("unwrap", None) => {
+                let message = quote::quote_spanned!(call.method.span()=>
+                    "called `Option::unwrap()` on a `None` value");
+                self.panic_if(empty, message, span)?;
+                value(self)
+            }
+            ("expect", Some(message)) => {
+                let message = quote::quote_spanned!(call.method.span()=> "{}", #message);
+                self.panic_if(empty, message, span)?;
+                value(self)
+            }
+            // `unwrap_or(&0.0)` before `copied()`, `unwrap_or(0.0)` after.
+            ("unwrap_or", Some(fallback)) => Ok(self
+                .branch(
+                    Ok(empty),
+                    true,
+                    span,
+                    |this| this.expr(fallback).map(Some),
+                    |this| value(this).map(Some),
+                )?
+                .expect("both branches have a value")),
+            _ => {
+                self.cx.error_spanned_by(&call.method, msg::REDUCE_RESULT);
+                Err(Poison)
+            }
+        }
     }
 
     /// `if cond { panic!(message) }`.
