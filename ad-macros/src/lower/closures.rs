@@ -227,18 +227,7 @@ impl Lower<'_> {
             _ => None,
         };
         if let Some(float_ty) = float_ty {
-            let Some(prim) = Prim::from_method(&segments[1]) else {
-                let shown = segments.join("::");
-                self.cx
-                    .error_spanned_by(path, msg::unknown_function(&shown, &Prim::method_list()));
-                return Err(Poison);
-            };
-            if args.len() != prim.arity() {
-                let shown = segments.join("::");
-                self.cx
-                    .error_spanned_by(path, msg::method_arity(&shown, prim.arity(), args.len()));
-                return Err(Poison);
-            }
+            let prim = self.float_function(path, &segments, args.len())?;
             let operands = args
                 .into_iter()
                 .map(|arg| self.scalar_item(arg, span))

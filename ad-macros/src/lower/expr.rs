@@ -600,11 +600,13 @@ impl Lower<'_> {
             return Ok(self.push(Inst::Cast(arg, Scalar::Float), Ty::Float, call.span()));
         }
         let float_ty = match segments.as_slice() {
-            [ty, _] if ty == "f64" => Ty::F64,
-            [ty, _] if ty == "f32" => Ty::F32,
-            [ty, _] if generic.as_ref() == Some(ty) => Ty::Float,
-            _ if calls::is_user_function(func) => return self.user_call(func, call),
-            _ => return self.unsupported(func, msg::call(&shown)),
+            [ty, _] => self.float_type(ty),
+            _ => None,
+        };
+        let float_ty = match float_ty {
+            Some(float_ty) => float_ty,
+            None if calls::is_user_function(func) => return self.user_call(func, call),
+            None => return self.unsupported(func, msg::call(&shown)),
         };
         if segments[1] == "from" {
             // `f64::from(x)` is the lossless form of `x as f64`.
@@ -615,15 +617,7 @@ impl Lower<'_> {
             let to = float_ty.scalar().expect("a float type");
             return Ok(self.push(Inst::Cast(arg, to), float_ty, call.span()));
         }
-        let Some(prim) = Prim::from_method(&segments[1]) else {
-            return self.unsupported(func, msg::unknown_function(&shown, &Prim::method_list()));
-        };
-        if call.args.len() != prim.arity() {
-            return self.unsupported(
-                func,
-                msg::method_arity(&shown, prim.arity(), call.args.len()),
-            );
-        }
+        let prim = self.float_function(func, &segments, call.args.len())?;
         let args: Vec<Lowered> = call.args.iter().map(|arg| self.scalar_expr(arg)).collect();
         let operands = args.into_iter().collect::<Result<Vec<_>, _>>()?;
         Ok(self.prim(prim, operands, Some(float_ty), call.span()))
@@ -714,6 +708,28 @@ impl Lower<'_> {
             return self.unsupported(expr, msg::BUFFER_AS_SCALAR);
         }
         Ok(value)
+    }
+
+    /// The primitive `f64::name` stands for, given `n_args` arguments; an
+    /// error at `path` if there is none or the count is wrong.
+    pub(super) fn float_function(
+        &self,
+        path: &ExprPath,
+        segments: &[String],
+        n_args: usize,
+    ) -> Result<Prim, Poison> {
+        let shown = segments.join("::");
+        let Some(prim) = Prim::from_method(&segments[1]) else {
+            self.cx
+                .error_spanned_by(path, msg::unknown_function(&shown, &Prim::method_list()));
+            return Err(Poison);
+        };
+        if n_args != prim.arity() {
+            self.cx
+                .error_spanned_by(path, msg::method_arity(&shown, prim.arity(), n_args));
+            return Err(Poison);
+        }
+        Ok(prim)
     }
 
     /// The float type a type name stands for: `f64`, `f32`, or the
