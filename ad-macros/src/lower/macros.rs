@@ -61,16 +61,14 @@ impl Lower<'_> {
         } else {
             None
         };
-        let (bindings, args) = self.bindings(mac.tokens.clone())?;
         let path = &mac.path;
-        let tokens = &mac.tokens;
+        let body = &mac.tokens;
         let tokens = match &mac.delimiter {
-            syn::MacroDelimiter::Paren(_) => quote!(#path!(#tokens);),
-            syn::MacroDelimiter::Brace(_) => quote!(#path!{#tokens};),
-            syn::MacroDelimiter::Bracket(_) => quote!(#path![#tokens];),
+            syn::MacroDelimiter::Paren(_) => quote!(#path!(#body);),
+            syn::MacroDelimiter::Brace(_) => quote!(#path!{#body};),
+            syn::MacroDelimiter::Bracket(_) => quote!(#path![#body];),
         };
-        let mac = Rc::new(EffectMacro { tokens, bindings });
-        self.push(Inst::Effect { mac, args }, Ty::Unit, span);
+        self.as_written(tokens, body.clone(), Vec::new(), Ty::Unit, span)?;
         Ok(match value {
             Some(value) => value,
             // After a panic: never read.
@@ -126,14 +124,16 @@ impl Lower<'_> {
         Ok((bindings, args))
     }
 
-    /// A `bool` computed by the user's own code, run as written: `expr`
-    /// with the locals `user` names bound, and `values` bound to the names
-    /// given (generated names, which the user's tokens cannot see).
-    pub(super) fn opaque_bool(
+    /// `tokens` run as written where they stand (an [`Inst::Effect`] of
+    /// type `ty`), with the locals the user's tokens `user` name bound, and
+    /// `values` bound to the generated names given (which the user's tokens
+    /// cannot see).
+    fn as_written(
         &mut self,
-        expr: TokenStream,
+        tokens: TokenStream,
         user: TokenStream,
         values: Vec<(Ident, Value)>,
+        ty: Ty,
         span: Span,
     ) -> Lowered {
         let (mut bindings, mut args) = self.bindings(user)?;
@@ -144,11 +144,20 @@ impl Lower<'_> {
             });
             args.push(value);
         }
-        let mac = Rc::new(EffectMacro {
-            tokens: expr,
-            bindings,
-        });
-        Ok(self.push(Inst::Effect { mac, args }, Ty::Bool, span))
+        let mac = Rc::new(EffectMacro { tokens, bindings });
+        Ok(self.push(Inst::Effect { mac, args }, ty, span))
+    }
+
+    /// A `bool` computed by the user's own code (`expr`, naming locals in
+    /// `user`), run as written.
+    pub(super) fn opaque_bool(
+        &mut self,
+        expr: TokenStream,
+        user: TokenStream,
+        values: Vec<(Ident, Value)>,
+        span: Span,
+    ) -> Lowered {
+        self.as_written(expr, user, values, Ty::Bool, span)
     }
 
     /// A statement the expansion adds (a check), run as written with
@@ -159,28 +168,16 @@ impl Lower<'_> {
         values: Vec<(Ident, Value)>,
         span: Span,
     ) -> Result<(), Poison> {
-        let mut bindings = Vec::new();
-        let mut args = Vec::new();
-        for (name, value) in values {
-            bindings.push(Binding {
-                name,
-                kind: BindingKind::Value,
-            });
-            args.push(value);
-        }
-        let mac = Rc::new(EffectMacro { tokens, bindings });
-        self.push(Inst::Effect { mac, args }, Ty::Unit, span);
-        Ok(())
+        self.as_written(tokens, TokenStream::new(), values, Ty::Unit, span)
+            .map(drop)
     }
 
     /// `panic!(message…)` where the function would panic (`unwrap()` of
     /// `None`).
     pub(super) fn panic_effect(&mut self, message: TokenStream, span: Span) -> Result<(), Poison> {
-        let (bindings, args) = self.bindings(message.clone())?;
         let tokens = quote_spanned!(span=> ::core::panic!(#message););
-        let mac = Rc::new(EffectMacro { tokens, bindings });
-        self.push(Inst::Effect { mac, args }, Ty::Unit, span);
-        Ok(())
+        self.as_written(tokens, message, Vec::new(), Ty::Unit, span)
+            .map(drop)
     }
 }
 
