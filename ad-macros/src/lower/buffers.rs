@@ -137,30 +137,19 @@ impl Lower<'_> {
         target: &Expr,
     ) -> Result<(), Poison> {
         let span = target.span();
-        let len = self.push(Inst::Len(from), Ty::Int, span);
-        let to_len = self.push(Inst::Len(to), Ty::Int, span);
-        let from_name = proc_macro2::Ident::new("__ad_from_len", span);
-        let to_name = proc_macro2::Ident::new("__ad_to_len", span);
         let shown = quote::ToTokens::to_token_stream(target).to_string();
         let message = format!(
             "`#[differentiate]` copies the buffer assigned to `{shown}` into it: the lengths must agree"
         );
-        let check = quote::quote_spanned!(span=>
-            ::core::assert_eq!(#to_name, #from_name, #message););
-        self.effect_with(check, vec![(from_name, len), (to_name, to_len)], span)?;
+        let (_, len) = self.lengths_agree(to, from, &message, span)?;
         self.copy_elements(from, to, len, span)
     }
 
     /// `std::mem::swap(&mut a, &mut b)` of two buffers: the elements
     /// swapped one by one, after the same check.
     pub(super) fn swap_buffers(&mut self, a: Value, b: Value, span: Span) -> Result<(), Poison> {
-        let a_len = self.push(Inst::Len(a), Ty::Int, span);
-        let b_len = self.push(Inst::Len(b), Ty::Int, span);
-        let a_name = proc_macro2::Ident::new("__ad_a_len", span);
-        let b_name = proc_macro2::Ident::new("__ad_b_len", span);
-        let check = quote::quote_spanned!(span=> ::core::assert_eq!(#a_name, #b_name,
-            "`#[differentiate]` swaps buffers element by element: the lengths must agree"););
-        self.effect_with(check, vec![(a_name, a_len), (b_name, b_len)], span)?;
+        let message = "`#[differentiate]` swaps buffers element by element: the lengths must agree";
+        let (a_len, _) = self.lengths_agree(a, b, message, span)?;
         let start = self.usize_lit(0, span);
         self.index_loop(start, a_len, span, |this, index| {
             let x = this.load(a, index, span);
@@ -168,6 +157,26 @@ impl Lower<'_> {
             this.write_element((a, index), None, y, span);
             this.write_element((b, index), None, x, span);
         })
+    }
+
+    /// `assert_eq!(left.len(), right.len(), message)` where the function
+    /// would have moved one buffer into another's variable; the two lengths.
+    fn lengths_agree(
+        &mut self,
+        left: Value,
+        right: Value,
+        message: &str,
+        span: Span,
+    ) -> Result<(Value, Value), Poison> {
+        let left_len = self.push(Inst::Len(left), Ty::Int, span);
+        let right_len = self.push(Inst::Len(right), Ty::Int, span);
+        let left_name = proc_macro2::Ident::new("__ad_left_len", span);
+        let right_name = proc_macro2::Ident::new("__ad_right_len", span);
+        let check = quote::quote_spanned!(span=>
+            ::core::assert_eq!(#left_name, #right_name, #message););
+        let values = vec![(left_name, left_len), (right_name, right_len)];
+        self.effect_with(check, values, span)?;
+        Ok((left_len, right_len))
     }
 
     /// `for j in start..end { body(j) }`, carrying nothing.
