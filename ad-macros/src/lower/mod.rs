@@ -569,12 +569,7 @@ impl Lower<'_> {
         }
         // `let v = g(&x);` where `v` is used as a buffer (or annotated as
         // one): `g` returns a `Vec` or an array.
-        if let (Some(name), Expr::Call(call)) = (&name, strip_parens(&init.expr))
-            && let Expr::Path(func) = &*call.func
-            && calls::is_user_function(func)
-            && expr::local_name(&call.func).is_none_or(|callee| {
-                self.special(&callee).is_none() && self.lookup(&callee).is_none()
-            })
+        if let (Some(name), Some((func, call))) = (&name, self.user_call_of(&init.expr))
             && (self.buffer_names.contains(name) || annotation.is_some_and(is_buffer_type))
         {
             let value = self.user_call_buffer(func, call);
@@ -586,10 +581,7 @@ impl Lower<'_> {
         }
         // `let (r, theta) = polar(x, y);`: the pattern says how many floats
         // the callee returns.
-        if let (Pat::Tuple(tuple), Expr::Call(call)) = (pat, strip_parens(&init.expr))
-            && let Expr::Path(func) = &*call.func
-            && calls::is_user_function(func)
-            && expr::local_name(&call.func).is_none_or(|name| self.special(&name).is_none())
+        if let (Pat::Tuple(tuple), Some((func, call))) = (pat, self.user_call_of(&init.expr))
             && tuple.elems.iter().all(|elem| !matches!(elem, Pat::Rest(_)))
         {
             let n = tuple.elems.len();
@@ -643,6 +635,20 @@ impl Lower<'_> {
             }
             self.bind(&name, value);
         }
+    }
+
+    /// `g(…)`, a call of a function of the user's: not of a closure or a
+    /// local the name is bound to.
+    fn user_call_of<'e>(&self, expr: &'e Expr) -> Option<(&'e syn::ExprPath, &'e syn::ExprCall)> {
+        let Expr::Call(call) = strip_parens(expr) else {
+            return None;
+        };
+        let Expr::Path(func) = &*call.func else {
+            return None;
+        };
+        let bound = expr::local_name(&call.func)
+            .is_some_and(|name| self.special(&name).is_some() || self.lookup(&name).is_some());
+        (calls::is_user_function(func) && !bound).then_some((func, call))
     }
 
     fn assign(&mut self, target: &Expr, value: Lowered) {
