@@ -139,7 +139,7 @@ fn hoisted(func: &Function, places: &[Place], value: Value) -> Vec<(Slice, Vec<V
         return Vec::new();
     }
     // A loop that never runs: nothing to check.
-    if let (Some(start), Some(end)) = (literal(func, range.start), literal(func, range.end))
+    if let (Some(start), Some(end)) = (func.int_literal(range.start), func.int_literal(range.end))
         && end <= start
     {
         return Vec::new();
@@ -214,20 +214,6 @@ fn outside_operands(func: &Function, places: &[Place], value: Value, body: Place
         .into_iter()
         .flat_map(|operand| outside_operands(func, places, operand, body))
         .collect()
-}
-
-/// The value of a decimal integer literal (`3`, `3_usize`).
-pub(super) fn literal(func: &Function, value: Value) -> Option<u128> {
-    let Inst::Const(Const::Lit(lit)) = func.inst(value) else {
-        return None;
-    };
-    let text = lit.to_string().replace('_', "");
-    let digits = text.split(|c: char| !c.is_ascii_digit()).next()?;
-    let rest = &text[digits.len()..];
-    let suffix = rest.is_empty() || rest.starts_with(['u', 'i']);
-    (suffix && !digits.is_empty())
-        .then(|| digits.parse().ok())
-        .flatten()
 }
 
 /// `base` if `index` is `base + j` or `j + base`.

@@ -6,7 +6,7 @@ use quote::{ToTokens, quote, quote_spanned};
 use syn::Ident;
 
 use super::stmts::{Binding, Pattern, Stmts};
-use super::{Emitter, Expr, Form, Prec, hoist, ident};
+use super::{Emitter, Expr, Form, Prec, ident};
 use crate::ir::{BinOp, Const, Inst, LoopRange, Value};
 
 impl Emitter<'_> {
@@ -93,8 +93,8 @@ impl Emitter<'_> {
         // `if end > start { let x_s = &x[base..][..end]; for … }`
         let start = self.expr(range.start).at(Prec::BitOr);
         let end = self.expr(range.end).at(Prec::BitOr);
-        let known = hoist::literal(func, range.start).is_some()
-            && hoist::literal(func, range.end).is_some();
+        let known =
+            func.int_literal(range.start).is_some() && func.int_literal(range.end).is_some();
         // Runs if its bounds are literals: `hoist` leaves a loop that never runs alone.
         let mut guarded = Stmts::new(self.declare_first);
         let block = if known { &mut *stmts } else { &mut guarded };

@@ -978,6 +978,21 @@ impl Function {
         self.ret = map(self.ret);
     }
 
+    /// The value of an integer literal (`3`, `2usize`, `1_000`), if `value`
+    /// is one.
+    pub(crate) fn int_literal(&self, value: Value) -> Option<u128> {
+        let Inst::Const(Const::Lit(lit)) = self.inst(value) else {
+            return None;
+        };
+        let text = lit.to_string().replace('_', "");
+        let digits = text.split(|c: char| !c.is_ascii_digit()).next()?;
+        let rest = &text[digits.len()..];
+        let suffix = rest.is_empty() || rest.starts_with(['u', 'i']);
+        (suffix && !digits.is_empty())
+            .then(|| digits.parse().ok())
+            .flatten()
+    }
+
     /// The buffers behind `bufs`: a sub-slice stands for the buffer it is
     /// a range of. What an instruction writes is `func.bases(inst.written())`.
     pub(crate) fn bases(&self, mut bufs: Vec<Value>) -> Vec<Value> {

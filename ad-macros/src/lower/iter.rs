@@ -1207,8 +1207,11 @@ impl Lower<'_> {
     fn int_const(&self, value: Value) -> Option<u64> {
         match self.builder.func().inst(value) {
             Inst::Const(Const::Zero) if matches!(self.ty(value), Ty::Int) => Some(0),
-            Inst::Const(Const::Lit(lit)) => lit.to_string().parse().ok(),
-            _ => None,
+            _ => self
+                .builder
+                .func()
+                .int_literal(value)
+                .and_then(|n| u64::try_from(n).ok()),
         }
     }
 

@@ -92,14 +92,8 @@ fn order_run(func: &Function, run: &mut [Value], reversed: bool) {
 /// `i - 2`, `i`.
 fn offset_of(func: &Function, index: Value) -> (Value, i128) {
     let constant = |value: Value| match func.inst(value) {
-        Inst::Const(Const::Lit(lit)) => lit
-            .to_string()
-            .trim_end_matches("usize")
-            .trim_end_matches("_")
-            .parse::<i128>()
-            .ok(),
         Inst::Const(Const::Zero) => Some(0),
-        _ => None,
+        _ => func.int_literal(value).and_then(|c| i128::try_from(c).ok()),
     };
     match func.inst(index) {
         Inst::Binary(BinOp::Add, a, b) => match (constant(*a), constant(*b)) {
