@@ -1840,3 +1840,56 @@ mod comparisons_by_reference {
         assert_close(&grad, &expected);
     }
 }
+
+/// A name bound to a float and later, by another `let`, to a buffer; and a
+/// buffer a callee returns, returned as it is.
+mod shadowed_buffers {
+    use super::*;
+
+    #[differentiate]
+    fn sq(v: f64) -> f64 {
+        v * v
+    }
+
+    #[differentiate]
+    fn sines(y: &[f64]) -> Vec<f64> {
+        y.iter().map(|v| v.sin()).collect()
+    }
+
+    #[differentiate]
+    fn float_then_buffer(y: &[f64]) -> f64 {
+        let s = sq(y[0]);
+        let t = s * 2.0;
+        let s = sines(y);
+        t + s[1]
+    }
+
+    #[differentiate]
+    #[allow(clippy::let_and_return)] // The spelling under test.
+    fn passed_on(y: &[f64]) -> Vec<f64> {
+        let v = sines(y);
+        v
+    }
+
+    #[test]
+    fn each_let_is_judged_by_what_follows_it() {
+        let grad = check_slice(float_then_buffer, float_then_buffer_vjp, &X);
+        let mut expected = vec![0.0; X.len()];
+        expected[0] = 4.0 * X[0];
+        expected[1] = X[1].cos();
+        assert_close(&grad, &expected);
+        let seed = [1.0, 0.0, 0.5, 0.0, 0.0, 0.0, 2.0];
+        let grad = ad_tests::check_vector(
+            passed_on,
+            |p, s| {
+                let mut d = vec![0.0; p.len()];
+                let out = passed_on_vjp(p, &mut d, s);
+                (out, d)
+            },
+            &X,
+            &seed,
+        );
+        let expected: Vec<f64> = X.iter().zip(&seed).map(|(x, s)| s * x.cos()).collect();
+        assert_close(&grad, &expected);
+    }
+}

@@ -142,7 +142,11 @@ pub(crate) fn body(cx: &Ctxt, func: &ItemFn, sig: &Signature) -> Option<Function
         fixed_len: Default::default(),
         grown: Default::default(),
         pending_mutations: Vec::new(),
-        buffer_names: buffer_names(&func.block),
+        let_is_buffer: false,
+        returned: match (&sig.output_ty, func.block.stmts.last()) {
+            (Ty::Buf(_), Some(Stmt::Expr(tail, None))) => expr::local_name(tail),
+            _ => None,
+        },
     };
     lower.builder.func_mut().float_param = sig.float_param.clone();
     // A receiver the signature rejected: its uses are not reported again.
@@ -206,9 +210,12 @@ struct Lower<'a> {
     grown: std::collections::HashSet<Value>,
     /// The variables that closures given to the chain being lowered assign.
     pending_mutations: Vec<String>,
-    /// The names the body uses as buffers (indexed, iterated, borrowed):
-    /// `let v = g(&x);` with such a `v` calls a `g` that returns a buffer.
-    buffer_names: std::collections::HashSet<String>,
+    /// Whether the `let` being lowered binds a name that the statements after
+    /// it use as a buffer (index, iterate, borrow) before a `let` shadows
+    /// it: `let v = g(&x);` then calls a `g` that returns a buffer.
+    let_is_buffer: bool,
+    /// The variable the body returns, when it returns a buffer.
+    returned: Option<String>,
 }
 
 impl Lower<'_> {
@@ -230,8 +237,8 @@ impl Lower<'_> {
             Some((last, init)) => (Some(last), init),
             None => (None, &[][..]),
         };
-        for stmt in init {
-            self.stmt(stmt);
+        for index in 0..init.len() {
+            self.stmt_among(&block.stmts, index);
         }
         let tail = match last {
             Some(Stmt::Expr(expr, None)) => expr,
@@ -348,7 +355,7 @@ impl Lower<'_> {
                     self.stmt(stmt);
                     return Err(Poison);
                 }
-                stmt => self.stmt(stmt),
+                _ => self.stmt_among(stmts, index),
             }
             let exits = exits::Exits::of_stmt(stmt);
             if !exits.any() {
@@ -460,6 +467,19 @@ impl Lower<'_> {
         }
     }
 
+    /// `stmts[index]`, knowing what the statements after it do with the
+    /// name it binds (see [`Lower::let_is_buffer`]).
+    fn stmt_among(&mut self, stmts: &[Stmt], index: usize) {
+        let stmt = &stmts[index];
+        self.let_is_buffer = match stmt {
+            Stmt::Local(local) => bound_name(&local.pat).is_some_and(|name| {
+                used_as_buffer(&name, &stmts[index + 1..]) || self.returned.as_ref() == Some(&name)
+            }),
+            _ => false,
+        };
+        self.stmt(stmt);
+    }
+
     fn stmt(&mut self, stmt: &Stmt) {
         match stmt {
             Stmt::Local(local) => self.local(local),
@@ -549,6 +569,7 @@ impl Lower<'_> {
             Pat::Ident(ident) if ident.subpat.is_none() => Some(ident.ident.unraw().to_string()),
             _ => None,
         };
+        let is_buffer_use = std::mem::take(&mut self.let_is_buffer);
         let Some(init) = &local.init else {
             self.cx.error_spanned_by(local, msg::LET_WITHOUT_INIT);
             if let Some(name) = &name {
@@ -570,7 +591,7 @@ impl Lower<'_> {
         // `let v = g(&x);` where `v` is used as a buffer (or annotated as
         // one): `g` returns a `Vec` or an array.
         if let (Some(name), Some((func, call))) = (&name, self.user_call_of(&init.expr))
-            && (self.buffer_names.contains(name) || annotation.is_some_and(is_buffer_type))
+            && (is_buffer_use || annotation.is_some_and(is_buffer_type))
         {
             let value = self.user_call_buffer(func, call);
             if let Ok(value) = value {
@@ -778,9 +799,34 @@ fn is_buffer_type(ty: &syn::Type) -> bool {
     }
 }
 
-/// The names a block uses as buffers: indexed (`v[i]`), iterated or
+/// The name a `let` pattern binds, if it is one name (`v`, `mut v`, `v: T`).
+fn bound_name(pat: &Pat) -> Option<String> {
+    match pat {
+        Pat::Ident(ident) if ident.subpat.is_none() => Some(ident.ident.unraw().to_string()),
+        Pat::Type(typed) => bound_name(&typed.pat),
+        _ => None,
+    }
+}
+
+/// Whether `stmts` use `name` as a buffer (indexed, iterated, measured or
+/// borrowed) before a `let` of theirs binds it again.
+fn used_as_buffer(name: &str, stmts: &[Stmt]) -> bool {
+    for stmt in stmts {
+        if buffer_names(stmt).contains(name) {
+            return true;
+        }
+        if let Stmt::Local(local) = stmt
+            && bound_name(&local.pat).as_deref() == Some(name)
+        {
+            return false;
+        }
+    }
+    false
+}
+
+/// The names a statement uses as buffers: indexed (`v[i]`), iterated or
 /// measured (`v.iter()`, `v.len()`, …), or borrowed (`&v`).
-fn buffer_names(block: &Block) -> std::collections::HashSet<String> {
+fn buffer_names(stmt: &Stmt) -> std::collections::HashSet<String> {
     use syn::visit::Visit;
     #[derive(Default)]
     struct Uses(std::collections::HashSet<String>);
@@ -818,6 +864,6 @@ fn buffer_names(block: &Block) -> std::collections::HashSet<String> {
         }
     }
     let mut uses = Uses::default();
-    uses.visit_block(block);
+    uses.visit_stmt(stmt);
     uses.0
 }
