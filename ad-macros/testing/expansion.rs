@@ -847,3 +847,8 @@ check!(
     "",
     "fn f(y: &[f64], k: f64) -> f64 { let v = rhs(y, k); v[0] * v[1] }"
 );
+check!(
+    inclusive_stepped_range,
+    "",
+    "fn f(x: &[f64], n: usize) -> f64 { let mut s = 0.0; for i in (1..=n).step_by(2) { s = s * x[i - 1].sin() + x[i]; } s }"
+);

@@ -190,8 +190,17 @@ impl Emitter<'_> {
     /// `a..b`, `(a..=b).rev()`, `(a..b).step_by(k)`.
     pub(super) fn range(&self, range: &LoopRange, span: Span) -> TokenStream {
         let start = self.expr(range.start).at(Prec::Or);
-        let end = self.expr(range.end).at(Prec::Or);
-        let mut iter = if range.inclusive {
+        // A stepped `a..=b` cannot be reversed (its `StepBy` is not
+        // double-ended): walked backwards, it is `a..b + 1`.
+        let exclusive_end = range.inclusive && range.step.is_some() && range.reversed;
+        let end = if exclusive_end {
+            self.expr(range.end).at(Prec::Sum)
+        } else {
+            self.expr(range.end).at(Prec::Or)
+        };
+        let mut iter = if exclusive_end {
+            quote_spanned!(span=> #start..#end + 1)
+        } else if range.inclusive {
             quote_spanned!(span=> #start..=#end)
         } else {
             quote_spanned!(span=> #start..#end)
