@@ -1433,6 +1433,19 @@ mod counted_whiles {
         s + i as f64
     }
 
+    /// The counter on the right, the step written `k + i`.
+    #[differentiate]
+    #[allow(clippy::int_plus_one, clippy::assign_op_pattern)] // The spellings under test.
+    fn mirrored(x: &[f64], n: usize) -> f64 {
+        let mut s = 0.0;
+        let mut i = 1;
+        while n >= 1 + i {
+            s += x[i].sin() * x[i - 1];
+            i = 2 + i;
+        }
+        s * i as f64
+    }
+
     #[differentiate]
     #[allow(clippy::assign_op_pattern)] // The other spelling of the step.
     fn strided(x: &[f64], n: usize) -> f64 {
@@ -1458,6 +1471,27 @@ mod counted_whiles {
 
     #[test]
     fn while_loops_that_count_are_for_loops() {
+        let x = [0.5, -1.0, 2.0, 0.25, 1.5, 0.7];
+        for n in 0..=6 {
+            let grad = check_scalar(
+                |p| mirrored(p, n),
+                |p, s| {
+                    let mut d = vec![0.0; 6];
+                    let out = mirrored_vjp(p, &mut d, n, s);
+                    (out, d)
+                },
+                &x,
+            );
+            // Visits i = 1, 3, 5, … with i + 1 ≤ n; the counter ends at the
+            // first odd i with i + 1 > n.
+            let end = n.max(1) | 1;
+            let mut expected = vec![0.0; 6];
+            for i in (1..n).step_by(2) {
+                expected[i] += x[i].cos() * x[i - 1] * end as f64;
+                expected[i - 1] += x[i].sin() * end as f64;
+            }
+            assert_close(&grad, &expected);
+        }
         for n in [0usize, 1, 2, 5] {
             let x: Vec<f64> = (0..n).map(|i| 0.3 * i as f64 - 0.4).collect();
             let grad = check_slice(rosen_while, rosen_while_vjp, &x);

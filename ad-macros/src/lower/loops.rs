@@ -147,8 +147,8 @@ impl Lower<'_> {
         Ok(())
     }
 
-    /// A `while` that counts: `while i < n { …; i += k; }` (also `<=`, and
-    /// `i + c < n`), whose counter the body assigns only in that last
+    /// A `while` that counts: `while i < n { …; i += k; }` (also `<=`,
+    /// `n > i`, `i + c < n`, `i = i + k`), whose counter the body assigns only in that last
     /// statement, with a bound the body does not change and no `break` or
     /// `continue`. It is the counted loop it stands for, lowered as
     /// `for i in (i..n).step_by(k) { … }` (for `i + c < n`, over `j` from
@@ -159,18 +159,26 @@ impl Lower<'_> {
         let syn::Expr::Binary(cond) = &*expr.cond else {
             return None;
         };
-        let inclusive = match cond.op {
-            syn::BinOp::Lt(_) => false,
-            syn::BinOp::Le(_) => true,
+        // `i < n`, or `n > i`, and the same with `<=`.
+        let (inclusive, counted, bound) = match cond.op {
+            syn::BinOp::Lt(_) => (false, &*cond.left, &*cond.right),
+            syn::BinOp::Le(_) => (true, &*cond.left, &*cond.right),
+            syn::BinOp::Gt(_) => (false, &*cond.right, &*cond.left),
+            syn::BinOp::Ge(_) => (true, &*cond.right, &*cond.left),
             _ => return None,
         };
-        // `i` or `i + c` on the left.
-        let (counter, offset) = match &*cond.left {
-            syn::Expr::Binary(sum) if matches!(sum.op, syn::BinOp::Add(_)) => (
-                super::expr::local_name(&sum.left)?,
-                Some(int_literal(&sum.right)?),
-            ),
-            left => (super::expr::local_name(left)?, None),
+        // `i`, `i + c` or `c + i`.
+        let (counter, offset) = match counted {
+            syn::Expr::Binary(sum) if matches!(sum.op, syn::BinOp::Add(_)) => {
+                match super::expr::local_name(&sum.left) {
+                    Some(counter) => (counter, Some(int_literal(&sum.right)?)),
+                    None => (
+                        super::expr::local_name(&sum.right)?,
+                        Some(int_literal(&sum.left)?),
+                    ),
+                }
+            }
+            counted => (super::expr::local_name(counted)?, None),
         };
         let (last, init) = expr.body.stmts.split_last()?;
         let step = counter_step(last, &counter)?;
@@ -186,7 +194,7 @@ impl Lower<'_> {
         };
         let assigned = assigned_in(&rest);
         let mut in_bound = Reads::default();
-        in_bound.visit_expr(&cond.right);
+        in_bound.visit_expr(bound);
         let mut body = Reads::default();
         body.visit_block(&rest);
         if assigned.contains(&counter)
@@ -200,7 +208,6 @@ impl Lower<'_> {
         let span = expr.span();
         let start = self.lookup(&counter).expect("checked");
         let counter_ident = syn::Ident::new(&counter, span);
-        let bound = &cond.right;
         let step_lit = syn::LitInt::new(&step.to_string(), span);
         let range: syn::Expr = match (inclusive, &offset) {
             (false, None) => syn::parse_quote_spanned!(span=> (#counter_ident..#bound)),
@@ -553,7 +560,8 @@ fn int_literal(expr: &syn::Expr) -> Option<syn::LitInt> {
     }
 }
 
-/// `k` if `stmt` is `i += k;` or `i = i + k;` for a literal `k >= 1`.
+/// `k` if `stmt` is `i += k;`, `i = i + k;` or `i = k + i;` for a literal
+/// `k >= 1`.
 fn counter_step(stmt: &syn::Stmt, counter: &str) -> Option<u64> {
     let syn::Stmt::Expr(expr, Some(_)) = stmt else {
         return None;
@@ -566,10 +574,16 @@ fn counter_step(stmt: &syn::Stmt, counter: &str) -> Option<u64> {
             let syn::Expr::Binary(sum) = &*assign.right else {
                 return None;
             };
+            // `i = i + k` or `i = k + i`.
             let target = super::expr::local_name(&assign.left)?;
-            let read = super::expr::local_name(&sum.left)?;
-            (matches!(sum.op, syn::BinOp::Add(_)) && target == counter && read == counter)
-                .then_some(&*sum.right)?
+            let step = if super::expr::local_name(&sum.left).as_deref() == Some(counter) {
+                &*sum.right
+            } else if super::expr::local_name(&sum.right).as_deref() == Some(counter) {
+                &*sum.left
+            } else {
+                return None;
+            };
+            (matches!(sum.op, syn::BinOp::Add(_)) && target == counter).then_some(step)?
         }
         _ => return None,
     };

@@ -57,6 +57,10 @@ fn operands_in_either_order_and_every_loop_spelling() {
             "let mut i = 0; while i < x.len() { m = m.min(x[i]); i += 1; }",
             Callee::MinOver,
         ),
+        (
+            "let mut i = 0; while x.len() > i { m = m.min(x[i]); i = 1 + i; }",
+            Callee::MinOver,
+        ),
     ] {
         let src = format!("fn f(x: &[f64]) -> f64 {{ let mut m = 0.5; {body} m }}");
         let stages = stages_of(&src);
