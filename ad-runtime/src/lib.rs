@@ -75,6 +75,9 @@
 //!   per step.
 
 #![forbid(unsafe_code)]
+#![warn(missing_docs)]
+// On docs.rs, items behind a cargo feature say which feature they need.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub use ad_macros::{Tangent, custom_vjp, differentiate};
 
@@ -92,6 +95,12 @@ pub mod tape;
 pub use float::Float;
 pub use linalg::{axpy, dot, logsumexp, matmul, matvec, norm2, softmax, sum};
 pub use tangent::Tangent;
+
+// The crate's README (its page on crates.io) runs as a doctest, so its examples
+// cannot go stale.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
 
 /// Stops the gradient: returns `x` unchanged, but `#[differentiate]` treats the result as a constant.
 ///

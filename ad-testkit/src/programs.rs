@@ -41,7 +41,7 @@
 //!
 //! - **Finite values.** A static analysis bounds `|value|` of every
 //!   expression over all inputs in `[-1, 1]` and all loop trips (at most 5
-//!   per loop, two loops deep); programs whose bound exceeds [`LIMIT`] are not
+//!   per loop, two loops deep); programs whose bound exceeds `LIMIT` (10³) are not
 //!   generated. `sqrt` and `ln` only see `1 + e²`, divisions only divide by
 //!   `1 + e²`, and `exp` only sees `tanh(e)`, so nothing is NaN either.
 //! - **No warnings.** Every binding is unique (no shadowing); a
