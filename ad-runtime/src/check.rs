@@ -144,6 +144,16 @@ pub struct Check {
 
 impl Check {
     /// Returns `true` if the largest error is at most `tol` (and not NaN).
+    ///
+    /// ```
+    /// use ad_runtime::check;
+    ///
+    /// let f = |x: &[f64]| x[0] * x[0];
+    /// let wrong = |x: &[f64]| vec![x[0]]; // the derivative is 2x
+    /// let result = check::gradient(f, wrong, &[1.0]);
+    /// assert!(!result.passes(1e-6));
+    /// assert!(check::gradient(f, |x: &[f64]| vec![2.0 * x[0]], &[1.0]).passes(1e-6));
+    /// ```
     #[must_use]
     pub fn passes(&self, tol: f64) -> bool {
         self.max_error <= tol

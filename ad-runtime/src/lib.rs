@@ -166,3 +166,17 @@ pub mod __private {
         let _ = (runtime, user);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    /// Generated code's helpers must stay out of the documentation: users see
+    /// only the API. Rustdoc has no check for this, so the source is read.
+    #[test]
+    fn the_private_module_is_hidden_from_the_docs() {
+        let source = include_str!("lib.rs");
+        assert!(
+            source.contains("#[doc(hidden)]\npub mod __private {"),
+            "`pub mod __private` in ad-runtime/src/lib.rs must be `#[doc(hidden)]`"
+        );
+    }
+}

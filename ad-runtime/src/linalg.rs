@@ -350,6 +350,22 @@ fn sum_exp_shifted<T: Float>(x: &[T], max: T, mut each: impl FnMut(T)) -> T {
 /// `_vjp` calls this pair instead of [`logsumexp`] and [`logsumexp_dx`] when the
 /// call is outside loops and branches: the pullback then reads `n` values instead
 /// of computing `n` exponentials again.
+///
+/// ```
+/// use ad_runtime::linalg::{logsumexp, logsumexp_dx_kept, logsumexp_keep};
+///
+/// let x = [1.0_f64, 2.0, 3.0];
+/// let mut kept = Vec::new();
+/// let s = logsumexp_keep(&x, &mut kept);
+/// assert_eq!(s, logsumexp(&x));
+/// // The pullback reads what was kept instead of computing the exponentials again.
+/// let mut dx = [0.0; 3];
+/// logsumexp_dx_kept(&mut kept, 1.0, &mut dx);
+/// assert!(kept.is_empty());
+/// for (&d, &xi) in dx.iter().zip(&x) {
+///     assert!((d - (xi - s).exp()).abs() < 1e-15);
+/// }
+/// ```
 #[inline]
 pub fn logsumexp_keep<T: Float>(x: &[T], kept: &mut Vec<T>) -> T {
     let mut buffer = crate::pool::take(x.len() + 1);
@@ -377,6 +393,18 @@ pub fn logsumexp_keep<T: Float>(x: &[T], kept: &mut Vec<T>) -> T {
 /// # Panics
 ///
 /// Panics if `kept` is not what `logsumexp_keep` left for an `x` as long as `dx`.
+///
+/// ```
+/// use ad_runtime::linalg::{logsumexp_dx_kept, logsumexp_keep};
+///
+/// let mut kept = Vec::new();
+/// let s = logsumexp_keep(&[0.0, 0.0], &mut kept);
+/// assert_eq!(s, 2.0_f64.ln());
+/// let mut dx = [0.0; 2];
+/// logsumexp_dx_kept(&mut kept, 1.0, &mut dx);
+/// // Equal inputs share the seed: the softmax of (0, 0).
+/// assert_eq!(dx, [0.5, 0.5]);
+/// ```
 #[inline]
 #[track_caller]
 pub fn logsumexp_dx_kept<T: Float>(kept: &mut Vec<T>, ds: T, dx: &mut [T]) {
@@ -407,6 +435,17 @@ pub fn logsumexp_dx_kept<T: Float>(kept: &mut Vec<T>, ds: T, dx: &mut [T]) {
 /// # Panics
 ///
 /// Panics if `other` and `dx` have different lengths.
+///
+/// ```
+/// use ad_runtime::linalg::dot_dx;
+///
+/// // s = dot(x, y) with x = [1, 2], y = [3, 4]; the seed ds = 2.
+/// let (x, y) = ([1.0, 2.0], [3.0, 4.0]);
+/// let (mut dx, mut dy) = ([0.0; 2], [0.0; 2]);
+/// dot_dx(&y, 2.0, &mut dx);
+/// dot_dx(&x, 2.0, &mut dy);
+/// assert_eq!((dx, dy), ([6.0, 8.0], [2.0, 4.0]));
+/// ```
 #[inline]
 #[track_caller]
 pub fn dot_dx<T: Float>(other: &[T], ds: T, dx: &mut [T]) {
@@ -415,6 +454,15 @@ pub fn dot_dx<T: Float>(other: &[T], ds: T, dx: &mut [T]) {
 }
 
 /// Pullback of `s = sum(x)`: `dx += ds` (every element).
+///
+/// ```
+/// use ad_runtime::linalg::sum_dx;
+///
+/// let mut dx = [1.0, 0.0, 0.0];
+/// sum_dx(0.5, &mut dx);
+/// // Added into the shadow, not written over it.
+/// assert_eq!(dx, [1.5, 0.5, 0.5]);
+/// ```
 #[inline]
 pub fn sum_dx<T: Float>(ds: T, dx: &mut [T]) {
     for dxi in dx.iter_mut() {
@@ -431,6 +479,19 @@ pub fn sum_dx<T: Float>(ds: T, dx: &mut [T]) {
 /// # Panics
 ///
 /// Panics if `x` and `dx` have different lengths.
+///
+/// ```
+/// use ad_runtime::linalg::norm2_dx;
+///
+/// // r = norm2([3, 4]) = 5; the seed ds = 10: dx += 10 · x / 5.
+/// let mut dx = [0.0; 2];
+/// norm2_dx(&[3.0, 4.0], 5.0, 10.0, &mut dx);
+/// assert_eq!(dx, [6.0, 8.0]);
+/// // At the origin nothing is added.
+/// let mut dx = [0.0; 2];
+/// norm2_dx(&[0.0, 0.0], 0.0, 1.0, &mut dx);
+/// assert_eq!(dx, [0.0, 0.0]);
+/// ```
 #[inline]
 #[track_caller]
 pub fn norm2_dx<T: Float>(x: &[T], r: T, ds: T, dx: &mut [T]) {
@@ -450,6 +511,13 @@ pub fn norm2_dx<T: Float>(x: &[T], r: T, ds: T, dx: &mut [T]) {
 /// # Panics
 ///
 /// Panics if `x` and `dy` have different lengths.
+///
+/// ```
+/// use ad_runtime::linalg::axpy_da;
+///
+/// // y += a · x: the adjoint of a is <x, dy>.
+/// assert_eq!(axpy_da(&[1.0, 2.0], &[3.0, 4.0]), 11.0);
+/// ```
 #[inline]
 #[track_caller]
 pub fn axpy_da<T: Float>(x: &[T], dy: &[T]) -> T {
@@ -463,6 +531,15 @@ pub fn axpy_da<T: Float>(x: &[T], dy: &[T]) -> T {
 /// # Panics
 ///
 /// Panics if `dy` and `dx` have different lengths.
+///
+/// ```
+/// use ad_runtime::linalg::axpy_dx;
+///
+/// // y += 2 · x: dx += 2 · dy.
+/// let mut dx = [0.0; 2];
+/// axpy_dx(2.0, &[3.0, 4.0], &mut dx);
+/// assert_eq!(dx, [6.0, 8.0]);
+/// ```
 #[inline]
 #[track_caller]
 pub fn axpy_dx<T: Float>(a: T, dy: &[T], dx: &mut [T]) {
@@ -476,6 +553,15 @@ pub fn axpy_dx<T: Float>(a: T, dy: &[T], dx: &mut [T]) {
 /// # Panics
 ///
 /// Panics if a length does not match the dimensions.
+///
+/// ```
+/// use ad_runtime::linalg::matvec_da;
+///
+/// // y = A · x for a 2 × 2 matrix A: dA += dy · xᵀ.
+/// let mut da = [0.0; 4];
+/// matvec_da(&[1.0, 2.0], &[1.0, -1.0], &mut da, 2, 2);
+/// assert_eq!(da, [1.0, 2.0, -1.0, -2.0]);
+/// ```
 #[inline]
 #[track_caller]
 pub fn matvec_da<T: Float>(x: &[T], dy: &[T], da: &mut [T], m: usize, n: usize) {
@@ -496,6 +582,15 @@ pub fn matvec_da<T: Float>(x: &[T], dy: &[T], da: &mut [T], m: usize, n: usize) 
 /// # Panics
 ///
 /// Panics if a length does not match the dimensions.
+///
+/// ```
+/// use ad_runtime::linalg::matvec_dx;
+///
+/// // y = A · x with A = [[1, 2], [3, 4]]: dx += Aᵀ · dy.
+/// let mut dx = [0.0; 2];
+/// matvec_dx(&[1.0, 2.0, 3.0, 4.0], &[1.0, 0.0], &mut dx, 2, 2);
+/// assert_eq!(dx, [1.0, 2.0]);
+/// ```
 #[inline]
 #[track_caller]
 pub fn matvec_dx<T: Float>(a: &[T], dy: &[T], dx: &mut [T], m: usize, n: usize) {
@@ -518,6 +613,15 @@ pub fn matvec_dx<T: Float>(a: &[T], dy: &[T], dx: &mut [T], m: usize, n: usize) 
 /// # Panics
 ///
 /// Panics if a length does not match the dimensions.
+///
+/// ```
+/// use ad_runtime::linalg::matmul_da;
+///
+/// // C = A · B with A 1 × 2 and B = [[1, 2], [3, 4]] (2 × 2): dA += dC · Bᵀ.
+/// let mut da = [0.0; 2];
+/// matmul_da(&[1.0, 2.0, 3.0, 4.0], &[1.0, 0.0], &mut da, 1, 2, 2);
+/// assert_eq!(da, [1.0, 3.0]);
+/// ```
 #[inline]
 #[track_caller]
 pub fn matmul_da<T: Float>(b: &[T], dc: &[T], da: &mut [T], m: usize, k: usize, n: usize) {
@@ -543,6 +647,15 @@ pub fn matmul_da<T: Float>(b: &[T], dc: &[T], da: &mut [T], m: usize, k: usize, 
 /// # Panics
 ///
 /// Panics if a length does not match the dimensions.
+///
+/// ```
+/// use ad_runtime::linalg::matmul_db;
+///
+/// // C = A · B with A = [1, 2] (1 × 2) and B 2 × 2: dB += Aᵀ · dC.
+/// let mut db = [0.0; 4];
+/// matmul_db(&[1.0, 2.0], &[1.0, 0.0], &mut db, 1, 2, 2);
+/// assert_eq!(db, [1.0, 0.0, 2.0, 0.0]);
+/// ```
 #[inline]
 #[track_caller]
 pub fn matmul_db<T: Float>(a: &[T], dc: &[T], db: &mut [T], m: usize, k: usize, n: usize) {
@@ -565,6 +678,15 @@ pub fn matmul_db<T: Float>(a: &[T], dc: &[T], db: &mut [T], m: usize, k: usize, 
 /// # Panics
 ///
 /// Panics if `y`, `dy` and `dx` do not all have the same length.
+///
+/// ```
+/// use ad_runtime::linalg::softmax_dx;
+///
+/// // y = softmax(x) = [0.5, 0.5]; the seed on y[0] moves x[0] up and x[1] down.
+/// let mut dx = [0.0; 2];
+/// softmax_dx(&[0.5, 0.5], &[1.0, 0.0], &mut dx);
+/// assert_eq!(dx, [0.25, -0.25]);
+/// ```
 #[inline]
 #[track_caller]
 pub fn softmax_dx<T: Float>(y: &[T], dy: &[T], dx: &mut [T]) {
@@ -585,6 +707,17 @@ pub fn softmax_dx<T: Float>(y: &[T], dy: &[T], dx: &mut [T]) {
 /// # Panics
 ///
 /// Panics if `x` and `dx` have different lengths.
+///
+/// ```
+/// use ad_runtime::linalg::{logsumexp, logsumexp_dx};
+///
+/// let x = [0.0, 0.0];
+/// let s = logsumexp(&x);
+/// let mut dx = [0.0; 2];
+/// logsumexp_dx(&x, s, 1.0, &mut dx);
+/// // The gradient of logsumexp is the softmax of x.
+/// assert_eq!(dx, [0.5, 0.5]);
+/// ```
 #[inline]
 #[track_caller]
 pub fn logsumexp_dx<T: Float>(x: &[T], s: T, ds: T, dx: &mut [T]) {
@@ -599,6 +732,12 @@ pub fn logsumexp_dx<T: Float>(x: &[T], s: T, ds: T, dx: &mut [T]) {
 
 /// Sets every element of `d` to zero: the shadow of an output after the pullbacks of
 /// the primitive that overwrote it.
+///
+/// ```
+/// let mut d = [1.0, 2.0];
+/// ad_runtime::linalg::zero(&mut d);
+/// assert_eq!(d, [0.0, 0.0]);
+/// ```
 #[inline]
 pub fn zero<T: Float>(d: &mut [T]) {
     d.fill(T::ZERO);
@@ -610,6 +749,12 @@ pub fn zero<T: Float>(d: &mut [T]) {
 /// # Panics
 ///
 /// Panics if `dst` and `src` have different lengths.
+///
+/// ```
+/// let mut dst = [1.0, 2.0];
+/// ad_runtime::linalg::add_assign(&mut dst, &[0.5, 0.5]);
+/// assert_eq!(dst, [1.5, 2.5]);
+/// ```
 #[inline]
 #[track_caller]
 pub fn add_assign<T: Float>(dst: &mut [T], src: &[T]) {
@@ -626,6 +771,12 @@ pub fn add_assign<T: Float>(dst: &mut [T], src: &[T]) {
 ///
 /// Panics if `d` is empty: generated code pops exactly what the primal pushed, so this
 /// is a bug in `#[differentiate]`.
+///
+/// ```
+/// let mut d = vec![1.0, 2.0];
+/// assert_eq!(ad_runtime::linalg::pop_shadow(&mut d), 2.0);
+/// assert_eq!(d, [1.0]);
+/// ```
 #[inline]
 #[track_caller]
 pub fn pop_shadow<T: Float>(d: &mut Vec<T>) -> T {
@@ -637,6 +788,13 @@ pub fn pop_shadow<T: Float>(d: &mut Vec<T>) -> T {
 /// A value that has a zero of its own shape: the shadow of a local buffer,
 /// or of a buffer or parameter struct that a call needs a scratch adjoint
 /// for, starts as one (see [`zeros_like`]).
+///
+/// ```
+/// use ad_runtime::linalg::ZerosLike;
+///
+/// assert_eq!([1.0, 2.0].zeros_like(), [0.0, 0.0]);
+/// assert_eq!(vec![1.0_f32; 3].zeros_like(), vec![0.0; 3]);
+/// ```
 pub trait ZerosLike {
     /// The owned zero: `Vec<T>` for a slice, the type itself otherwise.
     type Zeros;

@@ -177,6 +177,16 @@ macro_rules! recycle {
         }
 
         /// How many tape buffers the calling thread keeps for later calls.
+        ///
+        /// ```
+        /// use ad_runtime::tape::{Tape, pooled_buffers, release_pool};
+        ///
+        /// release_pool();
+        /// drop(Tape::<f64>::with_capacity(10)); // a dropped tape gives its storage to the pool
+        /// assert_eq!(pooled_buffers(), 1);
+        /// release_pool();
+        /// assert_eq!(pooled_buffers(), 0);
+        /// ```
         pub fn pooled_buffers() -> usize {
             0 $(
                 + <$ty as Recycle>::pool()

@@ -81,6 +81,16 @@ fn over<T: Float>(dy: T, den: T) -> T {
 /// Pullback of `y = x.sqrt()`: returns `dy / (2 y)`.
 ///
 /// At `x == 0` the adjoint is infinite (IEEE 754); a zero seed gives `0`.
+///
+/// ```
+/// use ad_runtime::rules;
+///
+/// // y = 4.0.sqrt() = 2.0: the adjoint of x is dy / (2 · 2).
+/// assert_eq!(rules::sqrt(4.0, 2.0, 1.0), 0.25);
+/// // At 0 it is infinite, unless the seed is zero.
+/// assert_eq!(rules::sqrt(0.0, 0.0, 1.0), f64::INFINITY);
+/// assert_eq!(rules::sqrt(0.0, 0.0, 0.0), 0.0);
+/// ```
 #[inline]
 pub fn sqrt<T: Float>(_x: T, y: T, dy: T) -> T {
     over(dy, T::TWO * y)
@@ -89,12 +99,25 @@ pub fn sqrt<T: Float>(_x: T, y: T, dy: T) -> T {
 /// Pullback of `y = x.cbrt()`: returns `dy / (3 y²)`.
 ///
 /// At `x == 0` the adjoint is infinite (IEEE 754); a zero seed gives `0`.
+///
+/// ```
+/// use ad_runtime::rules;
+///
+/// assert_eq!(rules::cbrt(8.0, 2.0, 1.0), 1.0 / 12.0);
+/// ```
 #[inline]
 pub fn cbrt<T: Float>(_x: T, y: T, dy: T) -> T {
     over(dy, T::from_i32(3) * y * y)
 }
 
 /// Pullback of `y = x.exp()`: returns `dy * y`.
+///
+/// ```
+/// use ad_runtime::rules;
+///
+/// // The adjoint of exp is read off the output: dy · y.
+/// assert_eq!(rules::exp(1.0, std::f64::consts::E, 2.0), 2.0 * std::f64::consts::E);
+/// ```
 #[inline]
 pub fn exp<T: Float>(_x: T, y: T, dy: T) -> T {
     if dy == T::ZERO {
@@ -104,6 +127,13 @@ pub fn exp<T: Float>(_x: T, y: T, dy: T) -> T {
 }
 
 /// Pullback of `y = x.exp2()`: returns `dy * y * ln 2`.
+///
+/// ```
+/// use ad_runtime::rules;
+///
+/// use std::f64::consts::LN_2;
+/// assert_eq!(rules::exp2(3.0, 8.0, 1.0), 8.0 * LN_2);
+/// ```
 #[inline]
 pub fn exp2<T: Float>(_x: T, y: T, dy: T) -> T {
     if dy == T::ZERO {
@@ -113,6 +143,12 @@ pub fn exp2<T: Float>(_x: T, y: T, dy: T) -> T {
 }
 
 /// Pullback of `y = x.exp_m1()`: returns `dy * (y + 1)`.
+///
+/// ```
+/// use ad_runtime::rules;
+///
+/// assert_eq!(rules::exp_m1(0.0, 0.0, 1.0), 1.0);
+/// ```
 #[inline]
 pub fn exp_m1<T: Float>(_x: T, y: T, dy: T) -> T {
     if dy == T::ZERO {
@@ -124,6 +160,13 @@ pub fn exp_m1<T: Float>(_x: T, y: T, dy: T) -> T {
 /// Pullback of `y = x.ln()`: returns `dy / x`.
 ///
 /// At `x == 0` the adjoint is infinite (IEEE 754); a zero seed gives `0`.
+///
+/// ```
+/// use ad_runtime::rules;
+///
+/// use std::f64::consts::LN_2;
+/// assert_eq!(rules::ln(2.0, LN_2, 1.0), 0.5);
+/// ```
 #[inline]
 pub fn ln<T: Float>(x: T, _y: T, dy: T) -> T {
     over(dy, x)
@@ -132,6 +175,13 @@ pub fn ln<T: Float>(x: T, _y: T, dy: T) -> T {
 /// Pullback of `y = x.ln_1p()`: returns `dy / (1 + x)`.
 ///
 /// At `x == -1` the adjoint is infinite (IEEE 754); a zero seed gives `0`.
+///
+/// ```
+/// use ad_runtime::rules;
+///
+/// use std::f64::consts::LN_2;
+/// assert_eq!(rules::ln_1p(1.0, LN_2, 1.0), 0.5);
+/// ```
 #[inline]
 pub fn ln_1p<T: Float>(x: T, _y: T, dy: T) -> T {
     over(dy, T::ONE + x)
@@ -140,6 +190,13 @@ pub fn ln_1p<T: Float>(x: T, _y: T, dy: T) -> T {
 /// Pullback of `y = x.log2()`: returns `dy / (x ln 2)`.
 ///
 /// At `x == 0` the adjoint is infinite (IEEE 754); a zero seed gives `0`.
+///
+/// ```
+/// use ad_runtime::rules;
+///
+/// use std::f64::consts::LN_2;
+/// assert_eq!(rules::log2(4.0, 2.0, 1.0), 1.0 / (4.0 * LN_2));
+/// ```
 #[inline]
 pub fn log2<T: Float>(x: T, _y: T, dy: T) -> T {
     over(dy, x * T::LN_2)
@@ -148,6 +205,13 @@ pub fn log2<T: Float>(x: T, _y: T, dy: T) -> T {
 /// Pullback of `y = x.log10()`: returns `dy / (x ln 10)`.
 ///
 /// At `x == 0` the adjoint is infinite (IEEE 754); a zero seed gives `0`.
+///
+/// ```
+/// use ad_runtime::rules;
+///
+/// use std::f64::consts::LN_10;
+/// assert_eq!(rules::log10(10.0, 1.0, 1.0), 1.0 / (10.0 * LN_10));
+/// ```
 #[inline]
 pub fn log10<T: Float>(x: T, _y: T, dy: T) -> T {
     over(dy, x * T::LN_10)
@@ -157,6 +221,14 @@ pub fn log10<T: Float>(x: T, _y: T, dy: T) -> T {
 /// infinite or NaN: the contribution of an adjoint that may stand for "no
 /// dependence" (a branch not taken, a loop run zero times, the loser of `max`)
 /// through a product, so that `0 · ∞` does not turn an exact zero into NaN.
+///
+/// ```
+/// use ad_runtime::rules;
+///
+/// assert_eq!(rules::scale(2.0, 3.0), 6.0);
+/// // A zero adjoint stays zero through an infinite factor, where 0 · ∞ is NaN.
+/// assert_eq!(rules::scale(0.0, f64::INFINITY), 0.0);
+/// ```
 #[inline]
 pub fn scale<T: Float>(d: T, factor: T) -> T {
     if d == T::ZERO {
@@ -166,18 +238,39 @@ pub fn scale<T: Float>(d: T, factor: T) -> T {
 }
 
 /// Pullback of `y = x.sin()`: returns `dy * cos x`.
+///
+/// ```
+/// use ad_runtime::rules;
+///
+/// assert_eq!(rules::sin(0.0, 0.0, 1.0), 1.0);
+/// ```
 #[inline]
 pub fn sin<T: Float>(x: T, _y: T, dy: T) -> T {
     dy * x.cos()
 }
 
 /// Pullback of `y = x.cos()`: returns `-dy * sin x`.
+///
+/// ```
+/// use ad_runtime::rules;
+///
+/// use std::f64::consts::FRAC_PI_2;
+/// assert_eq!(rules::cos(FRAC_PI_2, FRAC_PI_2.cos(), 1.0), -1.0);
+/// ```
 #[inline]
 pub fn cos<T: Float>(x: T, _y: T, dy: T) -> T {
     -dy * x.sin()
 }
 
 /// Pullback of `y = x.tan()`: returns `dy * (1 + y²)`.
+///
+/// ```
+/// use ad_runtime::rules;
+///
+/// use std::f64::consts::FRAC_PI_4;
+/// // y = tan(π/4) = 1: the adjoint is dy · (1 + 1²).
+/// assert_eq!(rules::tan(FRAC_PI_4, 1.0, 1.0), 2.0);
+/// ```
 #[inline]
 pub fn tan<T: Float>(_x: T, y: T, dy: T) -> T {
     if dy == T::ZERO {
@@ -189,6 +282,14 @@ pub fn tan<T: Float>(_x: T, y: T, dy: T) -> T {
 /// Pullback of `y = x.asin()`: returns `dy / sqrt(1 - x²)`.
 ///
 /// At `x == ±1` the adjoint is infinite (IEEE 754); a zero seed gives `0`.
+///
+/// ```
+/// use ad_runtime::rules;
+///
+/// use std::f64::consts::FRAC_PI_2;
+/// assert_eq!(rules::asin(0.0, 0.0, 1.0), 1.0);
+/// assert_eq!(rules::asin(1.0, FRAC_PI_2, 1.0), f64::INFINITY);
+/// ```
 #[inline]
 pub fn asin<T: Float>(x: T, _y: T, dy: T) -> T {
     // `(1 - x)(1 + x)` keeps its precision near `±1`, where `1 - x²` cancels.
@@ -198,18 +299,38 @@ pub fn asin<T: Float>(x: T, _y: T, dy: T) -> T {
 /// Pullback of `y = x.acos()`: returns `-dy / sqrt(1 - x²)`.
 ///
 /// At `x == ±1` the adjoint is infinite (IEEE 754); a zero seed gives `0`.
+///
+/// ```
+/// use ad_runtime::rules;
+///
+/// use std::f64::consts::FRAC_PI_2;
+/// assert_eq!(rules::acos(0.0, FRAC_PI_2, 1.0), -1.0);
+/// ```
 #[inline]
 pub fn acos<T: Float>(x: T, _y: T, dy: T) -> T {
     -over(dy, ((T::ONE - x) * (T::ONE + x)).sqrt())
 }
 
 /// Pullback of `y = x.atan()`: returns `dy / (1 + x²)`.
+///
+/// ```
+/// use ad_runtime::rules;
+///
+/// use std::f64::consts::FRAC_PI_4;
+/// assert_eq!(rules::atan(1.0, FRAC_PI_4, 1.0), 0.5);
+/// ```
 #[inline]
 pub fn atan<T: Float>(x: T, _y: T, dy: T) -> T {
     dy / (T::ONE + x * x)
 }
 
 /// Pullback of `y = x.sinh()`: returns `dy * cosh x`.
+///
+/// ```
+/// use ad_runtime::rules;
+///
+/// assert_eq!(rules::sinh(0.0, 0.0, 1.0), 1.0);
+/// ```
 #[inline]
 pub fn sinh<T: Float>(x: T, _y: T, dy: T) -> T {
     if dy == T::ZERO {
@@ -219,6 +340,12 @@ pub fn sinh<T: Float>(x: T, _y: T, dy: T) -> T {
 }
 
 /// Pullback of `y = x.cosh()`: returns `dy * sinh x`.
+///
+/// ```
+/// use ad_runtime::rules;
+///
+/// assert_eq!(rules::cosh(0.0, 1.0, 1.0), 0.0);
+/// ```
 #[inline]
 pub fn cosh<T: Float>(x: T, _y: T, dy: T) -> T {
     if dy == T::ZERO {
@@ -228,12 +355,24 @@ pub fn cosh<T: Float>(x: T, _y: T, dy: T) -> T {
 }
 
 /// Pullback of `y = x.tanh()`: returns `dy * (1 - y²)`.
+///
+/// ```
+/// use ad_runtime::rules;
+///
+/// assert_eq!(rules::tanh(0.0, 0.0, 1.0), 1.0);
+/// ```
 #[inline]
 pub fn tanh<T: Float>(_x: T, y: T, dy: T) -> T {
     dy * (T::ONE - y * y)
 }
 
 /// Pullback of `y = x.asinh()`: returns `dy / sqrt(x² + 1)`.
+///
+/// ```
+/// use ad_runtime::rules;
+///
+/// assert_eq!(rules::asinh(0.0, 0.0, 1.0), 1.0);
+/// ```
 #[inline]
 pub fn asinh<T: Float>(x: T, _y: T, dy: T) -> T {
     // `hypot` does not overflow for large `|x|`, where `x² + 1` would.
@@ -243,6 +382,13 @@ pub fn asinh<T: Float>(x: T, _y: T, dy: T) -> T {
 /// Pullback of `y = x.acosh()`: returns `dy / sqrt(x² - 1)`.
 ///
 /// At `x == 1` the adjoint is infinite (IEEE 754); a zero seed gives `0`.
+///
+/// ```
+/// use ad_runtime::rules;
+///
+/// assert_eq!(rules::acosh(3.0, 3.0_f64.acosh(), 1.0), 1.0 / 8.0_f64.sqrt());
+/// assert_eq!(rules::acosh(1.0, 0.0, 1.0), f64::INFINITY);
+/// ```
 #[inline]
 pub fn acosh<T: Float>(x: T, _y: T, dy: T) -> T {
     over(dy, ((x - T::ONE) * (x + T::ONE)).sqrt())
@@ -251,6 +397,12 @@ pub fn acosh<T: Float>(x: T, _y: T, dy: T) -> T {
 /// Pullback of `y = x.atanh()`: returns `dy / (1 - x²)`.
 ///
 /// At `x == ±1` the adjoint is infinite (IEEE 754); a zero seed gives `0`.
+///
+/// ```
+/// use ad_runtime::rules;
+///
+/// assert_eq!(rules::atanh(0.5, 0.5_f64.atanh(), 1.0), 1.0 / 0.75);
+/// ```
 #[inline]
 pub fn atanh<T: Float>(x: T, _y: T, dy: T) -> T {
     over(dy, (T::ONE - x) * (T::ONE + x))
@@ -260,6 +412,14 @@ pub fn atanh<T: Float>(x: T, _y: T, dy: T) -> T {
 ///
 /// Convention: at `x == 0` (`+0.0` or `-0.0`) the adjoint is `0`, the midpoint of
 /// the one-sided derivatives `-dy` and `dy`. A NaN `x` gives a NaN adjoint.
+///
+/// ```
+/// use ad_runtime::rules;
+///
+/// assert_eq!(rules::abs(-3.0, 3.0, 2.0), -2.0);
+/// // At 0 the adjoint is 0, between the slopes -1 and 1.
+/// assert_eq!(rules::abs(0.0, 0.0, 2.0), 0.0);
+/// ```
 #[inline]
 pub fn abs<T: Float>(x: T, _y: T, dy: T) -> T {
     if x == T::ZERO {
@@ -272,6 +432,12 @@ pub fn abs<T: Float>(x: T, _y: T, dy: T) -> T {
 ///
 /// Convention: the adjoint is `0` everywhere, including at `x == 0` where `signum`
 /// jumps, so `signum` never passes a gradient on.
+///
+/// ```
+/// use ad_runtime::rules;
+///
+/// assert_eq!(rules::signum(-3.0, -1.0, 2.0), 0.0);
+/// ```
 #[inline]
 pub fn signum<T: Float>(_x: T, _y: T, _dy: T) -> T {
     T::ZERO
@@ -280,6 +446,12 @@ pub fn signum<T: Float>(_x: T, _y: T, _dy: T) -> T {
 /// Pullback of `y = x.recip()`: returns `-dy * y²`.
 ///
 /// At `x == 0` the adjoint is infinite (IEEE 754); a zero seed gives `0`.
+///
+/// ```
+/// use ad_runtime::rules;
+///
+/// assert_eq!(rules::recip(2.0, 0.5, 1.0), -0.25);
+/// ```
 #[inline]
 pub fn recip<T: Float>(_x: T, y: T, dy: T) -> T {
     if dy == T::ZERO {
@@ -294,6 +466,15 @@ pub fn recip<T: Float>(_x: T, y: T, dy: T) -> T {
 /// `0` for every `x`, including `x == 0` (where `0 · 0⁻¹` would be NaN). It is computed
 /// as `n * x.powi(n - 1)` rather than `n * y / x`, so `x == 0` never divides by zero.
 /// With `n < 0` at `x == 0` the adjoint is infinite (IEEE 754); a zero seed gives `0`.
+///
+/// ```
+/// use ad_runtime::rules;
+///
+/// // y = 3² = 9: the adjoint of x is dy · 2 · 3.
+/// assert_eq!(rules::powi(3.0, 2, 9.0, 1.0), 6.0);
+/// // x⁰ is constant, even at x == 0.
+/// assert_eq!(rules::powi(0.0, 0, 1.0, 1.0), 0.0);
+/// ```
 #[inline]
 pub fn powi<T: Float>(x: T, n: i32, y: T, dy: T) -> T {
     if n == 0 || dy == T::ZERO {
@@ -312,6 +493,14 @@ pub fn powi<T: Float>(x: T, n: i32, y: T, dy: T) -> T {
 ///
 /// At `a == 0`, `b == 0` or `b == 1` the adjoints are infinite or NaN (IEEE 754); a
 /// zero seed gives `(0, 0)`.
+///
+/// ```
+/// use ad_runtime::rules;
+///
+/// // y = log₂ 8 = 3.
+/// let ln_2 = 2.0_f64.ln();
+/// assert_eq!(rules::log(8.0, 2.0, 3.0, 1.0), (1.0 / (8.0 * ln_2), -3.0 / (2.0 * ln_2)));
+/// ```
 #[inline]
 pub fn log<T: Float>(a: T, b: T, y: T, dy: T) -> (T, T) {
     if dy == T::ZERO {
@@ -328,6 +517,17 @@ pub fn log<T: Float>(a: T, b: T, y: T, dy: T) -> (T, T) {
 /// including `a == 0`; where `y == 0` the exponent adjoint is `0` (instead of
 /// `0 · ln 0 = NaN`). For `a < 0`, where `aᵇ` is only defined at integer `b`, the
 /// exponent adjoint is NaN. A zero seed gives `(0, 0)`.
+///
+/// ```
+/// use ad_runtime::rules;
+///
+/// // y = 2³ = 8: (dy · 3 · 2², dy · 8 · ln 2).
+/// let (da, db) = rules::powf(2.0, 3.0, 8.0, 1.0);
+/// assert_eq!(da, 12.0);
+/// assert!((db - 8.0 * std::f64::consts::LN_2).abs() < 1e-12);
+/// // Where y == 0 the exponent gets 0, not 0 · ln 0.
+/// assert_eq!(rules::powf(0.0, 2.0, 0.0, 1.0), (0.0, 0.0));
+/// ```
 #[inline]
 pub fn powf<T: Float>(a: T, b: T, y: T, dy: T) -> (T, T) {
     if dy == T::ZERO {
@@ -351,6 +551,14 @@ pub fn powf<T: Float>(a: T, b: T, y: T, dy: T) -> (T, T) {
 ///
 /// Here `a` is the receiver (the y coordinate) and `b` the x coordinate. Convention: at
 /// `(0, 0)` the adjoints are `(0, 0)`.
+///
+/// ```
+/// use ad_runtime::rules;
+///
+/// // The point (2, 0): the angle moves with the y coordinate only.
+/// assert_eq!(rules::atan2(0.0, 2.0, 0.0, 1.0), (0.5, 0.0));
+/// assert_eq!(rules::atan2(0.0, 0.0, 0.0, 1.0), (0.0, 0.0));
+/// ```
 #[inline]
 pub fn atan2<T: Float>(a: T, b: T, _y: T, dy: T) -> (T, T) {
     // Dividing by `r` twice, instead of by `a² + b²` once, cannot underflow to `0 / 0`
@@ -368,6 +576,16 @@ pub fn atan2<T: Float>(a: T, b: T, _y: T, dy: T) -> (T, T) {
 /// Conventions: on a tie (`a == b`, including `0.0` against `-0.0`) each input gets
 /// `dy / 2`. If one input is NaN, `f64::min` returns the other, which then gets the
 /// whole seed; if both are NaN, each gets `dy / 2`.
+///
+/// ```
+/// use ad_runtime::rules;
+///
+/// assert_eq!(rules::min(1.0, 2.0, 1.0, 1.0), (1.0, 0.0));
+/// // A tie splits the seed.
+/// assert_eq!(rules::min(1.0, 1.0, 1.0, 1.0), (0.5, 0.5));
+/// // f64::min(NaN, 2.0) is 2.0, so 2.0 gets the seed.
+/// assert_eq!(rules::min(f64::NAN, 2.0, 2.0, 1.0), (0.0, 1.0));
+/// ```
 #[inline]
 pub fn min<T: Float>(a: T, b: T, _y: T, dy: T) -> (T, T) {
     if a < b || (b.is_nan() && !a.is_nan()) {
@@ -385,6 +603,14 @@ pub fn min<T: Float>(a: T, b: T, _y: T, dy: T) -> (T, T) {
 /// Conventions: on a tie (`a == b`, including `0.0` against `-0.0`) each input gets
 /// `dy / 2`. If one input is NaN, `f64::max` returns the other, which then gets the
 /// whole seed; if both are NaN, each gets `dy / 2`.
+///
+/// ```
+/// use ad_runtime::rules;
+///
+/// assert_eq!(rules::max(1.0, 2.0, 2.0, 1.0), (0.0, 1.0));
+/// // A tie splits the seed.
+/// assert_eq!(rules::max(1.0, 1.0, 1.0, 1.0), (0.5, 0.5));
+/// ```
 #[inline]
 pub fn max<T: Float>(a: T, b: T, _y: T, dy: T) -> (T, T) {
     if a > b || (b.is_nan() && !a.is_nan()) {
@@ -400,6 +626,13 @@ pub fn max<T: Float>(a: T, b: T, _y: T, dy: T) -> (T, T) {
 /// Pullback of `y = a.hypot(b)`: returns `(dy * a / y, dy * b / y)`.
 ///
 /// Convention: at `(0, 0)` the adjoints are `(0, 0)`.
+///
+/// ```
+/// use ad_runtime::rules;
+///
+/// assert_eq!(rules::hypot(3.0, 4.0, 5.0, 1.0), (0.6, 0.8));
+/// assert_eq!(rules::hypot(0.0, 0.0, 0.0, 1.0), (0.0, 0.0));
+/// ```
 #[inline]
 pub fn hypot<T: Float>(a: T, b: T, y: T, dy: T) -> (T, T) {
     if y == T::ZERO {
@@ -416,6 +649,13 @@ pub fn hypot<T: Float>(a: T, b: T, y: T, dy: T) -> (T, T) {
 /// `1.0 % 0.1 == 0.09999999999999995` the quotient is 9, while `(1.0 / 0.1).trunc()`
 /// is 10. Convention: where `a / b` is an integer, so that `a % b` jumps, the adjoints
 /// are the one-sided derivatives of the branch `a % b` returned.
+///
+/// ```
+/// use ad_runtime::rules;
+///
+/// // 7 % 2 == 1, with the quotient 3.
+/// assert_eq!(rules::rem(7.0, 2.0, 1.0, 1.0), (1.0, -3.0));
+/// ```
 #[inline]
 pub fn rem<T: Float>(a: T, b: T, y: T, dy: T) -> (T, T) {
     let quotient = ((a - y) / b).round();
@@ -426,18 +666,38 @@ pub fn rem<T: Float>(a: T, b: T, y: T, dy: T) -> (T, T) {
 ///
 /// Convention: at the integers, where `fract` jumps, the adjoint is `dy` too
 /// (the derivative of either side).
+///
+/// ```
+/// use ad_runtime::rules;
+///
+/// assert_eq!(rules::fract(2.5, 0.5, 1.0), 1.0);
+/// ```
 #[inline]
 pub fn fract<T: Float>(_x: T, _y: T, dy: T) -> T {
     dy
 }
 
 /// Pullback of `y = x.to_radians()`: returns `dy * π / 180`.
+///
+/// ```
+/// use ad_runtime::rules;
+///
+/// use std::f64::consts::PI;
+/// assert_eq!(rules::to_radians(180.0, PI, 1.0), PI / 180.0);
+/// ```
 #[inline]
 pub fn to_radians<T: Float>(_x: T, _y: T, dy: T) -> T {
     dy * (T::PI / T::from_f64(180.0))
 }
 
 /// Pullback of `y = x.to_degrees()`: returns `dy * 180 / π`.
+///
+/// ```
+/// use ad_runtime::rules;
+///
+/// use std::f64::consts::PI;
+/// assert_eq!(rules::to_degrees(PI, 180.0, 1.0), 180.0 / PI);
+/// ```
 #[inline]
 pub fn to_degrees<T: Float>(_x: T, _y: T, dy: T) -> T {
     dy * (T::from_f64(180.0) / T::PI)
@@ -449,6 +709,13 @@ pub fn to_degrees<T: Float>(_x: T, _y: T, dy: T) -> T {
 /// `q` is computed from the remainder returned, as for [`rem`]. Convention: where
 /// `a / b` is an integer, so that `rem_euclid` jumps, the adjoints are the one-sided
 /// derivatives of the branch it returned.
+///
+/// ```
+/// use ad_runtime::rules;
+///
+/// // (-1.0).rem_euclid(3.0) == 2.0, with the quotient -1.
+/// assert_eq!(rules::rem_euclid(-1.0, 3.0, 2.0, 1.0), (1.0, 1.0));
+/// ```
 #[inline]
 pub fn rem_euclid<T: Float>(a: T, b: T, y: T, dy: T) -> (T, T) {
     let quotient = ((a - y) / b).round();
@@ -461,6 +728,13 @@ pub fn rem_euclid<T: Float>(a: T, b: T, y: T, dy: T) -> (T, T) {
 ///
 /// Convention: at `x == 0` (either sign) the adjoint of `x` is `0`, as for
 /// [`abs`]; `sign` only ever gets `0`.
+///
+/// ```
+/// use ad_runtime::rules;
+///
+/// // 2.0.copysign(-1.0) == -2.0: the sign flips the adjoint.
+/// assert_eq!(rules::copysign(2.0, -1.0, -2.0, 1.0), (-1.0, 0.0));
+/// ```
 #[inline]
 pub fn copysign<T: Float>(x: T, sign: T, _y: T, dy: T) -> (T, T) {
     if x == T::ZERO {
@@ -473,6 +747,14 @@ pub fn copysign<T: Float>(x: T, sign: T, _y: T, dy: T) -> (T, T) {
 /// `min <= x <= max`, `(0, dy, 0)` below the range and `(0, 0, dy)` above it.
 ///
 /// Convention: at the ends of the range `x` gets the seed (the range is closed).
+///
+/// ```
+/// use ad_runtime::rules;
+///
+/// assert_eq!(rules::clamp(0.5, 0.0, 1.0, 0.5, 1.0), (1.0, 0.0, 0.0));
+/// // Above the range the upper bound is the output, and gets the seed.
+/// assert_eq!(rules::clamp(5.0, 0.0, 1.0, 1.0, 1.0), (0.0, 0.0, 1.0));
+/// ```
 #[inline]
 pub fn clamp<T: Float>(x: T, min: T, max: T, _y: T, dy: T) -> (T, T, T) {
     if x < min {
@@ -486,6 +768,13 @@ pub fn clamp<T: Float>(x: T, min: T, max: T, _y: T, dy: T) -> (T, T, T) {
 
 /// Pullback of `y = a.mul_add(b, c)`, that is `y = a * b + c`: returns
 /// `(dy * b, dy * a, dy)`.
+///
+/// ```
+/// use ad_runtime::rules;
+///
+/// // y = 2 · 3 + 1.
+/// assert_eq!(rules::mul_add(2.0, 3.0, 1.0, 7.0, 1.0), (3.0, 2.0, 1.0));
+/// ```
 #[inline]
 pub fn mul_add<T: Float>(a: T, b: T, _c: T, _y: T, dy: T) -> (T, T, T) {
     (dy * b, dy * a, dy)

@@ -14,6 +14,19 @@ use crate::pool;
 /// A tape of scalars ([`Recycle`]) takes its storage from the calling thread's
 /// pool and gives it back when dropped, so a `_vjp` called again reuses the
 /// memory of the last call (see [`release_pool`]).
+///
+/// ```
+/// use ad_runtime::tape::Tape;
+///
+/// // What a loop's primal pass saves, its adjoint pass reads back, last first.
+/// let mut tape = Tape::with_capacity(3);
+/// for x in [1.0, 2.0, 3.0] {
+///     tape.push(x);
+/// }
+/// assert_eq!(tape.len(), 3);
+/// assert_eq!([tape.pop(), tape.pop(), tape.pop()], [3.0, 2.0, 1.0]);
+/// assert!(tape.is_empty());
+/// ```
 #[derive(Clone, Debug, Default)]
 pub struct Tape<T> {
     values: Vec<T>,
@@ -26,6 +39,12 @@ impl<T: Recycle> Tape<T> {
     /// An empty tape, with the largest buffer the pool holds (its size is not
     /// known when it is made: a loop nested in another [`Tape::reserve`]s
     /// before it runs).
+    ///
+    /// ```
+    /// let mut tape = ad_runtime::tape::Tape::new();
+    /// tape.push(1.5_f64);
+    /// assert_eq!(tape.pop(), 1.5);
+    /// ```
     #[inline]
     pub fn new() -> Self {
         Self::with_capacity(0)
@@ -34,6 +53,11 @@ impl<T: Recycle> Tape<T> {
     /// An empty tape with room for `capacity` values (the trip count of a loop
     /// known before it runs), so that pushing never reallocates; from the pool
     /// if it holds a buffer that large.
+    ///
+    /// ```
+    /// let tape = ad_runtime::tape::Tape::<f64>::with_capacity(100);
+    /// assert!(tape.capacity() >= 100);
+    /// ```
     #[inline]
     pub fn with_capacity(capacity: usize) -> Self {
         Tape {
@@ -46,6 +70,13 @@ impl<T: Recycle> Tape<T> {
 impl<T> Tape<T> {
     /// An empty tape of values that have no pool (pullbacks, copies of
     /// buffers), with room for `capacity` of them.
+    ///
+    /// ```
+    /// // A tape of values that are not numbers: here, copies of a buffer.
+    /// let mut tape = ad_runtime::tape::Tape::unpooled(2);
+    /// tape.push(vec![1.0, 2.0]);
+    /// assert_eq!(tape.pop(), [1.0, 2.0]);
+    /// ```
     #[inline]
     pub fn unpooled(capacity: usize) -> Self {
         Tape {
@@ -75,6 +106,14 @@ impl<T> Tape<T> {
     /// # Panics
     ///
     /// If there is no room, which is a bug in `#[differentiate]`.
+    ///
+    /// ```
+    /// let mut tape = ad_runtime::tape::Tape::new();
+    /// tape.reserve(2);
+    /// tape.push_reserved(1.0);
+    /// tape.push_reserved(2.0);
+    /// assert_eq!(tape.pop(), 2.0);
+    /// ```
     #[inline]
     #[track_caller]
     pub fn push_reserved(&mut self, value: T) {
@@ -102,6 +141,18 @@ impl<T> Tape<T> {
     /// Reads the values back, last first, without taking them: what a
     /// pullback that may run several times (one per row of a Jacobian) uses
     /// in place of [`Tape::pop`].
+    ///
+    /// ```
+    /// let mut tape = ad_runtime::tape::Tape::new();
+    /// tape.push(1.0);
+    /// tape.push(2.0);
+    /// // Read twice, as two pullbacks would; the tape keeps its values.
+    /// for _ in 0..2 {
+    ///     let mut reader = tape.reader();
+    ///     assert_eq!((*reader.pop(), *reader.pop()), (2.0, 1.0));
+    /// }
+    /// assert_eq!(tape.len(), 2);
+    /// ```
     #[inline]
     pub fn reader(&self) -> TapeReader<'_, T> {
         TapeReader {
