@@ -94,3 +94,65 @@ fn casts_and_literals_keep_their_types() {
         assert_close(&grad, &[expected]);
     }
 }
+
+/// A parameter struct passed to a callee inside a loop. Its shadow was
+/// carried by the adjoint loop like a float adjoint (`let d_p_1 = d_p;` then
+/// `&mut d_p_1`), and the expansion of this valid function did not compile
+/// (E0596). A struct's shadow, like a buffer's, is changed in place.
+mod struct_shadow_in_a_loop {
+    use super::*;
+    use ad_runtime::Tangent;
+
+    #[derive(Clone, Tangent)]
+    pub(super) struct Line {
+        pub(super) w: Vec<f64>,
+        pub(super) b: f64,
+    }
+
+    #[differentiate]
+    fn response(line: &Line, x: f64) -> f64 {
+        line.w.iter().map(|w| (w * x + line.b).tanh()).sum()
+    }
+
+    #[differentiate]
+    pub(super) fn loss(line: &Line, xs: &[f64]) -> f64 {
+        xs.iter().map(|&x| response(line, x).powi(2)).sum::<f64>() + line.b * line.b
+    }
+}
+
+#[test]
+fn a_struct_passed_to_a_callee_in_a_loop() {
+    use struct_shadow_in_a_loop::{Line, loss, loss_vjp};
+    let xs = [0.3, -0.8, 1.1];
+    let at = |p: &[f64]| Line {
+        w: p[..2].to_vec(),
+        b: p[2],
+    };
+    let grad = check_scalar(
+        |p| loss(&at(p), &xs),
+        |p, s| {
+            let line = at(p);
+            let mut d_line = Line {
+                w: vec![0.0; 2],
+                b: 0.0,
+            };
+            let out = loss_vjp(&line, &mut d_line, &xs, &mut [0.0; 3], s);
+            let mut grad = d_line.w;
+            grad.push(d_line.b);
+            (out, grad)
+        },
+        &[0.5, -1.0, 0.2],
+    );
+    // ∂/∂b = Σ 2 rₓ Σⱼ sech²(wⱼ x + b) + 2b.
+    let (w, b) = ([0.5, -1.0], 0.2);
+    let d_b: f64 = xs
+        .iter()
+        .map(|&x| {
+            let r: f64 = w.iter().map(|wj| (wj * x + b).tanh()).sum();
+            let s: f64 = w.iter().map(|wj| 1.0 - (wj * x + b).tanh().powi(2)).sum();
+            2.0 * r * s
+        })
+        .sum::<f64>()
+        + 2.0 * b;
+    assert_close(&grad[2..], &[d_b]);
+}

@@ -419,11 +419,12 @@ impl Reverse<'_> {
         }
         used.sort_unstable();
         used.dedup();
-        // A buffer's adjoint is its shadow, changed in place: never carried.
+        // A buffer's or a struct's adjoint is its shadow, changed in place:
+        // never carried.
         used.retain(|&value| {
             self.is_active(value)
                 && !self.is_inside(value, owner)
-                && primal.ty(value).elem().is_none()
+                && !primal.ty(value).is_by_reference()
         });
         used
     }
