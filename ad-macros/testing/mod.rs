@@ -10,10 +10,13 @@
 //! - `cost`: how expansion time and output size grow with the function;
 //! - `passes`: each pass's effect, through the pipeline;
 //! - `expansion`: insta snapshots of the IR and of the formatted expansion, one
-//!   fixture per feature, and unit tests of the driver.
+//!   fixture per feature, and unit tests of the driver;
+//! - `errors_doc`: docs/errors.md has an entry for every message of the
+//!   catalogue (`diag::msg`), quoting it as it is.
 
 mod cost;
 mod differential;
+mod errors_doc;
 mod expansion;
 mod fuzz;
 pub(crate) mod interp;
