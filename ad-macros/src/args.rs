@@ -1,4 +1,5 @@
-//! The attribute's arguments: `#[differentiate]` or `#[differentiate(wrt(a, b))]`.
+//! The attribute's arguments: `#[differentiate]`, `#[differentiate(wrt(a, b))]`,
+//! and which derivatives to generate: `vjp` (the default), `jvp`, or both.
 
 use proc_macro2::TokenStream;
 use syn::parse::{Parse, ParseStream, Parser};
@@ -11,6 +12,23 @@ use crate::diag::msg;
 pub(crate) struct Args {
     /// The parameters listed in `wrt(…)`; `None` means every float parameter.
     pub(crate) wrt: Option<Vec<Ident>>,
+    /// `vjp` was named.
+    vjp: bool,
+    /// `jvp` was named.
+    jvp: bool,
+}
+
+impl Args {
+    /// Whether to generate `_vjp` (and the split API): when `vjp` is named,
+    /// or when no mode is, so that nobody pays for a mode they did not ask for.
+    pub(crate) fn wants_vjp(&self) -> bool {
+        self.vjp || !self.jvp
+    }
+
+    /// Whether to generate `_jvp`.
+    pub(crate) fn wants_jvp(&self) -> bool {
+        self.jvp
+    }
 }
 
 pub(crate) fn parse(tokens: TokenStream) -> syn::Result<Args> {
@@ -21,6 +39,21 @@ fn parse_args(input: ParseStream<'_>) -> syn::Result<Args> {
     let mut args = Args::default();
     while !input.is_empty() {
         let key: Ident = input.parse()?;
+        if key == "vjp" || key == "jvp" {
+            let flag = if key == "vjp" {
+                &mut args.vjp
+            } else {
+                &mut args.jvp
+            };
+            if *flag {
+                return Err(syn::Error::new(key.span(), msg::MODE_TWICE));
+            }
+            *flag = true;
+            if !input.is_empty() {
+                input.parse::<Token![,]>()?;
+            }
+            continue;
+        }
         if key != "wrt" {
             return Err(syn::Error::new(key.span(), msg::ATTR_ARGS));
         }

@@ -24,26 +24,59 @@ use crate::emit;
 use crate::ir::Role;
 use crate::lower::{self, Signature};
 
-pub(crate) fn custom_vjp(args: TokenStream, input: TokenStream) -> TokenStream {
-    let item: ItemFn = match syn::parse2(input.clone()) {
-        Ok(item) => item,
-        Err(_) => {
-            let mut tokens =
-                syn::Error::new(Span::call_site(), msg::CUSTOM_NOT_A_FUNCTION).to_compile_error();
-            tokens.extend(input);
-            return tokens;
-        }
+/// `#[custom_jvp(rule)]`: `f_jvp` is the user's `rule`, which takes the
+/// arguments of `f_jvp` (each float and float buffer parameter followed by
+/// its tangent) and returns the output and its tangent. Checked by rustc at
+/// the rule's path, like `custom_vjp`'s.
+pub(crate) fn custom_jvp(args: TokenStream, input: TokenStream) -> TokenStream {
+    let (item, cx, rule) = match parsed(
+        args,
+        input,
+        msg::CUSTOM_JVP_NOT_A_FUNCTION,
+        msg::CUSTOM_JVP_ARGS,
+    ) {
+        Ok(parsed) => parsed,
+        Err(tokens) => return tokens,
     };
-    let cx = Ctxt::new();
-    let rule = match syn::parse2::<syn::Path>(args.clone()) {
-        Ok(rule) => Some(rule),
-        Err(_) => {
-            cx.error_spanned_by(&args, msg::CUSTOM_ARGS);
-            if args.is_empty() {
-                cx.push(syn::Error::new(Span::call_site(), msg::CUSTOM_ARGS));
+    let sig = lower::signature(&cx, &item, &Args::default());
+    match (cx.check(), rule) {
+        (Ok(()), Some(rule)) => {
+            let header = emit::jvp_header(&item, &sig);
+            let (names, types): (Vec<_>, Vec<_>) = emit::jvp_params(&sig).into_iter().unzip();
+            let names = names.into_iter().map(|name| {
+                // `&self` is passed on as `self`.
+                if name == "self_" {
+                    quote!(self)
+                } else {
+                    name.to_token_stream()
+                }
+            });
+            let output = &sig.output;
+            let returned = sig.seed_ty.as_ref().map(|_| quote!(-> (#output, #output)));
+            let span = rule.span();
+            let binding = quote_spanned! {span=>
+                let rule: fn(#(#types),*) #returned = #rule;
+            };
+            quote! {
+                #item
+                #header {
+                    #binding
+                    rule(#(#names),*)
+                }
             }
-            None
         }
+        (Err(error), _) => {
+            let error = error.to_compile_error();
+            quote!(#item #error)
+        }
+        (Ok(()), None) => unreachable!("a missing rule is an error"),
+    }
+}
+
+pub(crate) fn custom_vjp(args: TokenStream, input: TokenStream) -> TokenStream {
+    let (item, cx, rule) = match parsed(args, input, msg::CUSTOM_NOT_A_FUNCTION, msg::CUSTOM_ARGS) {
+        Ok(parsed) => parsed,
+        Err(tokens) => return tokens,
     };
     let sig = lower::signature(&cx, &item, &Args::default());
     if sig.output_ty.elem().is_some() {
@@ -61,6 +94,34 @@ pub(crate) fn custom_vjp(args: TokenStream, input: TokenStream) -> TokenStream {
         }
         (Ok(()), None) => unreachable!("a missing rule is an error"),
     }
+}
+
+/// The function and the rule's path, with a context holding the error if
+/// there is no path; or, for something that is not a function, the error
+/// and the input as it was.
+fn parsed(
+    args: TokenStream,
+    input: TokenStream,
+    not_a_function: &str,
+    no_rule: &str,
+) -> Result<(ItemFn, Ctxt, Option<syn::Path>), TokenStream> {
+    let Ok(item) = syn::parse2::<ItemFn>(input.clone()) else {
+        let mut tokens = syn::Error::new(Span::call_site(), not_a_function).to_compile_error();
+        tokens.extend(input);
+        return Err(tokens);
+    };
+    let cx = Ctxt::new();
+    let rule = match syn::parse2::<syn::Path>(args.clone()) {
+        Ok(rule) => Some(rule),
+        Err(_) => {
+            cx.error_spanned_by(&args, no_rule);
+            if args.is_empty() {
+                cx.push(syn::Error::new(Span::call_site(), no_rule));
+            }
+            None
+        }
+    };
+    Ok((item, cx, rule))
 }
 
 /// `let rule: fn(…) -> … = user_rule;`: the pairing, checked by rustc at the

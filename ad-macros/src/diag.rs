@@ -67,8 +67,9 @@ impl Drop for Ctxt {
 /// The messages, one function per mistake. Lowercase, Rust syntax in backticks:
 /// what is not supported, then what to write instead.
 pub(crate) mod msg {
-    pub(crate) const ATTR_ARGS: &str =
-        "unknown argument to `#[differentiate]`; the only argument is `wrt(a, b, …)`";
+    pub(crate) const ATTR_ARGS: &str = "unknown argument to `#[differentiate]`; it takes the modes `vjp` and `jvp` and `wrt(a, b, …)`, e.g. `#[differentiate(vjp, jvp, wrt(a))]`";
+    pub(crate) const MODE_TWICE: &str =
+        "this mode is named twice; name each of `vjp` and `jvp` once";
     pub(crate) const WRT_TWICE: &str =
         "`wrt` is given twice; list all the parameters in one `wrt(a, b, …)`";
     pub(crate) const WRT_SYNTAX: &str =
@@ -269,6 +270,16 @@ pub(crate) mod msg {
         )
     }
 
+    /// A runtime function forward mode has no tangent rule for.
+    pub(crate) fn jvp_unsupported(function: &str) -> String {
+        format!(
+            "forward mode (`jvp`) has no tangent rule for `{function}`; differentiate this function with `vjp` only, or write the computation with loops"
+        )
+    }
+
+    pub(crate) const CUSTOM_JVP_NOT_A_FUNCTION: &str =
+        "`#[custom_jvp(rule)]` applies to functions with a body; put it on a `fn`";
+    pub(crate) const CUSTOM_JVP_ARGS: &str = "name the rule: `#[custom_jvp(my_rule)]`, where `my_rule` takes the arguments of `_jvp` (each float parameter followed by its tangent) and returns the output and its tangent";
     pub(crate) const CUSTOM_NOT_A_FUNCTION: &str =
         "`#[custom_vjp(rule)]` applies to functions with a body; put it on a `fn`";
     pub(crate) const CUSTOM_ARGS: &str = "name the rule: `#[custom_vjp(my_rule)]`, where `my_rule` takes the arguments of `_vjp`, the output and the seed, and returns the adjoints";

@@ -7,7 +7,7 @@ use syn::ItemFn;
 use crate::diag::{Ctxt, msg};
 use crate::ir::{self, Function};
 use crate::lower::Signature;
-use crate::{analysis, args, emit, lower, reverse};
+use crate::{analysis, args, emit, jvp, lower, reverse};
 
 pub(crate) fn differentiate(args: TokenStream, input: TokenStream) -> TokenStream {
     let mut item: ItemFn = match syn::parse2(input.clone()) {
@@ -27,31 +27,104 @@ pub(crate) fn differentiate(args: TokenStream, input: TokenStream) -> TokenStrea
         }
         !is_ours
     });
-    match stages(args, &item, applied_twice) {
-        Ok(stages) => {
-            // A function called only through `_vjp` or `_forward` is used:
-            // they run its body, not call it, so without this rustc would
-            // call it dead (and `#![deny(warnings)]` crates would not build).
-            // `_vjp` cannot name it instead: an associated function without
-            // `self` is `Self::f` and a free one `f`, and the attribute
-            // cannot tell which. (Under `#![forbid(dead_code)]` this `allow`
-            // is an error; see docs/supported.md.)
-            let mut original = item.clone();
-            original.attrs.push(syn::parse_quote!(#[allow(dead_code)]));
-            let vjp = emit::vjp(&item, &stages.sig, &stages.vjp);
-            // A method has no split API: its pullback could not take `self`
-            // again, and calls of methods are not differentiated.
-            let is_method = stages.sig.params.iter().any(|param| param.is_receiver());
-            let forward = (!is_method).then(|| {
-                let (sig, vjp, primal_len) = match &stages.all_active {
-                    Some(all_active) => (&all_active.0, &all_active.1, all_active.2),
-                    None => (&stages.sig, &stages.unfused, stages.primal.insts.len()),
-                };
-                emit::forward(&item, sig, vjp, primal_len)
-            });
-            quote!(#original #vjp #forward)
+    let modes = args::parse(args.clone()).unwrap_or_default();
+    let mut generated = TokenStream::new();
+    if modes.wants_vjp() {
+        match stages(args.clone(), &item, applied_twice.take()) {
+            Ok(stages) => generated.extend(reverse_mode(&item, &stages)),
+            Err(failed) => {
+                // Forward mode would report the same errors: only stubs.
+                let jvp = modes
+                    .wants_jvp()
+                    .then(|| stub(emit::jvp_header(&item, &failed.0)));
+                return fallback(&item, &failed.0, &failed.1, jvp);
+            }
         }
-        Err(failed) => fallback(&item, &failed.0, &failed.1),
+    }
+    if modes.wants_jvp() {
+        match forward_mode(args, &item, applied_twice) {
+            Ok((sig, jvp)) => generated.extend(emit::jvp(&item, &sig, &jvp)),
+            Err(failed) => {
+                let header = emit::jvp_header(&item, &failed.0);
+                let vjp = modes.wants_vjp().then(|| generated.clone());
+                let errors = failed.1.to_compile_error();
+                let stub = stub(header);
+                return quote!(#item #errors #vjp #stub);
+            }
+        }
+    }
+    // A function called only through `_vjp`, `_forward` or `_jvp` is used:
+    // they run its body, not call it, so without this rustc would call it
+    // dead (and `#![deny(warnings)]` crates would not build). They cannot
+    // name it instead: an associated function without `self` is `Self::f`
+    // and a free one `f`, and the attribute cannot tell which. (Under
+    // `#![forbid(dead_code)]` this `allow` is an error; see
+    // docs/supported.md.)
+    let mut original = item.clone();
+    original.attrs.push(syn::parse_quote!(#[allow(dead_code)]));
+    quote!(#original #generated)
+}
+
+/// `_vjp` and the split API.
+fn reverse_mode(item: &ItemFn, stages: &Stages) -> TokenStream {
+    let vjp = emit::vjp(item, &stages.sig, &stages.vjp);
+    // A method has no split API: its pullback could not take `self`
+    // again, and calls of methods are not differentiated.
+    let is_method = stages.sig.params.iter().any(|param| param.is_receiver());
+    let forward = (!is_method).then(|| {
+        let (sig, vjp, primal_len) = match &stages.all_active {
+            Some(all_active) => (&all_active.0, &all_active.1, all_active.2),
+            None => (&stages.sig, &stages.unfused, stages.primal.insts.len()),
+        };
+        emit::forward(item, sig, vjp, primal_len)
+    });
+    quote!(#vjp #forward)
+}
+
+/// Lowers, checks and differentiates `item` in forward mode: the signature
+/// and `_jvp`'s IR.
+pub(crate) fn forward_mode(
+    args: TokenStream,
+    item: &ItemFn,
+    applied_twice: Option<syn::Error>,
+) -> Result<(Signature, Function), Box<(Signature, syn::Error)>> {
+    let (cx, args) = context(args, applied_twice);
+    let sig = lower::signature(&cx, item, &args);
+    let primal = lower::body(&cx, item, &sig);
+    if let Err(error) = cx.check() {
+        return Err(Box::new((sig, error)));
+    }
+    let primal = verified(primal.expect("lowering without errors yields IR"), "lower");
+    let primal = verified(analysis::dead_code(primal), "dead code");
+    let activity = analysis::activity(&primal);
+    let cx = Ctxt::new();
+    analysis::check(&cx, &primal, &activity);
+    let tangent = jvp::jvp(&cx, &primal, &activity, &sig);
+    if let Err(error) = cx.check() {
+        return Err(Box::new((sig, error)));
+    }
+    Ok((sig, verified(tangent, "jvp")))
+}
+
+/// A context holding the errors found before lowering, and the arguments.
+fn context(args: TokenStream, applied_twice: Option<syn::Error>) -> (Ctxt, args::Args) {
+    let cx = Ctxt::new();
+    if let Some(error) = applied_twice {
+        cx.push(error);
+    }
+    let args = args::parse(args).unwrap_or_else(|error| {
+        cx.push(error);
+        args::Args::default()
+    });
+    (cx, args)
+}
+
+/// A body for a stub whose function could not be differentiated.
+fn stub(header: TokenStream) -> TokenStream {
+    quote! {
+        #header {
+            ::core::unreachable!()
+        }
     }
 }
 
@@ -90,14 +163,7 @@ pub(crate) fn stages(
     item: &ItemFn,
     applied_twice: Option<syn::Error>,
 ) -> Result<Stages, Box<(Signature, syn::Error)>> {
-    let cx = Ctxt::new();
-    if let Some(error) = applied_twice {
-        cx.push(error);
-    }
-    let args = args::parse(args).unwrap_or_else(|error| {
-        cx.push(error);
-        args::Args::default()
-    });
+    let (cx, args) = context(args, applied_twice);
     let (sig, primal, vjp) = differentiated(cx, item, &args)?;
     // The split API differentiates with respect to every float parameter:
     // its callers may pass active values anywhere.
@@ -179,14 +245,18 @@ fn verified(func: Function, stage: &str) -> Function {
 
 /// On error: the user's function untouched, the errors, and a `_vjp` stub with
 /// the right signature, so that callers see only the root cause.
-fn fallback(item: &ItemFn, sig: &Signature, error: &syn::Error) -> TokenStream {
+fn fallback(
+    item: &ItemFn,
+    sig: &Signature,
+    error: &syn::Error,
+    jvp: Option<TokenStream>,
+) -> TokenStream {
     let errors = error.to_compile_error();
-    let header = emit::header(item, sig);
+    let vjp = stub(emit::header(item, sig));
     quote! {
         #item
         #errors
-        #header {
-            ::core::unreachable!()
-        }
+        #vjp
+        #jvp
     }
 }

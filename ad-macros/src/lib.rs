@@ -13,6 +13,7 @@ mod diag;
 mod emit;
 mod expand;
 mod ir;
+mod jvp;
 mod lower;
 mod reverse;
 mod tangent;
@@ -48,6 +49,19 @@ pub fn differentiate(args: TokenStream, item: TokenStream) -> TokenStream {
 #[proc_macro_attribute]
 pub fn custom_vjp(args: TokenStream, item: TokenStream) -> TokenStream {
     custom::custom_vjp(args.into(), item.into()).into()
+}
+
+/// Gives a function a forward-mode derivative of your own: `#[custom_jvp(rule)]`
+/// on `f` generates `f_jvp` from `rule`, without looking into `f`'s body, and
+/// every function differentiated with `jvp` that calls `f` uses it.
+///
+/// The rule has the signature of `f_jvp`: the arguments of `f`, each float
+/// and float buffer parameter followed by its tangent, returning the output
+/// followed by its tangent. A rule whose signature does not match is a
+/// compile error at its path. Put it beside `#[custom_vjp]` for both modes.
+#[proc_macro_attribute]
+pub fn custom_jvp(args: TokenStream, item: TokenStream) -> TokenStream {
+    custom::custom_jvp(args.into(), item.into()).into()
 }
 
 /// Implements `ad_runtime::Tangent` (and `ZerosLike`) for a struct of floats,

@@ -852,3 +852,68 @@ check!(
     "",
     "fn f(x: &[f64], n: usize) -> f64 { let mut s = 0.0; for i in (1..=n).step_by(2) { s = s * x[i - 1].sin() + x[i]; } s }"
 );
+
+/// The primal IR and the `_jvp` IR.
+fn jvp_ir(args: &str, item: &str) -> String {
+    let args: TokenStream = args.parse().expect("args tokens");
+    let item: syn::ItemFn = syn::parse_str(item).expect("a fn item");
+    let Ok((_, jvp)) = expand::forward_mode(args, &item, None) else {
+        panic!("fixture has errors")
+    };
+    jvp.to_text()
+}
+
+/// Snapshots the `_jvp` IR and the expansion of one forward-mode fixture.
+macro_rules! check_jvp {
+    ($name:ident, $args:literal, $item:literal) => {
+        #[test]
+        fn $name() {
+            insta::assert_snapshot!(
+                concat!(stringify!($name), "_ir"),
+                jvp_ir($args, $item),
+                $item
+            );
+            insta::assert_snapshot!(
+                concat!(stringify!($name), "_expanded"),
+                expanded($args, $item),
+                $item
+            );
+        }
+    };
+}
+
+check_jvp!(
+    jvp_readme_example,
+    "jvp",
+    "fn f(x: f64, y: f64) -> f64 { let s = x * y; s.sin() + s * x }"
+);
+check_jvp!(
+    jvp_binary_primitive_and_division,
+    "jvp, wrt(x)",
+    "fn f(x: f64, y: f64) -> f64 { let r = x.atan2(y) / x; r.powi(3) + x.max(y) }"
+);
+check_jvp!(
+    jvp_loop_and_branch,
+    "jvp",
+    "fn f(xs: &[f64], c: f64) -> f64 { let mut s = 0.0; for i in 0..xs.len() { if xs[i] > c { s += xs[i] * c; } else { s -= c; } } s }"
+);
+check_jvp!(
+    jvp_while_loop,
+    "jvp",
+    "fn f(x: f64) -> f64 { let mut y = x; let mut n = 0; while y < 10.0 { y = y * 1.5 + x; n += 1; } y * n as f64 }"
+);
+check_jvp!(
+    jvp_buffers,
+    "jvp",
+    "fn f(xs: &[f64], ys: &mut [f64], w: f64) -> Vec<f64> { let mut v = vec![0.0; xs.len()]; for i in 0..xs.len() { v[i] = xs[i] * w; ys[i] = v[i].exp(); } v }"
+);
+check_jvp!(
+    jvp_runtime_primitives,
+    "vjp, jvp",
+    "fn f(a: &[f64], x: &[f64], m: usize, n: usize) -> f64 { let mut y = vec![0.0; m]; ad_runtime::matvec(a, x, &mut y, m, n); let mut p = vec![0.0; m]; ad_runtime::softmax(&y, &mut p); ad_runtime::dot(&p, &y) + ad_runtime::norm2(x) + ad_runtime::logsumexp(&y) }"
+);
+check_jvp!(
+    jvp_calls_and_tuples,
+    "jvp",
+    "fn f(x: f64, xs: &[f64]) -> (f64, f64) { let (r, t) = polar(x, 2.0); let s = g(xs, r); (s * t, x) }"
+);

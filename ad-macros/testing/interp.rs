@@ -1356,6 +1356,23 @@ fn call_runtime(
         Callee::Scale => {
             return Ok(Val::Float(ad_runtime::rules::scale(float(0)?, float(1)?)));
         }
+        Callee::Norm2Jvp => {
+            return Ok(Val::Float(linalg::norm2_jvp(&refs[0], float(0)?, &refs[1])));
+        }
+        Callee::LogsumexpJvp => {
+            return Ok(Val::Float(linalg::logsumexp_jvp(
+                &refs[0],
+                float(0)?,
+                &refs[1],
+            )));
+        }
+        Callee::MatvecAcc => {
+            linalg::matvec_acc(&refs[0], &refs[1], &mut muts[0], size(0)?, size(1)?);
+        }
+        Callee::MatmulAcc => {
+            let (m, k, n) = (size(0)?, size(1)?, size(2)?);
+            linalg::matmul_acc(&refs[0], &refs[1], &mut muts[0], m, k, n);
+        }
         Callee::Zero => linalg::zero(&mut muts[0]),
         Callee::AddAssign => linalg::add_assign(&mut muts[0], &refs[0]),
     }

@@ -79,7 +79,7 @@
 // On docs.rs, items behind a cargo feature say which feature they need.
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
-pub use ad_macros::{Tangent, custom_vjp, differentiate};
+pub use ad_macros::{Tangent, custom_jvp, custom_vjp, differentiate};
 
 pub mod check;
 mod extrema;
@@ -121,9 +121,9 @@ pub mod __private {
         min_over_rev,
     };
     pub use crate::linalg::{
-        add_assign, axpy_da, axpy_dx, dot_dx, logsumexp_dx, logsumexp_dx_kept, logsumexp_keep,
-        matmul_da, matmul_db, matvec_da, matvec_dx, norm2_dx, pop_shadow, softmax_dx, sum_dx, zero,
-        zeros_like,
+        add_assign, axpy_da, axpy_dx, dot_dx, logsumexp_dx, logsumexp_dx_kept, logsumexp_jvp,
+        logsumexp_keep, matmul_acc, matmul_da, matmul_db, matvec_acc, matvec_da, matvec_dx,
+        norm2_dx, norm2_jvp, pop_shadow, softmax_dx, sum_dx, zero, zeros_like,
     };
     pub use crate::reads::{
         abs, acos, acosh, asin, asinh, atan, atan2, atanh, cbrt, clamp, copysign, cos, cosh, exp,

@@ -730,6 +730,79 @@ pub fn logsumexp_dx<T: Float>(x: &[T], s: T, ds: T, dx: &mut [T]) {
     }
 }
 
+/// Tangent of `r = norm2(x)` (forward mode): `<x, tx> / r`, where `r` is the primal
+/// output and `tx` the tangent of `x`; 0 where `r` is 0, as the pullback's convention.
+///
+/// # Panics
+///
+/// Panics if `x` and `tx` have different lengths.
+#[inline]
+#[track_caller]
+pub fn norm2_jvp<T: Float>(x: &[T], r: T, tx: &[T]) -> T {
+    check_same_len("norm2_jvp", "tx", tx.len(), "x", x.len());
+    if r == T::ZERO {
+        return T::ZERO;
+    }
+    dot_unchecked(x, tx) / r
+}
+
+/// Tangent of `s = logsumexp(x)` (forward mode): `Σ exp(xᵢ − s) · txᵢ`, the softmax of
+/// `x` against the tangent `tx`.
+///
+/// # Panics
+///
+/// Panics if `x` and `tx` have different lengths.
+#[inline]
+#[track_caller]
+pub fn logsumexp_jvp<T: Float>(x: &[T], s: T, tx: &[T]) -> T {
+    check_same_len("logsumexp_jvp", "tx", tx.len(), "x", x.len());
+    x.iter()
+        .zip(tx)
+        .fold(T::ZERO, |acc, (&xi, &ti)| acc + (xi - s).exp() * ti)
+}
+
+/// `y += A · x` (`A` is `m × n`, row-major): the tangent of `matvec` is
+/// `ty = tA · x + A · tx`, two of these after `ty` is zeroed.
+///
+/// # Panics
+///
+/// Panics if a length does not match the dimensions.
+#[inline]
+#[track_caller]
+pub fn matvec_acc<T: Float>(a: &[T], x: &[T], y: &mut [T], m: usize, n: usize) {
+    check_matrix_len("matvec_acc", "a", a.len(), "m × n", m, n);
+    check_vec_len("matvec_acc", "x", x.len(), "n", n);
+    check_vec_len("matvec_acc", "y", y.len(), "m", m);
+    if n == 0 {
+        return;
+    }
+    for (yi, row) in y.iter_mut().zip(a.chunks_exact(n)) {
+        *yi += dot_unchecked(row, x);
+    }
+}
+
+/// `C += A · B` (`A` is `m × k`, `B` is `k × n`, row-major): the tangent of `matmul`
+/// is `tC = tA · B + A · tB`, two of these after `tC` is zeroed.
+///
+/// # Panics
+///
+/// Panics if a length does not match the dimensions.
+#[inline]
+#[track_caller]
+pub fn matmul_acc<T: Float>(a: &[T], b: &[T], c: &mut [T], m: usize, k: usize, n: usize) {
+    check_matrix_len("matmul_acc", "a", a.len(), "m × k", m, k);
+    check_matrix_len("matmul_acc", "b", b.len(), "k × n", k, n);
+    check_matrix_len("matmul_acc", "c", c.len(), "m × n", m, n);
+    if k == 0 || n == 0 {
+        return;
+    }
+    for (c_row, a_row) in c.chunks_exact_mut(n).zip(a.chunks_exact(k)) {
+        for (&a_ip, b_row) in a_row.iter().zip(b.chunks_exact(n)) {
+            axpy_unchecked(a_ip, b_row, c_row);
+        }
+    }
+}
+
 /// Sets every element of `d` to zero: the shadow of an output after the pullbacks of
 /// the primitive that overwrote it.
 ///

@@ -46,6 +46,48 @@ pub fn check_scalar_within(
     grad
 }
 
+/// Checks a scalar function's `_jvp` (wrapped to take the inputs and a
+/// direction, and to return the output and the tangent) at `x`, given the
+/// gradient its `_vjp` found there.
+///
+/// Asserts that `_jvp` returns exactly `f(x)` as its output, that its
+/// tangents along the coordinate directions match finite differences, and
+/// the dot-product identity between the two modes: along a direction `u`
+/// with every component non-zero, the tangent is `<∇f, u>`.
+pub fn check_jvp(
+    f: impl Fn(&[f64]) -> f64,
+    jvp: impl Fn(&[f64], &[f64]) -> (f64, f64),
+    grad: &[f64],
+    x: &[f64],
+) {
+    let u: Vec<f64> = (0..x.len())
+        .map(|index| ((index * 5 % 7) as f64 - 3.0) / 3.0 + 0.2)
+        .collect();
+    let (out, tangent) = jvp(x, &u);
+    assert_eq!(
+        out.to_bits(),
+        f(x).to_bits(),
+        "`_jvp` output {out} differs from the primal {}",
+        f(x)
+    );
+    let along = |p: &[f64]| -> Vec<f64> {
+        (0..p.len())
+            .map(|index| {
+                let mut e = vec![0.0; p.len()];
+                e[index] = 1.0;
+                jvp(p, &e).1
+            })
+            .collect()
+    };
+    check::gradient(&f, along, x).assert_within(TOL);
+    let expected: f64 = grad.iter().zip(&u).map(|(g, u)| g * u).sum();
+    let scale: f64 = grad.iter().zip(&u).map(|(g, u)| (g * u).abs()).sum();
+    assert!(
+        (tangent - expected).abs() <= 1e-12 * scale.max(1.0),
+        "dot-product test between the modes: `_jvp` gives {tangent} along {u:?}, `<∇f, u>` is {expected}"
+    );
+}
+
 /// Like [`check_scalar`] for a function with several outputs: `vjp` takes the
 /// inputs and a seed with one entry per output.
 pub fn check_vector(

@@ -1,7 +1,8 @@
 //! Differential testing through rustc: a corpus of generated programs (see
 //! `build.rs` and `ad_testkit::programs`) compiled with the real `#[differentiate]`,
 //! each checked against the generator's own evaluator (the primal, bit for bit),
-//! finite differences and the dot-product test (the gradient).
+//! finite differences and the dot-product test (the gradient), and its `_jvp`
+//! against the `_vjp` (`J u = <∇f, u>` along a direction `u`).
 //!
 //! With `AD_CORPUS_DIGEST=<file>` set, the outputs and gradients of every
 //! program are also written to that file, bit for bit: `.ci/run` builds the
@@ -13,11 +14,12 @@ use ad_tests::programs::{Config, Input, Program, check_gradient};
 
 type Primal = fn(f64, f64, f64, &[f64], usize) -> f64;
 type Vjp = fn(f64, f64, f64, &[f64], &mut [f64], usize, f64) -> (f64, f64, f64, f64);
+type Jvp = fn(f64, f64, f64, f64, f64, f64, &[f64], &[f64], usize) -> (f64, f64);
 
 /// The generated programs; lints on randomly generated code are not ours.
 #[allow(unused, clippy::all, clippy::pedantic)]
 mod corpus {
-    use super::{Primal, Vjp};
+    use super::{Jvp, Primal, Vjp};
     include!(concat!(env!("OUT_DIR"), "/corpus.rs"));
 }
 
@@ -34,11 +36,35 @@ fn gradient(vjp: Vjp, input: &Input, seed: f64) -> (f64, Vec<f64>) {
     (out, grad)
 }
 
+/// Forward mode against reverse mode: along a direction `u`, the tangent
+/// `_jvp` gives is the gradient's `<∇f, u>`, and the output is the
+/// function's, bit for bit.
+fn check_jvp(jvp: Jvp, value: f64, grad: &[f64], input: &Input) -> Result<(), String> {
+    let [a0, a1, a2] = input.scalars;
+    let u: Vec<f64> = (0..grad.len())
+        .map(|index| ((index * 5 % 7) as f64 - 3.0) / 3.0 + 0.2)
+        .collect();
+    let (out, tangent) = jvp(a0, u[0], a1, u[1], a2, u[2], &input.xs, &u[3..], input.n);
+    if out.to_bits() != value.to_bits() {
+        return Err(format!(
+            "`_jvp` returns the output {out}, the function {value}"
+        ));
+    }
+    let expected: f64 = grad.iter().zip(&u).map(|(g, u)| g * u).sum();
+    let scale: f64 = grad.iter().zip(&u).map(|(g, u)| (g * u).abs()).sum();
+    if (tangent - expected).abs() > 1e-9 * scale.max(1.0) {
+        return Err(format!(
+            "`_jvp` gives the tangent {tangent} along {u:?}, the gradient {expected}"
+        ));
+    }
+    Ok(())
+}
+
 /// Checks one program at one input; `Err` says what is wrong.
 fn check(
     seed: u64,
     primal: Primal,
-    vjp: Vjp,
+    (vjp, jvp): (Vjp, Jvp),
     input: &Input,
     digest: &mut String,
 ) -> Result<(), String> {
@@ -65,6 +91,7 @@ fn check(
     if grad.iter().any(|g| !g.is_finite()) {
         return Err(format!("a gradient component is not finite: {grad:?}"));
     }
+    check_jvp(jvp, value, &grad, input)?;
     check_gradient(&program, input, |seed| Ok(gradient(vjp, input, seed).1)).map(|_| ())
 }
 
@@ -72,11 +99,11 @@ fn check(
 fn the_corpus_compiled_by_rustc_has_correct_gradients() {
     let mut digest = String::new();
     let mut failures = Vec::new();
-    for &(seed, primal, vjp) in corpus::CORPUS {
+    for &(seed, primal, vjp, jvp) in corpus::CORPUS {
         write!(digest, "{seed}").unwrap();
         for k in 0..INPUTS {
             let input = Input::generate(seed * INPUTS + k);
-            if let Err(problem) = check(seed, primal, vjp, &input, &mut digest) {
+            if let Err(problem) = check(seed, primal, (vjp, jvp), &input, &mut digest) {
                 let program = Program::generate(seed, &Config::default());
                 failures.push(format!(
                     "program {seed} at {input:?}: {problem}\n{}",

@@ -12,7 +12,9 @@
 //! from kinks.
 
 use ad_runtime::{Float, differentiate};
-use ad_tests::{assert_close, check_in_place, check_scalar, check_scalar_within, check_vector};
+use ad_tests::{
+    assert_close, check_in_place, check_jvp, check_scalar, check_scalar_within, check_vector,
+};
 
 // ---------------------------------------------------------------------------
 // Helpers: each wraps a `_vjp` into the flat form the `check_*` helpers take.
@@ -48,13 +50,15 @@ fn parts<'a>(p: &'a [f64], lens: &[usize]) -> Vec<&'a [f64]> {
     out
 }
 
-/// Checks `f(x)` of one slice at `x`; returns the gradient.
+/// Checks `f(x)` of one slice at `x`, its `_vjp` and its `_jvp`; returns the
+/// gradient.
 fn slice(
     f: impl Fn(&[f64]) -> f64,
     vjp: impl Fn(&[f64], &mut [f64], f64) -> f64,
+    jvp: impl Fn(&[f64], &[f64]) -> (f64, f64),
     x: &[f64],
 ) -> Vec<f64> {
-    check_scalar(
+    let grad = check_scalar(
         &f,
         |p, s| {
             let mut d = vec![0.0; p.len()];
@@ -62,18 +66,22 @@ fn slice(
             (out, d)
         },
         x,
-    )
+    );
+    check_jvp(&f, jvp, &grad, x);
+    grad
 }
 
 /// Checks `f(x, y)` of two slices; the gradient of `x`, then of `y`.
 fn pair(
     f: impl Fn(&[f64], &[f64]) -> f64,
     vjp: impl Fn(&[f64], &mut [f64], &[f64], &mut [f64], f64) -> f64,
+    jvp: impl Fn(&[f64], &[f64], &[f64], &[f64]) -> (f64, f64),
     x: &[f64],
     y: &[f64],
 ) -> Vec<f64> {
     let n = x.len();
-    check_scalar(
+    let point = [x, y].concat();
+    let grad = check_scalar(
         |p| f(&p[..n], &p[n..]),
         |p, s| {
             let (mut dx, mut dy) = (vec![0.0; n], vec![0.0; p.len() - n]);
@@ -81,19 +89,28 @@ fn pair(
             dx.extend(dy);
             (out, dx)
         },
-        &[x, y].concat(),
-    )
+        &point,
+    );
+    check_jvp(
+        |p| f(&p[..n], &p[n..]),
+        |p, u| jvp(&p[..n], &u[..n], &p[n..], &u[n..]),
+        &grad,
+        &point,
+    );
+    grad
 }
 
 /// Checks `f(x, k)` of a slice and a scalar; the gradient of `x`, then of `k`.
 fn slice_k(
     f: impl Fn(&[f64], f64) -> f64,
     vjp: impl Fn(&[f64], &mut [f64], f64, f64) -> (f64, f64),
+    jvp: impl Fn(&[f64], &[f64], f64, f64) -> (f64, f64),
     x: &[f64],
     k: f64,
 ) -> Vec<f64> {
     let n = x.len();
-    check_scalar(
+    let point = [x, &[k]].concat();
+    let grad = check_scalar(
         |p| f(&p[..n], p[n]),
         |p, s| {
             let mut dx = vec![0.0; n];
@@ -101,8 +118,15 @@ fn slice_k(
             dx.push(dk);
             (out, dx)
         },
-        &[x, &[k]].concat(),
-    )
+        &point,
+    );
+    check_jvp(
+        |p| f(&p[..n], p[n]),
+        |p, u| jvp(&p[..n], &u[..n], p[n], u[n]),
+        &grad,
+        &point,
+    );
+    grad
 }
 
 /// Checks `f(x, y, k)` of two slices and a scalar; the gradients of `x`, `y`,
@@ -110,12 +134,14 @@ fn slice_k(
 fn pair_k(
     f: impl Fn(&[f64], &[f64], f64) -> f64,
     vjp: impl Fn(&[f64], &mut [f64], &[f64], &mut [f64], f64, f64) -> (f64, f64),
+    jvp: impl Fn(&[f64], &[f64], &[f64], &[f64], f64, f64) -> (f64, f64),
     x: &[f64],
     y: &[f64],
     k: f64,
 ) -> Vec<f64> {
     let lens = [x.len(), y.len()];
-    check_scalar(
+    let point = [x, y, &[k]].concat();
+    let grad = check_scalar(
         |p| {
             let v = parts(p, &lens);
             f(v[0], v[1], v[2][0])
@@ -126,8 +152,21 @@ fn pair_k(
             let (out, dk) = vjp(v[0], &mut dx, v[1], &mut dy, v[2][0], s);
             (out, [dx, dy, vec![dk]].concat())
         },
-        &[x, y, &[k]].concat(),
-    )
+        &point,
+    );
+    check_jvp(
+        |p| {
+            let v = parts(p, &lens);
+            f(v[0], v[1], v[2][0])
+        },
+        |p, u| {
+            let (v, t) = (parts(p, &lens), parts(u, &lens));
+            jvp(v[0], t[0], v[1], t[1], v[2][0], t[2][0])
+        },
+        &grad,
+        &point,
+    );
+    grad
 }
 
 /// The `_vjp` of a function of three slices.
@@ -230,7 +269,7 @@ mod losses {
     use super::*;
 
     /// Mean squared error, as every training loop writes it.
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn mse(pred: &[f64], target: &[f64]) -> f64 {
         let n = pred.len() as f64;
         pred.iter()
@@ -242,7 +281,7 @@ mod losses {
 
     #[test]
     fn mean_squared_error() {
-        let grad = pair(mse, mse_vjp, &X, &Y);
+        let grad = pair(mse, mse_vjp, mse_jvp, &X, &Y);
         let d: Vec<f64> = X.iter().zip(&Y).map(|(p, t)| 2.0 * (p - t) / 7.0).collect();
         let minus: Vec<f64> = d.iter().map(|v| -v).collect();
         assert_close(&grad, &[d, minus].concat());
@@ -261,7 +300,7 @@ mod losses {
 
     /// Softmax cross-entropy of a vector of logits and a class label, with the
     /// maximum subtracted for stability.
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn cross_entropy(logits: &[f64], label: usize) -> f64 {
         let m = logits.iter().copied().fold(f64::NEG_INFINITY, f64::max);
         let log_total = logits.iter().map(|&z| (z - m).exp()).sum::<f64>().ln();
@@ -274,6 +313,7 @@ mod losses {
             let grad = slice(
                 |x| cross_entropy(x, label),
                 |x, d, s| cross_entropy_vjp(x, d, label, s),
+                |x, t| cross_entropy_jvp(x, t, label),
                 &X,
             );
             let total: f64 = X.iter().map(|z| z.exp()).sum();
@@ -287,7 +327,7 @@ mod losses {
     /// `Shreyas911/tapenade_logistic_regression` (`logistic_regression.f90`,
     /// `subroutine logistic`): a sigmoid of `w0 + w1 x`, then the mean
     /// negative log-likelihood. The weights are active, the data constant.
-    #[differentiate(wrt(w0, w1))]
+    #[differentiate(vjp, jvp, wrt(w0, w1))]
     fn logistic_cost(w0: f64, w1: f64, x: &[f64], y: &[f64]) -> f64 {
         let sigmoid = |z: f64| 1.0 / (1.0 + (-z).exp());
         let m = x.len() as f64;
@@ -328,7 +368,7 @@ mod losses {
 
     /// A linear SVM: the hinge loss over the rows of a data matrix, plus an L2
     /// penalty on the weights.
-    #[differentiate(wrt(w))]
+    #[differentiate(vjp, jvp, wrt(w))]
     fn svm_loss(w: &[f64], xs: &[f64], labels: &[f64]) -> f64 {
         let hinge: f64 = xs
             .chunks_exact(w.len())
@@ -351,6 +391,7 @@ mod losses {
         let grad = slice(
             |w| svm_loss(w, &xs, &labels),
             |w, d, s| svm_loss_vjp(w, d, &xs, &labels, s),
+            |w, t| svm_loss_jvp(w, t, &xs, &labels),
             &w,
         );
         let mut expected: Vec<f64> = w.iter().map(|v| 0.1 * v).collect();
@@ -367,7 +408,7 @@ mod losses {
     }
 
     /// The Huber loss, its per-residual rule a closure passed to `map`.
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn huber(pred: &[f64], target: &[f64], delta: f64) -> f64 {
         let loss = |r: f64| {
             if r.abs() <= delta {
@@ -382,7 +423,7 @@ mod losses {
     #[test]
     fn huber_loss() {
         let delta = 1.0;
-        let grad = pair_k(huber, huber_vjp, &X, &Y, delta);
+        let grad = pair_k(huber, huber_vjp, huber_jvp, &X, &Y, delta);
         let r: Vec<f64> = X.iter().zip(&Y).map(|(p, t)| p - t).collect();
         let d: Vec<f64> = r.iter().map(|r| r.clamp(-delta, delta)).collect();
         let minus: Vec<f64> = d.iter().map(|v| -v).collect();
@@ -396,7 +437,7 @@ mod losses {
 
     /// The pinball (quantile) loss: residuals above and below weighted by
     /// `tau` and `tau - 1`.
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn pinball(pred: &[f64], target: &[f64], tau: f64) -> f64 {
         let n = pred.len() as f64;
         pred.iter()
@@ -412,7 +453,7 @@ mod losses {
     #[test]
     fn quantile_loss() {
         let tau = 0.3;
-        let grad = pair_k(pinball, pinball_vjp, &X, &Y, tau);
+        let grad = pair_k(pinball, pinball_vjp, pinball_jvp, &X, &Y, tau);
         let w: Vec<f64> = X
             .iter()
             .zip(&Y)
@@ -425,7 +466,7 @@ mod losses {
     }
 
     /// The Kullback–Leibler divergence `Σ p ln(p / q)` over the support of `p`.
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn kl_divergence(p: &[f64], q: &[f64]) -> f64 {
         p.iter()
             .zip(q)
@@ -438,14 +479,14 @@ mod losses {
     fn kullback_leibler() {
         let p = [0.1, 0.4, 0.2, 0.3];
         let q = [0.25, 0.25, 0.3, 0.2];
-        let grad = pair(kl_divergence, kl_divergence_vjp, &p, &q);
+        let grad = pair(kl_divergence, kl_divergence_vjp, kl_divergence_jvp, &p, &q);
         let dp: Vec<f64> = p.iter().zip(&q).map(|(p, q)| (p / q).ln() + 1.0).collect();
         let dq: Vec<f64> = p.iter().zip(&q).map(|(p, q)| -p / q).collect();
         assert_close(&grad, &[dp, dq].concat());
     }
 
     /// Log-cosh loss in `f32`.
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn log_cosh(pred: &[f32], target: &[f32]) -> f32 {
         let n = pred.len() as f32;
         pred.iter()
@@ -483,7 +524,7 @@ mod physics {
 
     /// One semi-implicit Euler step of unit masses on springs to the origin;
     /// the state slice interleaves positions and velocities.
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn spring_step(state: &mut [f64], dt: f64) {
         let k = 4.0;
         for i in (0..state.len()).step_by(2) {
@@ -522,7 +563,7 @@ mod physics {
     /// Three leapfrog (velocity Verlet) steps of independent anharmonic
     /// oscillators, positions then velocities in one state slice; the force is
     /// a closure.
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn leapfrog(state: &mut [f64], dt: f64) {
         let n = state.len() / 2;
         let force = |q: f64| -q - 0.1 * q.powi(3);
@@ -540,7 +581,7 @@ mod physics {
     }
 
     /// The same steps, one oscillator at a time, in local scalars.
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn leapfrog_plain(state: &mut [f64], dt: f64) {
         let n = state.len() / 2;
         for i in 0..n {
@@ -577,7 +618,7 @@ mod physics {
 
     /// The energy of a pendulum after RK4 steps, the right-hand side a closure
     /// returning a tuple.
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn pendulum_rk4(theta: f64, omega: f64, dt: f64, steps: usize) -> f64 {
         let g = 9.81;
         let rhs = |th: f64, om: f64| (om, -g * th.sin());
@@ -594,13 +635,13 @@ mod physics {
         0.5 * om * om - g * th.cos()
     }
 
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn pendulum_accel(theta: f64) -> f64 {
         -9.81 * theta.sin()
     }
 
     /// The same integration with the stages written out and a called helper.
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn pendulum_rk4_plain(theta: f64, omega: f64, dt: f64, steps: usize) -> f64 {
         let mut th = theta;
         let mut om = omega;
@@ -641,7 +682,7 @@ mod physics {
 
     /// The gravitational energy of bodies in the plane, pairwise, with nested
     /// `chunks_exact`/`zip`/`enumerate`/`skip` loops.
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn nbody_energy(pos: &[f64], mass: &[f64]) -> f64 {
         let mut energy = 0.0;
         for (i, (a, ma)) in pos.chunks_exact(2).zip(mass).enumerate() {
@@ -657,7 +698,13 @@ mod physics {
     fn nbody_pairwise_energy() {
         let pos = [0.0, 0.0, 1.0, 0.2, -0.5, 1.1, 0.7, -0.9];
         let mass = [1.0, 0.5, 0.8, 1.2];
-        let grad = pair(nbody_energy, nbody_energy_vjp, &pos, &mass);
+        let grad = pair(
+            nbody_energy,
+            nbody_energy_vjp,
+            nbody_energy_jvp,
+            &pos,
+            &mass,
+        );
         let mut d_pos = [0.0; 8];
         let mut d_mass = [0.0; 4];
         for i in 0..4 {
@@ -677,7 +724,7 @@ mod physics {
     /// A chain of springs of rest length `rest` between neighbours
     /// (`windows`), plus a weak bending term between next neighbours (`zip`
     /// with `skip`).
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn chain_energy(x: &[f64], rest: f64) -> f64 {
         let stretch: f64 = x
             .windows(2)
@@ -694,7 +741,7 @@ mod physics {
     #[test]
     fn spring_chain_with_windows() {
         let rest = 0.75;
-        let grad = slice_k(chain_energy, chain_energy_vjp, &X, rest);
+        let grad = slice_k(chain_energy, chain_energy_vjp, chain_energy_jvp, &X, rest);
         let mut expected = vec![0.0; 8];
         for i in 0..6 {
             let e = X[i + 1] - X[i] - rest;
@@ -713,7 +760,7 @@ mod physics {
     /// After Enzyme's integration test `integrateexp.cpp`, which integrates
     /// `x' = -1.2 x` with an ODE stepper and differentiates the final state by
     /// the end time: here forward Euler, a `fold` over the steps.
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn decay_euler(k: f64, t: f64, steps: usize) -> f64 {
         let dt = t / steps as f64;
         (0..steps).fold(1.0, |x, _| x - k * x * dt)
@@ -740,7 +787,7 @@ mod physics {
     /// One explicit step of a nonlinear diffusion of an ice thickness `h`
     /// (flux `-D(h) ∂h` with `D = h³`), clipped at zero: after the Tapenade
     /// glacier toy problem `Shreyas911/tapenade_toy_problem` (`forward.f90`).
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn glacier_step(h: &mut [f64], dt: f64) {
         let old = h.to_vec();
         let flux: Vec<f64> = old
@@ -753,7 +800,7 @@ mod physics {
     }
 
     /// The same step with index loops and an `if` for the clip.
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn glacier_step_plain(h: &mut [f64], dt: f64) {
         let n = h.len();
         let mut flux = vec![0.0; n - 1];
@@ -793,14 +840,14 @@ mod statistics {
     use super::*;
 
     /// The mean, once for `f32` and `f64`.
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn mean<T: Float>(x: &[T]) -> T {
         x.iter().copied().sum::<T>() / T::from_i32(x.len() as i32)
     }
 
     #[test]
     fn generic_mean() {
-        let grad = slice(mean::<f64>, mean_vjp::<f64>, &X);
+        let grad = slice(mean::<f64>, mean_vjp::<f64>, mean_jvp::<f64>, &X);
         assert_close(&grad, &[1.0 / 7.0; 7]);
         let x8 = [0.5, -1.0, 2.0, 1.5, 0.25, -0.5, 3.0, 1.0];
         let grad = slice32(mean::<f32>, mean_vjp::<f32>, &x8);
@@ -809,7 +856,7 @@ mod statistics {
 
     /// The sample variance by Welford's one-pass update, in a `fold` with a
     /// tuple accumulator destructured with `_`.
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn variance_welford(x: &[f64]) -> f64 {
         let (n, _, m2) = x.iter().fold((0.0, 0.0, 0.0), |(n, mean, m2), &v| {
             let n1 = n + 1.0;
@@ -822,7 +869,12 @@ mod statistics {
 
     #[test]
     fn welford_variance_via_fold() {
-        let grad = slice(variance_welford, variance_welford_vjp, &X);
+        let grad = slice(
+            variance_welford,
+            variance_welford_vjp,
+            variance_welford_jvp,
+            &X,
+        );
         let mean = X.iter().sum::<f64>() / 7.0;
         let expected: Vec<f64> = X.iter().map(|v| 2.0 * (v - mean) / 6.0).collect();
         assert_close(&grad, &expected);
@@ -830,7 +882,7 @@ mod statistics {
 
     /// The expectation of `values` under the softmax of `logits`, the
     /// exponentials collected into a `Vec`.
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn softmax_expectation(logits: &[f64], values: &[f64]) -> f64 {
         let m = logits.iter().copied().max_by(f64::total_cmp).unwrap();
         let exps: Vec<f64> = logits.iter().map(|z| (z - m).exp()).collect();
@@ -840,7 +892,13 @@ mod statistics {
 
     #[test]
     fn softmax_weighted_expectation() {
-        let grad = pair(softmax_expectation, softmax_expectation_vjp, &X, &Y);
+        let grad = pair(
+            softmax_expectation,
+            softmax_expectation_vjp,
+            softmax_expectation_jvp,
+            &X,
+            &Y,
+        );
         let total: f64 = X.iter().map(|z| z.exp()).sum();
         let p: Vec<f64> = X.iter().map(|z| z.exp() / total).collect();
         let e: f64 = p.iter().zip(&Y).map(|(p, v)| p * v).sum();
@@ -849,7 +907,7 @@ mod statistics {
     }
 
     /// Log-sum-exp with the maximum found by `reduce`.
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn logsumexp(x: &[f64]) -> f64 {
         let m = x.iter().copied().reduce(f64::max).expect("values");
         m + x.iter().map(|v| (v - m).exp()).sum::<f64>().ln()
@@ -857,14 +915,14 @@ mod statistics {
 
     #[test]
     fn logsumexp_with_reduce() {
-        let grad = slice(logsumexp, logsumexp_vjp, &X);
+        let grad = slice(logsumexp, logsumexp_vjp, logsumexp_jvp, &X);
         let total: f64 = X.iter().map(|v| v.exp()).sum();
         let expected: Vec<f64> = X.iter().map(|v| v.exp() / total).collect();
         assert_close(&grad, &expected);
     }
 
     /// A weighted average, numerator and denominator accumulated in one `fold`.
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn weighted_mean(x: &[f64], w: &[f64]) -> f64 {
         let (num, den) = x
             .iter()
@@ -876,7 +934,7 @@ mod statistics {
     #[test]
     fn weighted_average() {
         let w = [0.5, 1.5, 0.25, 2.0, 1.0, 0.75, 1.25];
-        let grad = pair(weighted_mean, weighted_mean_vjp, &X, &w);
+        let grad = pair(weighted_mean, weighted_mean_vjp, weighted_mean_jvp, &X, &w);
         let total: f64 = w.iter().sum();
         let mean = X.iter().zip(&w).map(|(x, w)| x * w).sum::<f64>() / total;
         let dx: Vec<f64> = w.iter().map(|w| w / total).collect();
@@ -892,7 +950,7 @@ mod statistics {
     }
 
     /// Pearson's correlation coefficient, the centred sums in one `fold`.
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn correlation(x: &[f64], y: &[f64]) -> f64 {
         let n = x.len() as f64;
         let mx = x.iter().sum::<f64>() / n;
@@ -909,7 +967,7 @@ mod statistics {
 
     #[test]
     fn pearson_correlation() {
-        let grad = pair(correlation, correlation_vjp, &X, &Y);
+        let grad = pair(correlation, correlation_vjp, correlation_jvp, &X, &Y);
         let mx = X.iter().sum::<f64>() / 7.0;
         let my = Y.iter().sum::<f64>() / 7.0;
         let cx: Vec<f64> = X.iter().map(|v| v - mx).collect();
@@ -933,7 +991,7 @@ mod statistics {
 
     /// The geometric mean of the positive entries: `filter`, `count` and
     /// `product`.
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn geometric_mean_positive(x: &[f64]) -> f64 {
         let k = x.iter().filter(|&&v| v > 0.0).count();
         let p: f64 = x.iter().filter(|&&v| v > 0.0).product();
@@ -942,7 +1000,12 @@ mod statistics {
 
     #[test]
     fn geometric_mean_of_positives() {
-        let grad = slice(geometric_mean_positive, geometric_mean_positive_vjp, &X);
+        let grad = slice(
+            geometric_mean_positive,
+            geometric_mean_positive_vjp,
+            geometric_mean_positive_jvp,
+            &X,
+        );
         let pos: Vec<f64> = X.iter().copied().filter(|&v| v > 0.0).collect();
         let k = pos.len() as f64;
         let g = pos.iter().product::<f64>().powf(1.0 / k);
@@ -954,7 +1017,7 @@ mod statistics {
     }
 
     /// Skewness: z-scores collected into a `Vec`, then their mean cube.
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn skewness(x: &[f64]) -> f64 {
         let n = x.len() as f64;
         let mean = x.iter().sum::<f64>() / n;
@@ -964,7 +1027,7 @@ mod statistics {
     }
 
     /// The same with index loops and the moments kept as scalars.
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     #[allow(clippy::needless_range_loop)] // The index form is the point.
     fn skewness_index(x: &[f64]) -> f64 {
         let n = x.len();
@@ -986,14 +1049,14 @@ mod statistics {
 
     #[test]
     fn skewness_matches_the_index_loop() {
-        let grad = slice(skewness, skewness_vjp, &X);
+        let grad = slice(skewness, skewness_vjp, skewness_jvp, &X);
         let mut d = vec![0.0; 7];
         skewness_index_vjp(&X, &mut d, 1.0);
         assert_close(&grad, &d);
     }
 
     /// The sample standard deviation, once for `f32` and `f64`.
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn std_dev<T: Float>(x: &[T]) -> T {
         let n = T::from_i32(x.len() as i32);
         let mean = x.iter().copied().sum::<T>() / n;
@@ -1013,7 +1076,7 @@ mod statistics {
                 .collect();
             grad
         };
-        let grad = slice(std_dev::<f64>, std_dev_vjp::<f64>, &X);
+        let grad = slice(std_dev::<f64>, std_dev_vjp::<f64>, std_dev_jvp::<f64>, &X);
         assert_close(&grad, &sd(&X));
         let grad = slice32(std_dev::<f32>, std_dev_vjp::<f32>, &X);
         assert_close_f32(&grad, &sd(&X));
@@ -1021,7 +1084,7 @@ mod statistics {
 
     /// The mean and the (population) variance together, as a tuple, from one
     /// `fold`.
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn mean_and_variance(x: &[f64]) -> (f64, f64) {
         let n = x.len() as f64;
         let (s, q) = x.iter().fold((0.0, 0.0), |(s, q), &v| (s + v, q + v * v));
@@ -1054,7 +1117,7 @@ mod statistics {
     }
 
     /// The geometric mean, once for `f32` and `f64`.
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn geometric_mean<T: Float>(x: &[T]) -> T {
         let p = x.iter().copied().product::<T>();
         p.powf(T::ONE / T::from_i32(x.len() as i32))
@@ -1065,14 +1128,19 @@ mod statistics {
         let x = [0.5, 1.25, 2.0, 0.75, 1.5];
         let g = x.iter().product::<f64>().powf(0.2);
         let expected: Vec<f64> = x.iter().map(|v| g / (5.0 * v)).collect();
-        let grad = slice(geometric_mean::<f64>, geometric_mean_vjp::<f64>, &x);
+        let grad = slice(
+            geometric_mean::<f64>,
+            geometric_mean_vjp::<f64>,
+            geometric_mean_jvp::<f64>,
+            &x,
+        );
         assert_close(&grad, &expected);
         let grad = slice32(geometric_mean::<f32>, geometric_mean_vjp::<f32>, &x);
         assert_close_f32(&grad, &expected);
     }
 
     /// The mean absolute deviation from the mean.
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn mean_abs_deviation(x: &[f64]) -> f64 {
         let n = x.len() as f64;
         let mean = x.iter().sum::<f64>() / n;
@@ -1081,7 +1149,12 @@ mod statistics {
 
     #[test]
     fn mean_absolute_deviation() {
-        let grad = slice(mean_abs_deviation, mean_abs_deviation_vjp, &X);
+        let grad = slice(
+            mean_abs_deviation,
+            mean_abs_deviation_vjp,
+            mean_abs_deviation_jvp,
+            &X,
+        );
         let mean = X.iter().sum::<f64>() / 7.0;
         let s: Vec<f64> = X.iter().map(|v| (v - mean).signum()).collect();
         let ms = s.iter().sum::<f64>() / 7.0;
@@ -1096,7 +1169,7 @@ mod geometry {
     use super::*;
 
     /// Cosine similarity: a dot product over two norms.
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn cosine_similarity(a: &[f64], b: &[f64]) -> f64 {
         let dot: f64 = a.iter().zip(b).map(|(x, y)| x * y).sum();
         let na = a.iter().map(|x| x * x).sum::<f64>().sqrt();
@@ -1106,7 +1179,13 @@ mod geometry {
 
     #[test]
     fn cosine_of_two_vectors() {
-        let grad = pair(cosine_similarity, cosine_similarity_vjp, &X, &Y);
+        let grad = pair(
+            cosine_similarity,
+            cosine_similarity_vjp,
+            cosine_similarity_jvp,
+            &X,
+            &Y,
+        );
         let na = X.iter().map(|v| v * v).sum::<f64>().sqrt();
         let nb = Y.iter().map(|v| v * v).sum::<f64>().sqrt();
         let c = X.iter().zip(&Y).map(|(a, b)| a * b).sum::<f64>() / (na * nb);
@@ -1126,7 +1205,7 @@ mod geometry {
     /// The p-norm `(Σ |xᵢ|ᵖ)^(1/p)`, differentiable in `p` too: after Clad's
     /// `test/Gradient/Gradients.C`, `f_norm` (there over three scalars through
     /// a helper `sum_of_powers`).
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn p_norm(x: &[f64], p: f64) -> f64 {
         x.iter()
             .map(|v| v.abs().powf(p))
@@ -1137,7 +1216,7 @@ mod geometry {
     #[test]
     fn p_norm_after_clad() {
         let p = 3.0;
-        let grad = slice_k(p_norm, p_norm_vjp, &X, p);
+        let grad = slice_k(p_norm, p_norm_vjp, p_norm_jvp, &X, p);
         let s: f64 = X.iter().map(|v| v.abs().powf(p)).sum();
         let norm = s.powf(1.0 / p);
         let mut expected: Vec<f64> = X
@@ -1150,7 +1229,7 @@ mod geometry {
     }
 
     /// The cross product of two arrays, returned as an array.
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn cross(a: &[f64; 3], b: &[f64; 3]) -> [f64; 3] {
         [
             a[1] * b[2] - a[2] * b[1],
@@ -1189,7 +1268,7 @@ mod geometry {
 
     /// The area of a triangle in space from its nine coordinates, the corners
     /// taken apart with `split_at` and the edges and normal in local arrays.
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn triangle_area(p: &[f64]) -> f64 {
         let (a, rest) = p.split_at(3);
         let (b, c) = rest.split_at(3);
@@ -1206,7 +1285,7 @@ mod geometry {
     #[test]
     fn triangle_area_in_space() {
         let p = [0.1, 0.2, -0.3, 1.5, 0.1, 0.4, 0.3, 1.2, 0.9];
-        let grad = slice(triangle_area, triangle_area_vjp, &p);
+        let grad = slice(triangle_area, triangle_area_vjp, triangle_area_jvp, &p);
         let sub = |x: &[f64], y: &[f64]| [x[0] - y[0], x[1] - y[1], x[2] - y[2]];
         let (u, v) = (sub(&p[3..6], &p[..3]), sub(&p[6..], &p[..3]));
         let n = cross_plain(u, v);
@@ -1221,7 +1300,7 @@ mod geometry {
 
     /// The shoelace formula, consecutive vertices paired by `zip` with `skip`,
     /// the closing edge added by index.
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn polygon_area(xs: &[f64], ys: &[f64]) -> f64 {
         let n = xs.len();
         let inner: f64 = xs
@@ -1237,7 +1316,7 @@ mod geometry {
     fn shoelace_polygon_area() {
         let xs = [0.0, 2.0, 2.5, 1.0, -0.5];
         let ys = [0.0, -0.2, 1.5, 2.5, 1.2];
-        let grad = pair(polygon_area, polygon_area_vjp, &xs, &ys);
+        let grad = pair(polygon_area, polygon_area_vjp, polygon_area_jvp, &xs, &ys);
         let n = xs.len();
         let next = |i: usize| (i + 1) % n;
         let prev = |i: usize| (i + n - 1) % n;
@@ -1247,7 +1326,7 @@ mod geometry {
     }
 
     /// The length of a polyline: `windows` of both coordinates, zipped.
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn polyline_length(xs: &[f64], ys: &[f64]) -> f64 {
         xs.windows(2)
             .zip(ys.windows(2))
@@ -1257,7 +1336,13 @@ mod geometry {
 
     #[test]
     fn polyline_length_with_windows() {
-        let grad = pair(polyline_length, polyline_length_vjp, &X, &Y);
+        let grad = pair(
+            polyline_length,
+            polyline_length_vjp,
+            polyline_length_jvp,
+            &X,
+            &Y,
+        );
         let mut expected = vec![0.0; 14];
         for i in 0..6 {
             let (dx, dy) = (X[i + 1] - X[i], Y[i + 1] - Y[i]);
@@ -1271,7 +1356,7 @@ mod geometry {
     }
 
     /// A rotation by `angle`, with `sin_cos`, returning the rotated point.
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn rotate(x: f64, y: f64, angle: f64) -> (f64, f64) {
         let (s, c) = angle.sin_cos();
         (c * x - s * y, s * x + c * y)
@@ -1312,7 +1397,7 @@ mod geometry {
 
     /// The distance from a point to a segment: the foot of the perpendicular,
     /// its parameter clamped to the segment.
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn segment_distance(p: &[f64; 2], a: &[f64; 2], b: &[f64; 2]) -> f64 {
         let ab = [b[0] - a[0], b[1] - a[1]];
         let ap = [p[0] - a[0], p[1] - a[1]];
@@ -1322,7 +1407,7 @@ mod geometry {
 
     /// The distance from a point to the line through `a` and `b`, as
     /// `|ab × ap| / |ab|`: the same where the foot falls inside the segment.
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn line_distance(p: &[f64; 2], a: &[f64; 2], b: &[f64; 2]) -> f64 {
         let cross = (b[0] - a[0]) * (p[1] - a[1]) - (b[1] - a[1]) * (p[0] - a[0]);
         cross.abs() / (b[0] - a[0]).hypot(b[1] - a[1])
@@ -1370,7 +1455,7 @@ mod geometry {
 
     /// The distance from a point to the nearest of a set of centres:
     /// `min_by` over mapped distances.
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn nearest_center(p: &[f64; 2], centers: &[f64]) -> f64 {
         centers
             .chunks_exact(2)
@@ -1406,7 +1491,7 @@ mod geometry {
 
     /// The Rosenbrock function over `windows`, once for `f32` and `f64`: after
     /// Clad's `demos/RosenbrockFunction.cpp`.
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn rosenbrock<T: Float>(x: &[T]) -> T {
         let hundred = T::from_f64(100.0);
         x.windows(2)
@@ -1425,7 +1510,12 @@ mod geometry {
             }
             g
         };
-        let grad = slice(rosenbrock::<f64>, rosenbrock_vjp::<f64>, &X);
+        let grad = slice(
+            rosenbrock::<f64>,
+            rosenbrock_vjp::<f64>,
+            rosenbrock_jvp::<f64>,
+            &X,
+        );
         assert_close(&grad, &closed(&X));
         // Dyadic values: the `f32` gradient is exact.
         let x = [0.5, 0.25, 0.125, 0.0625];
@@ -1441,7 +1531,7 @@ mod layers {
 
     /// A dense layer with `tanh`, one output per row of `w` (`chunks_exact`),
     /// the outputs collected into a `Vec`.
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn dense_tanh(w: &[f64], b: &[f64], x: &[f64]) -> Vec<f64> {
         w.chunks_exact(x.len())
             .zip(b)
@@ -1486,7 +1576,7 @@ mod layers {
 
     /// A two-layer perceptron: a ReLU hidden layer (`max`) collected into a
     /// `Vec`, then a linear read-out.
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn mlp(w1: &[f64], b1: &[f64], w2: &[f64], x: &[f64]) -> f64 {
         let hidden: Vec<f64> = w1
             .chunks_exact(x.len())
@@ -1497,7 +1587,7 @@ mod layers {
     }
 
     /// The same perceptron with index loops and an `if` for the ReLU.
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn mlp_index(w1: &[f64], b1: &[f64], w2: &[f64], x: &[f64]) -> f64 {
         let n = x.len();
         let mut out = 0.0;
@@ -1561,7 +1651,7 @@ mod layers {
 
     /// Layer normalisation with a scale and a shift, returning the normalised
     /// vector.
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn layer_norm(x: &[f64], gamma: &[f64], beta: &[f64]) -> Vec<f64> {
         let n = x.len() as f64;
         let mean = x.iter().sum::<f64>() / n;
@@ -1615,7 +1705,7 @@ mod layers {
     /// `tests/lax_control_flow_test.py`, `testScanRnn` (a `tanh` cell over the
     /// state stacked with the input, a `tanh` read-out), written with a loop
     /// over `chunks_exact` of the inputs instead of `lax.scan`.
-    #[differentiate(wrt(w_trans, w_out))]
+    #[differentiate(vjp, jvp, wrt(w_trans, w_out))]
     fn rnn_loss(
         w_trans: &[f64],
         w_out: &[f64],
@@ -1654,7 +1744,7 @@ mod layers {
     }
 
     /// The same network with index loops over flat matrices.
-    #[differentiate(wrt(w_trans, w_out))]
+    #[differentiate(vjp, jvp, wrt(w_trans, w_out))]
     #[allow(clippy::manual_memcpy)] // Written out as the index form.
     fn rnn_loss_index(
         w_trans: &[f64],
@@ -1735,7 +1825,7 @@ mod layers {
 
     /// Single-query attention: scaled scores of the keys (`chunks_exact`),
     /// their softmax, and the weighted mean of the values.
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn attention(q: &[f64], keys: &[f64], values: &[f64]) -> f64 {
         let d = q.len();
         let scale = (d as f64).sqrt().recip();
@@ -1750,7 +1840,7 @@ mod layers {
     }
 
     /// The same with index loops and a running maximum.
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     #[allow(clippy::needless_range_loop)] // The index form is the point.
     fn attention_index(q: &[f64], keys: &[f64], values: &[f64]) -> f64 {
         let d = q.len();
@@ -1793,7 +1883,7 @@ mod layers {
 
     /// A one-dimensional convolution with `tanh`: `windows` zipped with the
     /// kernel.
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn conv_tanh(x: &[f64], kernel: &[f64]) -> f64 {
         x.windows(kernel.len())
             .map(|w| w.iter().zip(kernel).map(|(a, k)| a * k).sum::<f64>().tanh())
@@ -1803,7 +1893,7 @@ mod layers {
     #[test]
     fn convolution_with_windows() {
         let kernel = [0.25, -0.5, 0.4];
-        let grad = pair(conv_tanh, conv_tanh_vjp, &X, &kernel);
+        let grad = pair(conv_tanh, conv_tanh_vjp, conv_tanh_jvp, &X, &kernel);
         let mut expected = vec![0.0; 10];
         for n in 0..5 {
             let z: f64 = (0..3).map(|k| X[n + k] * kernel[k]).sum();
@@ -1817,7 +1907,7 @@ mod layers {
     }
 
     /// The logistic sigmoid, a helper with its own derivative.
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn sigmoid(z: f64) -> f64 {
         1.0 / (1.0 + (-z).exp())
     }
@@ -1826,14 +1916,14 @@ mod layers {
     /// closure. (A closure whose whole body is the call,
     /// `gate.iter().map(|&g| sigmoid(g)).sum()`, gets a zero gradient from the
     /// current macro; with the product around the call it is right.)
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn gated_sum(x: &[f64], gate: &[f64]) -> f64 {
         x.iter().zip(gate).map(|(v, g)| v * sigmoid(*g)).sum()
     }
 
     #[test]
     fn gate_through_a_called_helper() {
-        let grad = pair(gated_sum, gated_sum_vjp, &X, &Y);
+        let grad = pair(gated_sum, gated_sum_vjp, gated_sum_jvp, &X, &Y);
         let s: Vec<f64> = Y.iter().map(|g| 1.0 / (1.0 + (-g).exp())).collect();
         let dg: Vec<f64> = X.iter().zip(&s).map(|(v, s)| v * s * (1.0 - s)).collect();
         assert_close(&grad, &[s, dg].concat());
@@ -1841,7 +1931,7 @@ mod layers {
 
     /// A gradient-descent step in place on `f(p) = Σ (1 - cos pᵢ)`, its
     /// gradient collected first, the update through `iter_mut().zip`.
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn sgd_step(params: &mut [f64], lr: f64) {
         let grads: Vec<f64> = params.iter().map(|p| p.sin()).collect();
         for (p, g) in params.iter_mut().zip(&grads) {
@@ -1871,7 +1961,7 @@ mod layers {
     }
 
     /// The sum of softplus activations, once for `f32` and `f64`.
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn softplus_sum<T: Float>(x: &[T]) -> T {
         x.iter().map(|&v| v.exp().ln_1p()).sum::<T>()
     }
@@ -1879,7 +1969,12 @@ mod layers {
     #[test]
     fn generic_softplus() {
         let sigmoid: Vec<f64> = X.iter().map(|v| 1.0 / (1.0 + (-v).exp())).collect();
-        let grad = slice(softplus_sum::<f64>, softplus_sum_vjp::<f64>, &X);
+        let grad = slice(
+            softplus_sum::<f64>,
+            softplus_sum_vjp::<f64>,
+            softplus_sum_jvp::<f64>,
+            &X,
+        );
         assert_close(&grad, &sigmoid);
         let grad = slice32(softplus_sum::<f32>, softplus_sum_vjp::<f32>, &X);
         assert_close_f32(&grad, &sigmoid);
@@ -1892,7 +1987,7 @@ mod signal {
     use super::*;
 
     /// A moving average: the mean of each `window`, collected.
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn moving_average(x: &[f64], width: usize) -> Vec<f64> {
         x.windows(width)
             .map(|w| w.iter().sum::<f64>() / width as f64)
@@ -1919,7 +2014,7 @@ mod signal {
 
     /// Simple exponential smoothing: a `fold` over a sub-slice, started from
     /// the first sample.
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn exp_smoothing(x: &[f64], alpha: f64) -> f64 {
         let rest = &x[1..];
         rest.iter()
@@ -1929,7 +2024,13 @@ mod signal {
     #[test]
     fn exponential_smoothing_with_fold() {
         let alpha = 0.3;
-        let grad = slice_k(exp_smoothing, exp_smoothing_vjp, &X, alpha);
+        let grad = slice_k(
+            exp_smoothing,
+            exp_smoothing_vjp,
+            exp_smoothing_jvp,
+            &X,
+            alpha,
+        );
         // ∂/∂x₀ = (1 - α)ⁿ⁻¹, ∂/∂xₖ = α (1 - α)ⁿ⁻¹⁻ᵏ; ∂/∂α by the recursion.
         let n = X.len();
         let mut expected: Vec<f64> = (0..n)
@@ -1956,7 +2057,7 @@ mod signal {
 
     /// A finite impulse response filter: each output the reversed window
     /// (`rev`) zipped with the taps.
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn fir(x: &[f64], taps: &[f64]) -> Vec<f64> {
         x.windows(taps.len())
             .map(|w| w.iter().rev().zip(taps).map(|(a, h)| a * h).sum::<f64>())
@@ -1991,7 +2092,7 @@ mod signal {
 
     /// Holt's linear-trend forecast: level and trend carried through a `fold`,
     /// one step of the update a closure taking and returning a tuple.
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn holt_forecast(x: &[f64], alpha: f64, beta: f64) -> f64 {
         let update = |(level, trend): (f64, f64), v: f64| {
             let next = alpha * v + (1.0 - alpha) * (level + trend);
@@ -2005,7 +2106,7 @@ mod signal {
     }
 
     /// The same recursion with an index loop and two carried scalars.
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     #[allow(clippy::needless_range_loop)] // The index form is the point.
     fn holt_forecast_index(x: &[f64], alpha: f64, beta: f64) -> f64 {
         let mut level = x[0];
@@ -2039,7 +2140,7 @@ mod signal {
     }
 
     /// The output energy of a one-pole low-pass filter, in `f32`.
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn one_pole(x: &[f32], a: f32) -> f32 {
         let mut y = 0.0;
         let mut energy = 0.0;
@@ -2083,7 +2184,7 @@ mod signal {
 
     /// The power of a signal at one frequency: a DFT bin accumulated in a
     /// `fold` over `enumerate`, with `sin_cos`.
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn dft_power(x: &[f64], freq: f64) -> f64 {
         let (re, im) = x.iter().enumerate().fold((0.0, 0.0), |(re, im), (n, &v)| {
             let (s, c) = (freq * n as f64).sin_cos();
@@ -2095,7 +2196,7 @@ mod signal {
     #[test]
     fn dft_bin_power() {
         let freq = 0.9;
-        let grad = slice_k(dft_power, dft_power_vjp, &X, freq);
+        let grad = slice_k(dft_power, dft_power_vjp, dft_power_jvp, &X, freq);
         let (mut re, mut im) = (0.0, 0.0);
         for (n, v) in X.iter().enumerate() {
             re += v * (freq * n as f64).cos();
@@ -2121,7 +2222,7 @@ mod signal {
 
     /// The energy of a decimated signal: every other sample (`step_by`), the
     /// first three of them (`take`), after a gain.
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn decimated_energy(x: &[f64], gain: f64) -> f64 {
         x.iter()
             .step_by(2)
@@ -2133,7 +2234,13 @@ mod signal {
     #[test]
     fn decimation_with_step_by_and_take() {
         let gain = 1.5;
-        let grad = slice_k(decimated_energy, decimated_energy_vjp, &X, gain);
+        let grad = slice_k(
+            decimated_energy,
+            decimated_energy_vjp,
+            decimated_energy_jvp,
+            &X,
+            gain,
+        );
         let mut expected = vec![0.0; 8];
         for i in [0, 2, 4] {
             expected[i] = 2.0 * gain * gain * X[i];
@@ -2149,7 +2256,7 @@ mod iterations {
     use super::*;
 
     /// Newton's iteration for `√a` in a `while` loop, to a relative tolerance.
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn newton_sqrt(a: f64) -> f64 {
         let mut x = a.max(1.0);
         let mut iters = 0;
@@ -2180,7 +2287,7 @@ mod iterations {
     /// (there through `lax.custom_root`, here as a plain `while` loop with the
     /// function and its derivative as closures); the gradient is that of
     /// `x^1.5`.
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn sqrt_cubed(x: f64) -> f64 {
         let f = |y: f64| y * y - x.powi(3);
         let df = |y: f64| 2.0 * y;
@@ -2212,7 +2319,7 @@ mod iterations {
     /// The fixed point of `x = a cos x`, iterated in a `loop` that breaks with
     /// the converged value: after Enzyme's integration test `fixed_point.c`
     /// (there `u = C sin(A u) + p²` in four dimensions), in one dimension.
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn fixed_point_cos(a: f64) -> f64 {
         let mut x = 0.5;
         let mut iters = 0;
@@ -2244,7 +2351,7 @@ mod iterations {
 
     /// Kepler's equation `E - e sin E = M`, solved by Newton in a `for` loop
     /// that breaks once the step is negligible.
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn kepler(mean_anomaly: f64, ecc: f64) -> f64 {
         let mut e = mean_anomaly;
         for _ in 0..50 {
@@ -2282,7 +2389,7 @@ mod iterations {
     /// integration test `newton_inversion.c` (the state `(e, Y₀, Y₁,
     /// T_guess)`, with the implicit-function gradient `(1/c_v, -e₀/c_v,
     /// -e₁/c_v, 0)`), with a quadratic energy per species.
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn temperature(e: f64, y: &[f64], t_guess: f64) -> f64 {
         let a = [0.7, 0.65];
         let b = [0.05, 0.08];
@@ -2329,7 +2436,7 @@ mod iterations {
     /// Jacobi relaxation for `-u'' = f` on a grid with `u = 0` at both ends,
     /// swept in a `while` loop until the update is below a tolerance; the
     /// result's energy `Σ u²`.
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn jacobi_energy(f: &[f64]) -> f64 {
         let n = f.len();
         let mut u = vec![0.0; n];
@@ -2353,7 +2460,7 @@ mod iterations {
     #[test]
     fn jacobi_relaxation_to_a_tolerance() {
         let f = [0.0, 0.3, -0.2, 0.5, 0.1, -0.4, 0.0];
-        let grad = slice(jacobi_energy, jacobi_energy_vjp, &f);
+        let grad = slice(jacobi_energy, jacobi_energy_vjp, jacobi_energy_jvp, &f);
         // The converged u solves 2uᵢ - uᵢ₋₁ - uᵢ₊₁ = fᵢ; the gradient of Σ u²
         // is 2 A⁻¹ u (A symmetric), zero at the fixed ends. Solve both by
         // elimination.
@@ -2380,7 +2487,7 @@ mod iterations {
 
     /// After Enzyme's integration test `mycos.c`, `my_sin`: the Taylor series
     /// of `sin` to degree 12, skipping the even terms with `continue`.
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn taylor_sin(x: f64) -> f64 {
         let mut result = 0.0;
         let mut factorial = 1.0;
@@ -2424,7 +2531,7 @@ mod iterations {
 
     /// The trapezoid rule for `∫₀¹ sin(k t) dt`, the integrand a closure, the
     /// interior points visited by a `while` loop on an integer counter.
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn trapezoid(k: f64, n: usize) -> f64 {
         let h = 1.0 / n as f64;
         let f = |t: f64| (k * t).sin();
@@ -2463,7 +2570,7 @@ mod sources {
 
     /// After Clad's `test/Gradient/Loops.C`, `f1` and `f2`: `t *= x` in two
     /// nested loops of three trips, `x⁹`.
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn nested_power(x: f64) -> f64 {
         let mut t = 1.0;
         for _ in 0..3 {
@@ -2489,7 +2596,7 @@ mod sources {
 
     /// After Clad's `test/Gradient/Loops.C`, `f3`: a `return` from inside the
     /// loop at its second trip, `x²`.
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn early_return_power(x: f64) -> f64 {
         let mut t = 1.0;
         for i in 0..3 {
@@ -2517,7 +2624,7 @@ mod sources {
     /// After Clad's `test/Gradient/Loops.C`, `f_const_local`: a local made
     /// from the loop index in each trip, `3x² + 3x`; here a `map` over a range
     /// with a block closure.
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn const_local(x: f64) -> f64 {
         (0..3)
             .map(|i| {
@@ -2543,7 +2650,7 @@ mod sources {
     /// After Clad's `test/Gradient/Loops.C`, `f_log_gaus`: the log-likelihood
     /// of an n-dimensional Gaussian with covariance `σ² I`, its squares taken
     /// by a closure `sq`; differentiated in the means and `σ`.
-    #[differentiate(wrt(p, sigma))]
+    #[differentiate(vjp, jvp, wrt(p, sigma))]
     fn log_gaussian(x: &[f64], p: &[f64], sigma: f64) -> f64 {
         let sq = |v: f64| v * v;
         let n = x.len() as f64;
@@ -2560,6 +2667,7 @@ mod sources {
         let grad = slice_k(
             |p, s| log_gaussian(&x, p, s),
             |p, d, s, seed| log_gaussian_vjp(&x, p, d, s, seed),
+            |p, t, s, t_s| log_gaussian_jvp(&x, p, t, s, t_s),
             &p,
             sigma,
         );
@@ -2576,13 +2684,13 @@ mod sources {
     /// After JAX's `tests/api_test.py`, `test_grad_argnums`: `x + 2y + 3z`
     /// behind a flag that must be set, differentiated in all its arguments,
     /// then (`wrt`, like `argnums=(2, 0)`) in `z` and `x` only.
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn linear3(x: f64, y: f64, z: f64, flag: bool) -> f64 {
         assert!(flag);
         x + 2.0 * y + 3.0 * z
     }
 
-    #[differentiate(wrt(z, x))]
+    #[differentiate(vjp, jvp, wrt(z, x))]
     fn linear3_zx(x: f64, y: f64, z: f64, flag: bool) -> f64 {
         assert!(flag);
         x + 2.0 * y + 3.0 * z
@@ -2616,7 +2724,7 @@ mod sources {
     /// After Enzyme's integration test `manymax.c`, `alldiv`: the running
     /// maximum of an array from a starting value; here a `fold` whose closure
     /// keeps the larger.
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn running_max(a: &[f64], start: f64) -> f64 {
         a.iter().fold(start, |m, &v| if v > m { v } else { m })
     }
@@ -2625,12 +2733,13 @@ mod sources {
     fn running_maximum_after_enzyme() {
         let mut a = [1.0, 2.0, 3.0, 4.0, 5.0];
         a[3] = 102.0;
-        let grad = slice_k(running_max, running_max_vjp, &a, 3.25);
+        let grad = slice_k(running_max, running_max_vjp, running_max_jvp, &a, 3.25);
         assert_close(&grad, &[0.0, 0.0, 0.0, 1.0, 0.0, 0.0]);
         // A start above every element: the gradient goes to the start.
         let grad = slice_k(
             running_max,
             running_max_vjp,
+            running_max_jvp,
             &[1.0, 2.0, 3.0, 4.0, 5.0],
             102.0,
         );
@@ -2639,7 +2748,7 @@ mod sources {
 
     /// After Enzyme's integration test `loopsdouble.c`: `a + b` summed in two
     /// nested loops of a hundred trips, in `f32`.
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn double_loop(a: f32, b: f32) -> f32 {
         let mut sum0 = 0.0;
         for _ in 0..100 {
@@ -2670,7 +2779,7 @@ mod sources {
 
     /// After Clad's `test/Gradient/Gradients.C`, `f_sin`:
     /// `(sin x + sin y)(x + y)`.
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn sin_sum_product(x: f64, y: f64) -> f64 {
         (x.sin() + y.sin()) * (x + y)
     }
@@ -2698,7 +2807,7 @@ mod idioms {
 
     /// Legendre polynomials: a `match` on the degree, the recurrence for the
     /// higher ones with two carried values bound by one `let`.
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn legendre(x: f64, n: u32) -> f64 {
         match n {
             0 => 1.0,
@@ -2751,7 +2860,7 @@ mod idioms {
     }
 
     /// Horner's scheme: a `fold` over the reversed coefficients.
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn horner(coeffs: &[f64], x: f64) -> f64 {
         coeffs.iter().rev().fold(0.0, |acc, &c| acc * x + c)
     }
@@ -2759,7 +2868,7 @@ mod idioms {
     #[test]
     fn horner_with_rev_and_fold() {
         let x = -0.8;
-        let grad = slice_k(horner, horner_vjp, &X, x);
+        let grad = slice_k(horner, horner_vjp, horner_jvp, &X, x);
         let mut expected: Vec<f64> = (0..7).map(|k| x.powi(k)).collect();
         expected.push(
             (1..7)
@@ -2777,7 +2886,7 @@ mod idioms {
 
     /// The cost of an angle error wrapped into `[-π, π)` with `floor`, a
     /// signed square root with `copysign`, and a guard on `is_nan`.
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn angle_cost(theta: f64, target: f64) -> f64 {
         let tau = std::f64::consts::TAU;
         let d = theta - target;
@@ -2811,7 +2920,7 @@ mod idioms {
 
     /// The first time a running sum of squares passes a level: a `return`
     /// from inside a loop over `enumerate`.
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn first_passage(x: &[f64], level: f64) -> f64 {
         let mut total = 0.0;
         for (i, &v) in x.iter().enumerate() {
@@ -2826,7 +2935,7 @@ mod idioms {
     #[test]
     fn early_return_from_a_loop() {
         let x = [0.3, -0.5, 0.9, 1.2, -0.7, 0.4];
-        let grad = slice_k(first_passage, first_passage_vjp, &x, 2.0);
+        let grad = slice_k(first_passage, first_passage_vjp, first_passage_jvp, &x, 2.0);
         // Passes at index 3, with 2.59 > 2.
         let total: f64 = x[..4].iter().map(|v| v * v).sum();
         let mut expected: Vec<f64> = (0..6)
@@ -2835,7 +2944,13 @@ mod idioms {
         expected.push(0.0);
         assert_close(&grad, &expected);
         // Never passed: the total.
-        let grad = slice_k(first_passage, first_passage_vjp, &x, 10.0);
+        let grad = slice_k(
+            first_passage,
+            first_passage_vjp,
+            first_passage_jvp,
+            &x,
+            10.0,
+        );
         let mut expected: Vec<f64> = x.iter().map(|v| 2.0 * v).collect();
         expected.push(0.0);
         assert_close(&grad, &expected);
@@ -2843,7 +2958,7 @@ mod idioms {
 
     /// A root mean square with the checks a library function makes:
     /// `assert!`, `debug_assert!`, `panic!` and `println!`.
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn checked_rms(x: &[f64]) -> f64 {
         assert!(!x.is_empty(), "the rms of nothing");
         let ms = x.iter().map(|v| v * v).sum::<f64>() / x.len() as f64;
@@ -2859,7 +2974,7 @@ mod idioms {
 
     #[test]
     fn macros_in_the_primal_pass() {
-        let grad = slice(checked_rms, checked_rms_vjp, &X);
+        let grad = slice(checked_rms, checked_rms_vjp, checked_rms_jvp, &X);
         let rms = (X.iter().map(|v| v * v).sum::<f64>() / 7.0).sqrt();
         let expected: Vec<f64> = X.iter().map(|v| v / (7.0 * rms)).collect();
         assert_close(&grad, &expected);
@@ -2876,14 +2991,14 @@ mod views_and_fresh_buffers {
     use super::*;
 
     /// The Euclidean norm, a helper with its own derivative.
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn norm(v: &[f64]) -> f64 {
         v.iter().map(|a| a * a).sum::<f64>().sqrt()
     }
 
     /// The product of the norms of the two halves of a vector, each half a
     /// view passed to the helper: one from `split_at`, one from a range.
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn half_norms(x: &[f64]) -> f64 {
         let (head, _) = x.split_at(3);
         norm(head) * norm(&x[3..])
@@ -2891,7 +3006,7 @@ mod views_and_fresh_buffers {
 
     #[test]
     fn views_passed_to_a_callee() {
-        let grad = slice(half_norms, half_norms_vjp, &X);
+        let grad = slice(half_norms, half_norms_vjp, half_norms_jvp, &X);
         let (h, t) = (
             X[..3].iter().map(|v| v * v).sum::<f64>().sqrt(),
             X[3..].iter().map(|v| v * v).sum::<f64>().sqrt(),
@@ -2904,7 +3019,7 @@ mod views_and_fresh_buffers {
 
     /// Least squares over the rows of a matrix, each row a range of the flat
     /// matrix passed to `ad_runtime::dot`.
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn least_squares(a: &[f64], w: &[f64], y: &[f64]) -> f64 {
         let n = w.len();
         let mut loss = 0.0;
@@ -2935,7 +3050,7 @@ mod views_and_fresh_buffers {
 
     /// Explicit steps of the heat equation, each reading a fresh copy of the
     /// state made inside the loop.
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn heat_steps(u: &mut [f64], r: f64) {
         for _ in 0..4 {
             let prev = u.to_vec();
@@ -2946,7 +3061,7 @@ mod views_and_fresh_buffers {
     }
 
     /// The same steps with the copy made once, before the loop.
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     #[allow(clippy::manual_memcpy)] // Written out as the index form.
     fn heat_steps_hoisted(u: &mut [f64], r: f64) {
         let n = u.len();

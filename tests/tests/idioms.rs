@@ -24,15 +24,17 @@
 )]
 
 use ad_runtime::differentiate;
-use ad_tests::{assert_close, check_scalar};
+use ad_tests::{assert_close, check_jvp, check_scalar};
 
-/// Checks `f(x: &[f64]) -> f64` and its `_vjp` at `x`; returns the gradient.
+/// Checks `f(x: &[f64]) -> f64`, its `_vjp` and its `_jvp` at `x`; returns
+/// the gradient.
 fn check_slice(
     f: fn(&[f64]) -> f64,
     vjp: fn(&[f64], &mut [f64], f64) -> f64,
+    jvp: fn(&[f64], &[f64]) -> (f64, f64),
     x: &[f64],
 ) -> Vec<f64> {
-    check_scalar(
+    let grad = check_scalar(
         f,
         |p, s| {
             let mut d = vec![0.0; p.len()];
@@ -40,18 +42,29 @@ fn check_slice(
             (out, d)
         },
         x,
-    )
+    );
+    check_jvp(f, jvp, &grad, x);
+    grad
 }
 
 /// The `_vjp` of a function of two slices.
 type PairVjp = fn(&[f64], &mut [f64], &[f64], &mut [f64], f64) -> f64;
 
-/// Checks `f(x: &[f64], y: &[f64]) -> f64` at `(x, y)`; returns the gradient
-/// of `x` followed by that of `y`.
-fn check_pair(f: fn(&[f64], &[f64]) -> f64, vjp: PairVjp, x: &[f64], y: &[f64]) -> Vec<f64> {
+/// The `_jvp` of a function of two slices.
+type PairJvp = fn(&[f64], &[f64], &[f64], &[f64]) -> (f64, f64);
+
+/// Checks `f(x: &[f64], y: &[f64]) -> f64` at `(x, y)`, its `_vjp` and its
+/// `_jvp`; returns the gradient of `x` followed by that of `y`.
+fn check_pair(
+    f: fn(&[f64], &[f64]) -> f64,
+    vjp: PairVjp,
+    jvp: PairJvp,
+    x: &[f64],
+    y: &[f64],
+) -> Vec<f64> {
     let n = x.len();
     let point: Vec<f64> = x.iter().chain(y).copied().collect();
-    check_scalar(
+    let grad = check_scalar(
         |p| f(&p[..n], &p[n..]),
         |p, s| {
             let mut dx = vec![0.0; n];
@@ -61,7 +74,14 @@ fn check_pair(f: fn(&[f64], &[f64]) -> f64, vjp: PairVjp, x: &[f64], y: &[f64]) 
             (out, dx)
         },
         &point,
-    )
+    );
+    check_jvp(
+        |p| f(&p[..n], &p[n..]),
+        |p, u| jvp(&p[..n], &u[..n], &p[n..], &u[n..]),
+        &grad,
+        &point,
+    );
+    grad
 }
 
 const X: [f64; 7] = [0.3, -1.2, 0.8, 2.1, -0.4, 1.5, 0.9];
@@ -70,36 +90,36 @@ const Y: [f64; 7] = [1.1, 0.2, -0.7, 0.5, 1.9, -1.3, 0.6];
 mod chains {
     use super::*;
 
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn dot(x: &[f64], y: &[f64]) -> f64 {
         x.iter().zip(y).map(|(a, b)| a * b).sum()
     }
 
     #[test]
     fn zip_map_sum_is_a_dot_product() {
-        let grad = check_pair(dot, dot_vjp, &X, &Y);
+        let grad = check_pair(dot, dot_vjp, dot_jvp, &X, &Y);
         let expected: Vec<f64> = Y.iter().chain(&X).copied().collect();
         assert_close(&grad, &expected);
     }
 
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn sum_sq(x: &[f64]) -> f64 {
         x.iter().map(|v| v * v).sum::<f64>()
     }
 
     #[test]
     fn map_sum() {
-        let grad = check_slice(sum_sq, sum_sq_vjp, &X);
+        let grad = check_slice(sum_sq, sum_sq_vjp, sum_sq_jvp, &X);
         let expected: Vec<f64> = X.iter().map(|v| 2.0 * v).collect();
         assert_close(&grad, &expected);
     }
 
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn total(x: &[f64]) -> f64 {
         x.iter().sum()
     }
 
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn factorial_scaled(x: f64, n: usize) -> f64 {
         let k: usize = (1..=n).product();
         let m: usize = (0..n).sum();
@@ -119,26 +139,26 @@ mod chains {
         assert_eq!((out, dx), (0.5 * 24.0 + 6.0, 24.0));
     }
 
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn copied_powi(x: &[f64]) -> f64 {
         x.iter().copied().map(|v| v.powi(3)).sum()
     }
 
     #[test]
     fn copied_and_powi() {
-        let grad = check_slice(copied_powi, copied_powi_vjp, &X);
+        let grad = check_slice(copied_powi, copied_powi_vjp, copied_powi_jvp, &X);
         let expected: Vec<f64> = X.iter().map(|v| 3.0 * v * v).collect();
         assert_close(&grad, &expected);
     }
 
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn rosenbrock_windows(x: &[f64]) -> f64 {
         x.windows(2)
             .map(|w| 100.0 * (w[1] - w[0] * w[0]).powi(2) + (1.0 - w[0]).powi(2))
             .sum()
     }
 
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn rosenbrock_index(x: &[f64]) -> f64 {
         let mut s = 0.0;
         for i in 0..x.len() - 1 {
@@ -149,13 +169,18 @@ mod chains {
 
     #[test]
     fn windows_rosenbrock_matches_the_index_loop() {
-        let grad = check_slice(rosenbrock_windows, rosenbrock_windows_vjp, &X);
+        let grad = check_slice(
+            rosenbrock_windows,
+            rosenbrock_windows_vjp,
+            rosenbrock_windows_jvp,
+            &X,
+        );
         let mut d = vec![0.0; X.len()];
         rosenbrock_index_vjp(&X, &mut d, 1.0);
         assert_close(&grad, &d);
     }
 
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn neighbours(x: &[f64]) -> f64 {
         x.iter()
             .zip(x.iter().skip(1))
@@ -165,7 +190,7 @@ mod chains {
 
     #[test]
     fn zip_with_its_own_tail() {
-        let grad = check_slice(neighbours, neighbours_vjp, &X);
+        let grad = check_slice(neighbours, neighbours_vjp, neighbours_jvp, &X);
         let mut expected = vec![0.0; X.len()];
         for i in 0..X.len() - 1 {
             let d = 2.0 * (X[i + 1] - X[i]);
@@ -175,7 +200,7 @@ mod chains {
         assert_close(&grad, &expected);
     }
 
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn weighted(x: &[f64]) -> f64 {
         x.iter()
             .enumerate()
@@ -185,7 +210,7 @@ mod chains {
 
     #[test]
     fn enumerate_gives_the_position() {
-        let grad = check_slice(weighted, weighted_vjp, &X);
+        let grad = check_slice(weighted, weighted_vjp, weighted_jvp, &X);
         let expected: Vec<f64> = X
             .iter()
             .enumerate()
@@ -194,7 +219,7 @@ mod chains {
         assert_close(&grad, &expected);
     }
 
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn log_sum_exp(x: &[f64]) -> f64 {
         let m = x.iter().copied().fold(f64::NEG_INFINITY, f64::max);
         let s: f64 = x.iter().map(|&v| (v - m).exp()).sum();
@@ -203,13 +228,13 @@ mod chains {
 
     #[test]
     fn fold_max_and_logsumexp() {
-        let grad = check_slice(log_sum_exp, log_sum_exp_vjp, &X);
+        let grad = check_slice(log_sum_exp, log_sum_exp_vjp, log_sum_exp_jvp, &X);
         let total: f64 = X.iter().map(|v| v.exp()).sum();
         let expected: Vec<f64> = X.iter().map(|v| v.exp() / total).collect();
         assert_close(&grad, &expected);
     }
 
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn mean_var(x: &[f64]) -> f64 {
         let n = x.len() as f64;
         let (s, q) = x.iter().fold((0.0, 0.0), |(s, q), &v| (s + v, q + v * v));
@@ -219,21 +244,21 @@ mod chains {
 
     #[test]
     fn fold_with_a_tuple_accumulator() {
-        let grad = check_slice(mean_var, mean_var_vjp, &X);
+        let grad = check_slice(mean_var, mean_var_vjp, mean_var_jvp, &X);
         let n = X.len() as f64;
         let mean = X.iter().sum::<f64>() / n;
         let expected: Vec<f64> = X.iter().map(|v| 2.0 * (v - mean) / n).collect();
         assert_close(&grad, &expected);
     }
 
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn positive_part(x: &[f64]) -> f64 {
         x.iter().filter(|&&v| v > 0.0).map(|v| v * v).sum()
     }
 
     #[test]
     fn filter_keeps_the_items_that_pass() {
-        let grad = check_slice(positive_part, positive_part_vjp, &X);
+        let grad = check_slice(positive_part, positive_part_vjp, positive_part_jvp, &X);
         let expected: Vec<f64> = X
             .iter()
             .map(|&v| if v > 0.0 { 2.0 * v } else { 0.0 })
@@ -241,7 +266,7 @@ mod chains {
         assert_close(&grad, &expected);
     }
 
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn count_positive(x: &[f64]) -> f64 {
         let k = x.iter().filter(|v| **v > 0.0).count();
         let s: f64 = x.iter().sum();
@@ -250,12 +275,12 @@ mod chains {
 
     #[test]
     fn count_is_constant() {
-        let grad = check_slice(count_positive, count_positive_vjp, &X);
+        let grad = check_slice(count_positive, count_positive_vjp, count_positive_jvp, &X);
         let k = X.iter().filter(|v| **v > 0.0).count() as f64;
         assert_close(&grad, &[k; 7]);
     }
 
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn reversed_stride(x: &[f64]) -> f64 {
         let mut s = 0.0;
         let mut w = 1.0;
@@ -268,12 +293,17 @@ mod chains {
 
     #[test]
     fn rev_then_step_by_visits_from_the_end() {
-        let grad = check_slice(reversed_stride, reversed_stride_vjp, &X);
+        let grad = check_slice(
+            reversed_stride,
+            reversed_stride_vjp,
+            reversed_stride_jvp,
+            &X,
+        );
         // Visited: x[6], x[4], x[2], x[0] with weights 1, 2, 4, 8.
         assert_close(&grad, &[8.0, 0.0, 4.0, 0.0, 2.0, 0.0, 1.0]);
     }
 
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn range_rev_step(x: &[f64]) -> f64 {
         let mut s = 0.0;
         for i in (1..x.len()).rev().step_by(3) {
@@ -284,26 +314,26 @@ mod chains {
 
     #[test]
     fn range_rev_step_by() {
-        let grad = check_slice(range_rev_step, range_rev_step_vjp, &X);
+        let grad = check_slice(range_rev_step, range_rev_step_vjp, range_rev_step_jvp, &X);
         // Visited: 6, 3; s = (x6) * 0.5 + x3.
         assert_close(&grad, &[0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.5]);
     }
 
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn skip_take(x: &[f64]) -> f64 {
         x.iter().skip(1).take(4).map(|v| v.exp()).sum()
     }
 
     #[test]
     fn skip_and_take() {
-        let grad = check_slice(skip_take, skip_take_vjp, &X);
+        let grad = check_slice(skip_take, skip_take_vjp, skip_take_jvp, &X);
         let expected: Vec<f64> = (0..7)
             .map(|i| if (1..5).contains(&i) { X[i].exp() } else { 0.0 })
             .collect();
         assert_close(&grad, &expected);
     }
 
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn triple_zip(x: &[f64], y: &[f64]) -> f64 {
         let mut s = 0.0;
         for ((a, b), i) in x.iter().zip(y.iter()).zip(0..x.len()) {
@@ -314,13 +344,13 @@ mod chains {
 
     #[test]
     fn zip_of_three() {
-        let grad = check_pair(triple_zip, triple_zip_vjp, &X, &Y);
+        let grad = check_pair(triple_zip, triple_zip_vjp, triple_zip_jvp, &X, &Y);
         let mut expected: Vec<f64> = (0..7).map(|i| Y[i] * i as f64).collect();
         expected.extend((0..7).map(|i| X[i] * i as f64));
         assert_close(&grad, &expected);
     }
 
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn chunk_norms(x: &[f64]) -> f64 {
         x.chunks(3)
             .map(|c| c.iter().map(|v| v * v).sum::<f64>().sqrt())
@@ -329,7 +359,7 @@ mod chains {
 
     #[test]
     fn chunks_and_their_own_iterators() {
-        let grad = check_slice(chunk_norms, chunk_norms_vjp, &X);
+        let grad = check_slice(chunk_norms, chunk_norms_vjp, chunk_norms_jvp, &X);
         let mut expected = Vec::new();
         for c in X.chunks(3) {
             let norm = c.iter().map(|v| v * v).sum::<f64>().sqrt();
@@ -338,7 +368,7 @@ mod chains {
         assert_close(&grad, &expected);
     }
 
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn matvec_rows(a: &[f64], x: &[f64]) -> f64 {
         let n = x.len();
         a.chunks_exact(n)
@@ -350,7 +380,7 @@ mod chains {
     fn chunks_exact_rows() {
         let a: Vec<f64> = (0..6).map(|k| 0.1 * k as f64 - 0.2).collect();
         let x = [0.5, -1.0, 2.0];
-        let grad = check_pair(matvec_rows, matvec_rows_vjp, &a, &x);
+        let grad = check_pair(matvec_rows, matvec_rows_vjp, matvec_rows_jvp, &a, &x);
         let mut expected = vec![0.0; 9];
         for (r, row) in a.chunks_exact(3).enumerate() {
             let z: f64 = row.iter().zip(&x).map(|(r, v)| r * v).sum();
@@ -363,7 +393,7 @@ mod chains {
         assert_close(&grad, &expected);
     }
 
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn collected(x: &[f64]) -> f64 {
         let sq: Vec<f64> = x.iter().map(|v| v.sin()).collect();
         sq.iter().zip(x).map(|(s, v)| s * v).sum()
@@ -371,12 +401,12 @@ mod chains {
 
     #[test]
     fn collect_into_a_local_vec() {
-        let grad = check_slice(collected, collected_vjp, &X);
+        let grad = check_slice(collected, collected_vjp, collected_jvp, &X);
         let expected: Vec<f64> = X.iter().map(|v| v.sin() + v * v.cos()).collect();
         assert_close(&grad, &expected);
     }
 
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn scale_in_place(x: &mut [f64], k: f64) {
         x.iter_mut().for_each(|v| *v *= k);
     }
@@ -400,7 +430,7 @@ mod chains {
 mod closures {
     use super::*;
 
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn huber_loss(x: &[f64], y: &[f64]) -> f64 {
         let delta = 1.0;
         let huber = |r: f64| {
@@ -419,7 +449,7 @@ mod closures {
 
     #[test]
     fn a_closure_called_in_a_loop() {
-        let grad = check_pair(huber_loss, huber_loss_vjp, &X, &Y);
+        let grad = check_pair(huber_loss, huber_loss_vjp, huber_loss_jvp, &X, &Y);
         let g: Vec<f64> = X
             .iter()
             .zip(&Y)
@@ -430,7 +460,7 @@ mod closures {
         assert_close(&grad, &expected);
     }
 
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn captured(a: f64, b: f64) -> f64 {
         let scale = a * 2.0;
         let f = move |t: f64| (scale * t).sin();
@@ -456,7 +486,7 @@ mod closures {
         assert_close(&grad, &[da, db]);
     }
 
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn shadowed_capture(x: f64) -> f64 {
         let k = x * x;
         let f = |t: f64| t * k;
@@ -477,7 +507,7 @@ mod closures {
         assert_close(&grad, &[3.0 * 1.3 * 1.3]);
     }
 
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn polar(x: f64, y: f64) -> f64 {
         let to_polar = |x: f64, y: f64| (x.hypot(y), y.atan2(x));
         let (r, theta) = to_polar(x, y);
@@ -501,7 +531,7 @@ mod closures {
 mod views {
     use super::*;
 
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn head_tail(x: &[f64]) -> f64 {
         let head = &x[..3];
         let tail = &x[3..];
@@ -510,7 +540,7 @@ mod views {
 
     #[test]
     fn sub_slices_read_the_right_range() {
-        let grad = check_slice(head_tail, head_tail_vjp, &X);
+        let grad = check_slice(head_tail, head_tail_vjp, head_tail_jvp, &X);
         let h: f64 = X[..3].iter().sum();
         let t: f64 = X[3..].iter().map(|v| v * v).sum();
         let mut expected: Vec<f64> = (0..7)
@@ -520,7 +550,7 @@ mod views {
         assert_close(&grad, &expected);
     }
 
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn halves(x: &[f64]) -> f64 {
         let (left, right) = x.split_at(x.len() / 2);
         let mut s = 0.0;
@@ -532,7 +562,7 @@ mod views {
 
     #[test]
     fn split_at_gives_two_views() {
-        let grad = check_slice(halves, halves_vjp, &X);
+        let grad = check_slice(halves, halves_vjp, halves_jvp, &X);
         // left = x[0..3], right = x[3..7]; pairs (0,3), (1,4), (2,5).
         assert_close(&grad, &[X[3], X[4], X[5], X[0], X[1], X[2], 0.0]);
     }
@@ -541,7 +571,7 @@ mod views {
 mod tuples {
     use super::*;
 
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn rotate(x: f64, angle: f64) -> f64 {
         let (s, c) = angle.sin_cos();
         x * c - 2.0 * x * s
@@ -570,7 +600,7 @@ mod widths_and_generics {
     use ad_runtime::Float;
     use ad_tests::check_scalar_within;
 
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn dot32(x: &[f32], y: &[f32]) -> f32 {
         x.iter().zip(y).map(|(a, b)| a * b).sum()
     }
@@ -597,7 +627,7 @@ mod widths_and_generics {
         assert_close(&grad, &[1.5, 0.25, -0.5, 0.5, -1.0, 2.0]);
     }
 
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn soft_norm<T: Float>(x: &[T], eps: T) -> T {
         let sq = |v: T| v * v;
         (x.iter().map(|&v| sq(v)).sum::<T>() + eps).sqrt()
@@ -621,7 +651,7 @@ mod widths_and_generics {
         assert_eq!(out32, 5.0);
     }
 
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     #[allow(clippy::redundant_closure_call)] // Written so on purpose.
     fn in_place_closure(x: f64) -> f64 {
         (|v: f64| v * v.sin())(x)
@@ -653,7 +683,7 @@ mod macros {
     use super::*;
     use std::panic::{AssertUnwindSafe, catch_unwind};
 
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn checked_norm(x: &[f64], scale: f64) -> f64 {
         assert!(!x.is_empty());
         assert!(scale.is_finite(), "scale must be finite, not {scale}");
@@ -729,7 +759,7 @@ mod macros {
         );
     }
 
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     #[allow(clippy::dbg_macro)] // Written so on purpose: `dbg!` as a value.
     fn piecewise(x: f64) -> f64 {
         let y = dbg!(x * 2.0);
@@ -767,12 +797,12 @@ mod macros {
 mod calls {
     use super::*;
 
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn dot_sum(a: &[f64], b: &[f64]) -> f64 {
         a.iter().zip(b).map(|(x, y)| x * y).sum::<f64>() + a[0]
     }
 
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     #[allow(clippy::needless_borrow)] // Both spellings of passing `x`.
     fn self_dot(x: &[f64]) -> f64 {
         dot_sum(x, x) + dot_sum(&x, x) * 0.5
@@ -780,20 +810,20 @@ mod calls {
 
     #[test]
     fn the_same_buffer_passed_twice() {
-        let grad = check_slice(self_dot, self_dot_vjp, &X);
+        let grad = check_slice(self_dot, self_dot_vjp, self_dot_jvp, &X);
         let mut expected: Vec<f64> = X.iter().map(|v| 3.0 * v).collect();
         expected[0] += 1.5;
         assert_close(&grad, &expected);
     }
 
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn lagged(x: &[f64]) -> f64 {
         dot_sum(x, &x[1..]) + ad_runtime::dot(&x[..2], &x[1..3])
     }
 
     #[test]
     fn a_buffer_passed_with_a_slice_of_itself() {
-        let grad = check_slice(lagged, lagged_vjp, &X);
+        let grad = check_slice(lagged, lagged_vjp, lagged_jvp, &X);
         // dot_sum: Σ x[i] x[i + 1] + x[0]; dot: x0 x1 + x1 x2.
         let mut expected = vec![0.0; X.len()];
         for i in 0..X.len() - 1 {
@@ -808,14 +838,14 @@ mod calls {
         assert_close(&grad, &expected);
     }
 
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn add_twice(a: &mut [f64], b: &[f64], c: &[f64]) {
         for i in 0..a.len() {
             a[i] += b[i] * c[i];
         }
     }
 
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn square_in_place(u: &mut [f64], w: &[f64]) {
         add_twice(u, w, w);
     }
@@ -847,7 +877,7 @@ mod reductions {
     use super::*;
     use std::panic::{AssertUnwindSafe, catch_unwind};
 
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn spread(x: &[f64]) -> f64 {
         let hi = x.iter().copied().max_by(|a, b| a.total_cmp(b)).unwrap();
         let lo = x.iter().copied().min_by(f64::total_cmp).expect("values");
@@ -857,7 +887,7 @@ mod reductions {
 
     #[test]
     fn max_by_min_by_reduce() {
-        let grad = check_slice(spread, spread_vjp, &X);
+        let grad = check_slice(spread, spread_vjp, spread_jvp, &X);
         let (imax, imin) = (3, 1); // 2.1 and -1.2
         let prod: f64 = X.iter().product();
         let mut expected: Vec<f64> = X.iter().map(|v| prod / v).collect();
@@ -866,7 +896,7 @@ mod reductions {
         assert_close(&grad, &expected);
     }
 
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn first_of_ties(x: &[f64]) -> f64 {
         let m = x
             .iter()
@@ -913,18 +943,18 @@ mod reductions {
 mod tuple_calls {
     use super::*;
 
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn polar(x: f64, y: f64) -> (f64, f64) {
         (x.hypot(y), y.atan2(x))
     }
 
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn spiral(x: f64, y: f64) -> f64 {
         let (r, theta) = polar(x, y);
         r * theta.sin() + r.ln()
     }
 
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn radius_only(x: f64, y: f64) -> f64 {
         let (r, _) = polar(x, y);
         r * r
@@ -961,7 +991,7 @@ mod buffers_in_loops {
     use super::*;
 
     /// Explicit heat-equation steps with a fresh `Vec` every step.
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn heat(u0: &[f64], k: f64, steps: usize) -> f64 {
         let n = u0.len();
         let mut u = u0.to_vec();
@@ -981,7 +1011,7 @@ mod buffers_in_loops {
     }
 
     /// The same with the buffers made before the loop, as before.
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn heat_hoisted(u0: &[f64], k: f64, steps: usize) -> f64 {
         let n = u0.len();
         let mut u = u0.to_vec();
@@ -1028,7 +1058,7 @@ mod buffers_in_loops {
         assert_close(&grad, &expected);
     }
 
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn collected_each_step(x: &[f64], steps: usize, k: f64) -> f64 {
         let mut s = 0.0;
         for t in 0..steps {
@@ -1074,7 +1104,7 @@ mod buffers_in_loops {
         assert_close(&grad, &expected);
     }
 
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn branch_buffer(x: f64, y: f64, flag: bool) -> f64 {
         let mut s = x * y;
         if flag {
@@ -1111,12 +1141,12 @@ mod buffers_in_loops {
 mod slices_to_calls {
     use super::*;
 
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn sq_sum(a: &[f64]) -> f64 {
         a.iter().map(|v| v * v).sum()
     }
 
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn rows(a: &[f64], x: &[f64]) -> f64 {
         let n = x.len();
         let mut s = 0.0;
@@ -1127,7 +1157,7 @@ mod slices_to_calls {
         s + sq_sum(&x[1..])
     }
 
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn rows_indexed(a: &[f64], x: &[f64]) -> f64 {
         let n = x.len();
         let mut s = 0.0;
@@ -1147,14 +1177,14 @@ mod slices_to_calls {
         s + t
     }
 
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn scale(v: &mut [f64], k: f64) {
         for e in v.iter_mut() {
             *e *= k;
         }
     }
 
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn halves(u: &mut [f64], k: f64) {
         let n = u.len();
         scale(&mut u[..n / 2], k);
@@ -1165,7 +1195,7 @@ mod slices_to_calls {
     fn slices_to_calls() {
         let a = [0.1, -0.2, 0.3, 0.4, 0.5, -0.6];
         let x = [0.7, -0.8, 0.9];
-        let grad = check_pair(rows, rows_vjp, &a, &x);
+        let grad = check_pair(rows, rows_vjp, rows_jvp, &a, &x);
         // Against the same function with the rows indexed in place.
         let mut da = vec![0.0; 6];
         let mut dx = vec![0.0; 3];
@@ -1202,7 +1232,7 @@ mod while_loops {
 
     /// A `while` with an integer counter and a condition that reads the
     /// buffer: stops at the first non-positive element.
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn positive_prefix(x: &[f64]) -> f64 {
         let mut i = 0;
         let mut s = 0.0;
@@ -1216,7 +1246,12 @@ mod while_loops {
     #[test]
     fn while_with_a_counter_and_any_condition() {
         let x = [0.5, 2.0, 1.5, -1.0, 3.0];
-        let grad = check_slice(positive_prefix, positive_prefix_vjp, &x);
+        let grad = check_slice(
+            positive_prefix,
+            positive_prefix_vjp,
+            positive_prefix_jvp,
+            &x,
+        );
         let expected: Vec<f64> = (0..5)
             .map(|i| {
                 if i < 3 {
@@ -1236,22 +1271,22 @@ mod regressions {
     use super::*;
     use ad_runtime::Float;
 
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn sum_sq<T: Float>(x: &[T]) -> T {
         x.iter().map(|&v| v * v).sum()
     }
 
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn prod<T: Float>(x: &[T]) -> T {
         x.iter().copied().product::<T>()
     }
 
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn sq(v: f64) -> f64 {
         v * v
     }
 
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn total(x: &[f64]) -> f64 {
         x.iter().map(|&v| sq(v)).sum()
     }
@@ -1259,11 +1294,11 @@ mod regressions {
     #[test]
     fn sums_of_generic_floats_and_of_callees_carry_gradients() {
         let x = [0.5, -1.0, 2.0];
-        let grad = check_slice(sum_sq, sum_sq_vjp, &x);
+        let grad = check_slice(sum_sq, sum_sq_vjp, sum_sq_jvp, &x);
         assert_close(&grad, &[1.0, -2.0, 4.0]);
-        let grad = check_slice(prod, prod_vjp, &x);
+        let grad = check_slice(prod, prod_vjp, prod_jvp, &x);
         assert_close(&grad, &[-2.0, 1.0, -0.5]);
-        let grad = check_slice(total, total_vjp, &x);
+        let grad = check_slice(total, total_vjp, total_jvp, &x);
         assert_close(&grad, &[1.0, -2.0, 4.0]);
         let mut d = [0.0_f32; 3];
         assert_eq!(sum_sq_vjp(&[0.5_f32, -1.0, 2.0], &mut d, 1.0), 5.25);
@@ -1274,14 +1309,14 @@ mod regressions {
 mod fn_mut {
     use super::*;
 
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn energy(x: &[f64]) -> f64 {
         let mut s = 0.0;
         x.iter().for_each(|v| s += v * v);
         s
     }
 
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn counter(x: &[f64], k: f64) -> f64 {
         let mut total = 0.0;
         let mut calls = 0;
@@ -1333,7 +1368,7 @@ mod mutable_views {
     use super::*;
     use ad_tests::check_vector;
 
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn leapfrog(q: &mut [f64], p: &mut [f64], dt: f64) {
         for (a, b) in q.iter_mut().zip(p.iter_mut()) {
             *b -= a.sin() * dt;
@@ -1341,7 +1376,7 @@ mod mutable_views {
         }
     }
 
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn normalize_rows(m: &mut [f64], n: usize) {
         for row in m.chunks_exact_mut(n) {
             let s: f64 = row.iter().map(|v| v * v).sum::<f64>().sqrt();
@@ -1351,7 +1386,7 @@ mod mutable_views {
         }
     }
 
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn split_update(u: &mut [f64], k: f64) {
         let (left, right) = u.split_at_mut(2);
         for i in 0..left.len() {
@@ -1422,7 +1457,7 @@ mod mutable_views {
 mod counted_whiles {
     use super::*;
 
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn rosen_while(x: &[f64]) -> f64 {
         let mut s = 0.0;
         let mut i = 0;
@@ -1434,7 +1469,7 @@ mod counted_whiles {
     }
 
     /// The counter on the right, the step written `k + i`.
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     #[allow(clippy::int_plus_one, clippy::assign_op_pattern)] // The spellings under test.
     fn mirrored(x: &[f64], n: usize) -> f64 {
         let mut s = 0.0;
@@ -1446,7 +1481,7 @@ mod counted_whiles {
         s * i as f64
     }
 
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     #[allow(clippy::assign_op_pattern)] // The other spelling of the step.
     fn strided(x: &[f64], n: usize) -> f64 {
         let mut s = 0.0;
@@ -1458,7 +1493,7 @@ mod counted_whiles {
         s * i as f64
     }
 
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn signed_counter(x: f64) -> f64 {
         let mut k: i32 = -3;
         let mut y = x;
@@ -1494,7 +1529,7 @@ mod counted_whiles {
         }
         for n in [0usize, 1, 2, 5] {
             let x: Vec<f64> = (0..n).map(|i| 0.3 * i as f64 - 0.4).collect();
-            let grad = check_slice(rosen_while, rosen_while_vjp, &x);
+            let grad = check_slice(rosen_while, rosen_while_vjp, rosen_while_jvp, &x);
             let mut expected = vec![0.0; n];
             for i in 0..n.saturating_sub(1) {
                 let b = x[i + 1] - x[i] * x[i];
@@ -1545,7 +1580,7 @@ mod swaps {
 
     type HeatVjp = fn(&[f64], &mut [f64], f64, usize, f64) -> (f64, f64);
 
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn heat_swap(u0: &[f64], k: f64, steps: usize) -> f64 {
         let n = u0.len();
         let mut cur = u0.to_vec();
@@ -1561,7 +1596,7 @@ mod swaps {
         cur.iter().map(|v| v * v).sum()
     }
 
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn heat_assign(u0: &[f64], k: f64, steps: usize) -> f64 {
         let n = u0.len();
         let mut cur = u0.to_vec();
@@ -1577,7 +1612,7 @@ mod swaps {
         cur.iter().map(|v| v * v).sum()
     }
 
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn fib_like(a: f64, b: f64, n: usize) -> f64 {
         let mut x = a;
         let mut y = b;
@@ -1639,7 +1674,7 @@ mod swaps {
         assert!(text.contains("the lengths must agree"), "{text}");
     }
 
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn shrink(x: &[f64]) -> f64 {
         let mut v = x.to_vec();
         let first = v[0];
@@ -1653,13 +1688,13 @@ mod swaps {
 mod generator_regressions {
     use super::*;
 
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn literal_argument(x: f64) -> f64 {
         let g = |t: f64| t.sin();
         g(2.0 * 1.5) * x
     }
 
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn deref_in_assert(xs: &[f64]) -> f64 {
         for e in xs {
             assert!(*e < 1e6, "{}", *e);
@@ -1681,7 +1716,12 @@ mod generator_regressions {
             &[0.7],
         );
         assert_close(&grad, &[3.0_f64.sin()]);
-        let grad = check_slice(deref_in_assert, deref_in_assert_vjp, &X);
+        let grad = check_slice(
+            deref_in_assert,
+            deref_in_assert_vjp,
+            deref_in_assert_jvp,
+            &X,
+        );
         assert_close(&grad, &[1.0; 7]);
     }
 }
@@ -1689,13 +1729,13 @@ mod generator_regressions {
 mod array_patterns {
     use super::*;
 
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn norm3(p: &[f64; 3]) -> f64 {
         let [x, y, z] = *p;
         (x * x + y * y + z * z).sqrt()
     }
 
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn local_array(a: f64, b: f64) -> f64 {
         let v = [a * b, a + b];
         let [s, t] = v;
@@ -1712,6 +1752,7 @@ mod array_patterns {
                 d.copy_from_slice(&d3);
                 out
             },
+            |p, t| norm3_jvp(&[p[0], p[1], p[2]], &[t[0], t[1], t[2]]),
             &[3.0, 0.0, 4.0],
         );
         assert_close(&grad, &[0.6, 0.0, 0.8]);
@@ -1731,7 +1772,7 @@ mod array_patterns {
 mod buffer_returning_calls {
     use super::*;
 
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn rhs(y: &[f64], k: f64) -> Vec<f64> {
         let mut dy = vec![0.0; y.len()];
         for i in 0..y.len() {
@@ -1740,7 +1781,7 @@ mod buffer_returning_calls {
         dy
     }
 
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn rk2(y: &[f64], k: f64, h: f64) -> f64 {
         let k1 = rhs(y, k);
         let mid: Vec<f64> = y.iter().zip(&k1).map(|(a, b)| a + 0.5 * h * b).collect();
@@ -1753,7 +1794,7 @@ mod buffer_returning_calls {
         s
     }
 
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn cross(a: &[f64; 3], b: &[f64; 3]) -> [f64; 3] {
         [
             a[1] * b[2] - a[2] * b[1],
@@ -1762,7 +1803,7 @@ mod buffer_returning_calls {
         ]
     }
 
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn torque(r: &[f64; 3], f: &[f64; 3]) -> f64 {
         let t: [f64; 3] = cross(r, f);
         t.iter().map(|v| v * v).sum()
@@ -1811,7 +1852,7 @@ mod buffer_returning_calls {
         assert_close(&grad, &expected);
     }
 
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn rk2_inline(y: &[f64], k: f64, h: f64) -> f64 {
         let n = y.len();
         let mut mid = vec![0.0; n];
@@ -1830,7 +1871,7 @@ mod buffer_returning_calls {
 mod ends {
     use super::*;
 
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn ends(x: &[f64]) -> f64 {
         let a = *x.first().unwrap();
         let b = x.last().copied().unwrap_or(0.0);
@@ -1840,7 +1881,7 @@ mod ends {
 
     #[test]
     fn first_and_last() {
-        let grad = check_slice(ends, ends_vjp, &X);
+        let grad = check_slice(ends, ends_vjp, ends_jvp, &X);
         let mut expected = vec![0.0; X.len()];
         expected[0] += X[6];
         expected[6] += X[0];
@@ -1853,7 +1894,7 @@ mod comparisons_by_reference {
     use super::*;
 
     /// `max_by` over `iter()` compares `&&f64`s, as the closures here say.
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn extremes(x: &[f64]) -> f64 {
         let hi = x.iter().max_by(|a, b| a.total_cmp(b)).unwrap();
         let lo = x
@@ -1866,7 +1907,7 @@ mod comparisons_by_reference {
 
     #[test]
     fn closures_take_what_the_items_are() {
-        let grad = check_slice(extremes, extremes_vjp, &X);
+        let grad = check_slice(extremes, extremes_vjp, extremes_jvp, &X);
         // hi = top = x[3] = 2.1, lo = x[1] = -1.2.
         let mut expected = vec![0.0; X.len()];
         expected[3] = 1.0 + X[1];
@@ -1880,17 +1921,17 @@ mod comparisons_by_reference {
 mod shadowed_buffers {
     use super::*;
 
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn sq(v: f64) -> f64 {
         v * v
     }
 
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn sines(y: &[f64]) -> Vec<f64> {
         y.iter().map(|v| v.sin()).collect()
     }
 
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn float_then_buffer(y: &[f64]) -> f64 {
         let s = sq(y[0]);
         let t = s * 2.0;
@@ -1898,7 +1939,7 @@ mod shadowed_buffers {
         t + s[1]
     }
 
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     #[allow(clippy::let_and_return)] // The spelling under test.
     fn passed_on(y: &[f64]) -> Vec<f64> {
         let v = sines(y);
@@ -1907,7 +1948,12 @@ mod shadowed_buffers {
 
     #[test]
     fn each_let_is_judged_by_what_follows_it() {
-        let grad = check_slice(float_then_buffer, float_then_buffer_vjp, &X);
+        let grad = check_slice(
+            float_then_buffer,
+            float_then_buffer_vjp,
+            float_then_buffer_jvp,
+            &X,
+        );
         let mut expected = vec![0.0; X.len()];
         expected[0] = 4.0 * X[0];
         expected[1] = X[1].cos();

@@ -65,14 +65,14 @@ fn allocations(f: impl FnOnce()) -> usize {
     ALLOCATIONS.with(Cell::get) - before
 }
 
-#[differentiate]
+#[differentiate(vjp, jvp)]
 fn rosenbrock(x: f64, y: f64) -> f64 {
     let a = 1.0 - x;
     let b = y - x * x;
     a * a + 100.0 * b * b
 }
 
-#[differentiate]
+#[differentiate(vjp, jvp)]
 fn many_primitives(x: f64, y: f64) -> (f64, f64) {
     let r = x.hypot(y);
     let t = y.atan2(x).sin() * x.exp().ln_1p() + x.powi(3) + y.powf(x.abs() + 0.5);
@@ -99,6 +99,21 @@ fn straight_line_vjp_allocates_nothing() {
     });
     assert!(sink.is_finite());
     assert_eq!(n, 0, "straight-line `_vjp` code allocated {n} times");
+}
+
+#[test]
+fn straight_line_jvp_allocates_nothing() {
+    let mut sink = 0.0;
+    let n = allocations(|| {
+        for i in 0..100 {
+            let x = f64::from(i) * 0.01;
+            let (out, t_out) = rosenbrock_jvp(x, 1.0, 0.5, -0.5);
+            let ((a, b), (t_a, t_b)) = many_primitives_jvp(x + 0.1, 0.3, 0.7, 1.0);
+            sink += out + t_out + a + b + t_a + t_b;
+        }
+    });
+    assert!(sink.is_finite());
+    assert_eq!(n, 0, "straight-line `_jvp` code allocated {n} times");
 }
 
 #[test]

@@ -366,8 +366,9 @@ impl Emitter<'_> {
                 postfix(quote_spanned!(span=> __ad::pop_shadow(#shadow)))
             }
             Inst::Forward { callee, args } => {
-                let path = &func.user_calls[*callee as usize].path;
-                let forward = forward_path(path);
+                let call = &func.user_calls[*callee as usize];
+                let path = &call.path;
+                let forward = entry_path(path, call.suffix);
                 let args = args.iter().map(|&(arg, mode)| self.argument(arg, mode));
                 let call = quote_spanned!(span=> #forward(#(#args),*));
                 match &self.split {
@@ -550,11 +551,11 @@ impl Emitter<'_> {
 
 /// `f_forward` for the path `f` of a function called from differentiated
 /// code (`m::f` → `m::f_forward`), located at the user's `f`.
-pub(super) fn forward_path(path: &syn::Path) -> syn::Path {
+pub(super) fn entry_path(path: &syn::Path, suffix: &str) -> syn::Path {
     let mut path = path.clone();
     if let Some(last) = path.segments.last_mut() {
         let name = last.ident.unraw();
-        last.ident = Ident::new(&format!("{name}_forward"), last.ident.span());
+        last.ident = Ident::new(&format!("{name}{suffix}"), last.ident.span());
     }
     path
 }

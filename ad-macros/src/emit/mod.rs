@@ -27,7 +27,7 @@ mod names;
 mod split;
 mod stmts;
 
-pub(crate) use header::header;
+pub(crate) use header::{header, jvp_header, jvp_params};
 #[cfg(test)]
 pub(crate) use hoist::Plan;
 pub(crate) use split::{
@@ -50,6 +50,17 @@ use stmts::{Binding, Pattern, Stmts};
 /// The generated `_vjp` function.
 pub(crate) fn vjp(item: &ItemFn, sig: &Signature, func: &Function) -> TokenStream {
     let header = header(item, sig);
+    let body = Emitter::new(func).body();
+    quote! {
+        #header {
+            #body
+        }
+    }
+}
+
+/// The generated `_jvp` function.
+pub(crate) fn jvp(item: &ItemFn, sig: &Signature, func: &Function) -> TokenStream {
+    let header = jvp_header(item, sig);
     let body = Emitter::new(func).body();
     quote! {
         #header {

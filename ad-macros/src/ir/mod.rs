@@ -496,11 +496,15 @@ pub(crate) enum BindingKind {
 }
 
 /// A function called from differentiated code that has a derivative of its
-/// own: its split API `f_forward` is called in its place.
+/// own: its split API `f_forward` is called in its place (in `_jvp`, its
+/// `f_jvp`).
 #[derive(Clone, Debug)]
 pub(crate) struct UserCall {
     /// The path as the user wrote it (`f`, `module::f`).
     pub(crate) path: syn::Path,
+    /// What the generated call appends to the path's last name: `_forward`
+    /// or `_jvp`.
+    pub(crate) suffix: &'static str,
 }
 
 /// How a new local buffer is made.

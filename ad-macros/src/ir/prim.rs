@@ -291,6 +291,11 @@ callees! {
     MinOverDx "min_over_dx" [Val Ref Val Val Val Val Mut] float,
     MaxOverDm "max_over_dm" [Val Ref Val Val Val Val] float,
     MinOverDm "min_over_dm" [Val Ref Val Val Val Val] float,
+    // Tangent rules of the coarse primitives (forward mode, `jvp/`).
+    Norm2Jvp "norm2_jvp" [Ref Val Ref] float,
+    LogsumexpJvp "logsumexp_jvp" [Ref Val Ref] float,
+    MatvecAcc "matvec_acc" [Ref Ref Mut Val Val] unit,
+    MatmulAcc "matmul_acc" [Ref Ref Mut Val Val Val] unit,
     // Helpers: the shadow of an overwritten output, and of a copy.
     Zero "zero" [Mut] unit,
     AddAssign "add_assign" [Mut Ref] unit,

@@ -1,0 +1,287 @@
+//! Forward mode: primal IR → `_jvp` IR.
+//!
+//! Takes the primal IR with its activity; gives one function that runs the
+//! primal and, beside each active value, its tangent (the directional
+//! derivative along the tangents the caller passes). It is one walk in
+//! program order over the primal, copying every instruction and following
+//! it with the instructions of its tangent, so nothing is saved and nothing
+//! runs backwards: no tape, no adjoint, no heap allocation for
+//! straight-line code.
+//!
+//! ```text
+//! s = x * y; out = s.sin()    ⇒   t_s = t_x * y + x * t_y
+//!                                  t_out = __ad::sin(s, t_s)   (the pullback, seeded with t_s)
+//! ```
+//!
+//! Control flow keeps its shape: an `if` yields the tangents of its active
+//! results after its own, a loop carries the tangents of its active carried
+//! values after its own, a buffer has a tangent buffer that every write
+//! mirrors. `rules.rs` is the table of tangent rules, instruction by
+//! instruction. A value without a tangent has a zero one, and no code is
+//! built for it.
+
+mod rules;
+
+use std::collections::HashMap;
+
+use proc_macro2::Span;
+
+use crate::analysis::Activity;
+use crate::diag::Ctxt;
+use crate::ir::{Builder, Const, Function, Inst, Region, Role, Ty, UserCall, Value};
+use crate::lower::Signature;
+
+/// The tangent of each component of a tuple-typed primal value.
+#[derive(Clone)]
+enum Parts {
+    /// Of an `Inst::Tuple`: the tangent of each element.
+    Values(Vec<Option<Value>>),
+    /// Of an `if`, a loop or a call: the position of each component's tangent
+    /// in the new instruction's tuple, read with an `extract`.
+    Indices(Vec<Option<u32>>),
+}
+
+pub(crate) struct Forward<'a> {
+    primal: &'a Function,
+    activity: &'a Activity,
+    builder: Builder,
+    cx: &'a Ctxt,
+    /// The copy of each primal value in the function being built.
+    map: Vec<Option<Value>>,
+    /// The tangent of each primal value; `None` is zero.
+    tangents: Vec<Option<Value>>,
+    parts: HashMap<Value, Parts>,
+}
+
+/// The name of each parameter's tangent in `_jvp`, `None` for the parameters
+/// that have none: `t_` and the parameter's name, unless a parameter is
+/// called that already.
+pub(crate) fn tangent_names(sig: &Signature) -> Vec<Option<String>> {
+    let taken: Vec<&str> = sig.params.iter().map(|param| param.name.as_str()).collect();
+    sig.params
+        .iter()
+        .map(|param| {
+            (param.role == Role::Active && param.ir_ty.can_be_active()).then(|| {
+                let mut name = format!("t_{}", param.name);
+                while taken.contains(&name.as_str()) {
+                    name.push('_');
+                }
+                name
+            })
+        })
+        .collect()
+}
+
+pub(crate) fn jvp(cx: &Ctxt, primal: &Function, activity: &Activity, sig: &Signature) -> Function {
+    let mut builder = Builder::new(format!("{}_jvp", primal.name));
+    {
+        let func = builder.func_mut();
+        func.float_param = primal.float_param.clone();
+        func.runtime_paths = primal.runtime_paths.clone();
+        func.user_calls = primal
+            .user_calls
+            .iter()
+            .map(|call| UserCall {
+                path: call.path.clone(),
+                suffix: "_jvp",
+            })
+            .collect();
+    }
+    let mut fx = Forward {
+        primal,
+        activity,
+        builder,
+        cx,
+        map: vec![None; primal.insts.len()],
+        tangents: vec![None; primal.insts.len()],
+        parts: HashMap::new(),
+    };
+    // Each active parameter is followed by its tangent.
+    for ((param, sig_param), tangent) in primal
+        .params
+        .iter()
+        .zip(&sig.params)
+        .zip(tangent_names(sig))
+    {
+        let ty = primal.ty(param.value).clone();
+        let span = primal.span(param.value);
+        let value = fx
+            .builder
+            .param(param.name.clone(), param.role, ty.clone(), span);
+        if param.mutable {
+            fx.builder.mark_mutable();
+        }
+        fx.map[param.value.index()] = Some(value);
+        if let Some(name) = tangent {
+            let tangent = fx.builder.param(name, Role::Shadow, ty, sig_param.span);
+            if param.mutable {
+                fx.builder.mark_mutable();
+            }
+            fx.tangents[param.value.index()] = Some(tangent);
+        }
+    }
+    fx.region_insts(&primal.body.insts);
+    let out = primal.ret;
+    let value = fx.copy(out);
+    let ret = if sig.seed_ty.is_none() {
+        // A function returning `()`: its tangents are its `&mut` buffers'.
+        value
+    } else {
+        fx.builder.name(value, "out");
+        let tangent = fx.tangent_whole(out);
+        let ty = primal.ty(out).clone();
+        fx.builder.push(
+            Inst::Tuple(vec![value, tangent]),
+            Ty::Tuple(vec![ty.clone(), ty]),
+            primal.span(out),
+        )
+    };
+    fx.builder.finish(ret)
+}
+
+impl Forward<'_> {
+    /// The copy of a primal value.
+    fn copy(&self, value: Value) -> Value {
+        self.map[value.index()].unwrap_or_else(|| {
+            panic!(
+                "ad-macros bug: %{} is used before the forward walk reached it",
+                value.0
+            )
+        })
+    }
+
+    /// The tangent of a primal value, if it is not zero.
+    fn tangent(&self, value: Value) -> Option<Value> {
+        self.tangents[value.index()]
+    }
+
+    /// The tangent of a primal value as a value: a zero of its type when it
+    /// has none (zeros of the same shape for a buffer, a tuple of zeros for
+    /// a tuple).
+    fn tangent_whole(&mut self, value: Value) -> Value {
+        if let Some(tangent) = self.tangent(value) {
+            return tangent;
+        }
+        let ty = self.primal.ty(value).clone();
+        let span = self.primal.span(value);
+        match &ty {
+            Ty::Buf(_) | Ty::Struct => {
+                let of = self.copy(value);
+                self.builder.push(Inst::Shadow { of, seed: None }, ty, span)
+            }
+            Ty::Tuple(elems) => {
+                let parts: Vec<Value> = (0..elems.len())
+                    .map(|index| self.component_whole(value, index))
+                    .collect();
+                self.builder.push(Inst::Tuple(parts), ty, span)
+            }
+            _ => self.zero(&ty, span),
+        }
+    }
+
+    /// The tangent of component `index` of a tuple-typed primal value, as a
+    /// value.
+    fn component_whole(&mut self, tuple: Value, index: usize) -> Value {
+        if let Some(tangent) = self.component(tuple, index) {
+            return tangent;
+        }
+        let Ty::Tuple(elems) = self.primal.ty(tuple) else {
+            unreachable!("a tuple")
+        };
+        let ty = elems[index].clone();
+        self.zero(&ty, self.primal.span(tuple))
+    }
+
+    /// The tangent of component `index` of a tuple-typed primal value, if it
+    /// is not zero.
+    fn component(&mut self, tuple: Value, index: usize) -> Option<Value> {
+        let span = self.primal.span(tuple);
+        let elem_ty = match self.primal.ty(tuple) {
+            Ty::Tuple(elems) => elems.get(index).cloned().unwrap_or(Ty::Unknown),
+            _ => Ty::Unknown,
+        };
+        match self.parts.get(&tuple).cloned() {
+            Some(Parts::Values(values)) => values.get(index).copied().flatten(),
+            Some(Parts::Indices(indices)) => {
+                let position = indices.get(index).copied().flatten()?;
+                let new = self.copy(tuple);
+                Some(
+                    self.builder
+                        .push(Inst::Extract(new, position), elem_ty, span),
+                )
+            }
+            None => {
+                let whole = self.tangent(tuple)?;
+                let index = u32::try_from(index).expect("small");
+                Some(
+                    self.builder
+                        .push(Inst::Extract(whole, index), elem_ty, span),
+                )
+            }
+        }
+    }
+
+    fn zero(&mut self, ty: &Ty, span: Span) -> Value {
+        self.builder
+            .push(Inst::Const(Const::Zero), ty.clone(), span)
+    }
+
+    fn is_active(&self, value: Value) -> bool {
+        self.activity.is_active(value)
+    }
+
+    /// Copies the instructions of a region (its arguments excepted) with
+    /// their tangents, into the region open in the builder.
+    fn region_insts(&mut self, insts: &[Value]) {
+        for &value in insts {
+            if matches!(self.primal.inst(value), Inst::Param(_)) {
+                continue;
+            }
+            rules::instruction(self, value);
+        }
+    }
+
+    /// Pushes a copy of `value`'s instruction, operands mapped; names and
+    /// spans follow.
+    fn push_copy(&mut self, value: Value) -> Value {
+        let mut inst = self.primal.inst(value).clone();
+        inst.map_operands(|operand| self.copy(operand));
+        let new = self
+            .builder
+            .push(inst, self.primal.ty(value).clone(), self.primal.span(value));
+        self.set_copy(value, new);
+        new
+    }
+
+    /// Records `new` as the copy of `value`, with its name.
+    fn set_copy(&mut self, value: Value, new: Value) {
+        if let Some(name) = self.primal.name(value) {
+            self.builder.name(new, name);
+        }
+        self.map[value.index()] = Some(new);
+    }
+
+    /// Records `tangent` as the tangent of `value`, named after it.
+    fn set_tangent(&mut self, value: Value, tangent: Value) {
+        if let Some(name) = self.primal.name(value) {
+            self.builder.name(tangent, &format!("t_{name}"));
+        }
+        self.tangents[value.index()] = Some(tangent);
+    }
+
+    /// Builds a region: its instructions from `skip` on (the loop arguments
+    /// before it are the caller's), then what it yields, then the tangents
+    /// of the yielded values at `tangent_yields`.
+    fn region(&mut self, region: &Region, skip: usize, tangent_yields: &[usize]) -> Region {
+        self.region_insts(&region.insts[skip..]);
+        let mut yields: Vec<Value> = region
+            .yields
+            .iter()
+            .map(|&value| self.copy(value))
+            .collect();
+        for &index in tangent_yields {
+            yields.push(self.tangent_whole(region.yields[index]));
+        }
+        self.builder.end_region(yields)
+    }
+}

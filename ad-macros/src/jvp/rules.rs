@@ -1,0 +1,546 @@
+//! The tangent rules: for each primal instruction, its copy and the
+//! instructions of its tangent.
+//!
+//! Arithmetic is differentiated inline (`t_a * b + a * t_b`). A float
+//! primitive reuses its runtime pullback: a pullback is linear in its seed,
+//! so seeding it with an operand's tangent gives that operand's contribution
+//! to the output's tangent (`__ad::sin(x, t_x)` is `cos(x) · t_x`); a
+//! primitive of several active operands sums one such call per operand.
+//! Coarse primitives (`dot`, `matvec`, …) are differentiated by the same
+//! runtime functions applied to the tangents, or by a tangent rule of the
+//! runtime's (`norm2_jvp`, `matvec_acc`, …).
+
+use super::{Forward, Parts};
+use crate::diag::msg;
+use crate::ir::{BinOp, Callee, Inst, Mode, NewBuf, Prim, Read, Region, Scalar, Ty, UnOp, Value};
+
+/// Copies `value`'s instruction and builds its tangent.
+pub(super) fn instruction(fx: &mut Forward<'_>, value: Value) {
+    let primal = fx.primal;
+    let inst = primal.inst(value).clone();
+    match inst {
+        Inst::If { cond, then, els } => return branch(fx, value, cond, &then, &els),
+        Inst::For { .. } | Inst::While { .. } => return looped(fx, value),
+        Inst::Forward { callee, args } => return call(fx, value, callee, &args),
+        Inst::Extract(tuple, index) => {
+            let position = match primal.inst(tuple) {
+                // A `while`'s trip count comes after the carried tangents.
+                Inst::While { inits, .. } if index as usize == inits.len() => {
+                    let new = fx.copy(tuple);
+                    let Ty::Tuple(elems) = fx.builder.func().ty(new) else {
+                        unreachable!("a loop's tuple")
+                    };
+                    u32::try_from(elems.len() - 1).expect("small")
+                }
+                _ => index,
+            };
+            let new = fx.builder.push(
+                Inst::Extract(fx.copy(tuple), position),
+                primal.ty(value).clone(),
+                primal.span(value),
+            );
+            fx.set_copy(value, new);
+            if fx.is_active(value)
+                && let Some(tangent) = fx.component(tuple, index as usize)
+            {
+                fx.set_tangent(value, tangent);
+            }
+            return;
+        }
+        _ => {}
+    }
+    let new = fx.push_copy(value);
+    // A write mirrors into the tangent buffer even when what it writes is
+    // constant (it overwrites a tangent); a slice or a field of a buffer
+    // with a tangent has one, which its reads need.
+    let views = matches!(inst, Inst::Slice { .. } | Inst::Field { .. });
+    if !fx.is_active(value) && !writes(&inst) && !views {
+        return;
+    }
+    let span = primal.span(value);
+    let ty = primal.ty(value).clone();
+    let tangent = match inst {
+        Inst::Unary(UnOp::Neg, x) => fx
+            .tangent(x)
+            .map(|t_x| fx.builder.push(Inst::Unary(UnOp::Neg, t_x), ty, span)),
+        Inst::Binary(op, a, b) => binary(fx, op, a, b, new, &ty, span),
+        Inst::Cast(x, scalar) => match fx.tangent(x) {
+            Some(t_x) if primal.ty(x).is_float() && ty.is_float() => {
+                let scalar = match scalar {
+                    Scalar::F32 | Scalar::F64 => scalar,
+                    _ => Scalar::Float,
+                };
+                Some(fx.builder.push(Inst::Cast(t_x, scalar), ty, span))
+            }
+            _ => None,
+        },
+        Inst::Prim(prim, args) => primitive(fx, prim, &args, new, &ty, span),
+        Inst::Tuple(elems) => {
+            let parts = elems.iter().map(|&elem| fx.tangent(elem)).collect();
+            fx.parts.insert(value, Parts::Values(parts));
+            None
+        }
+        Inst::Load(buf, index) => fx
+            .tangent(buf)
+            .map(|t_buf| fx.builder.push(Inst::Load(t_buf, fx.copy(index)), ty, span)),
+        Inst::Store(buf, index, x) => {
+            if let Some(t_buf) = fx.tangent(buf) {
+                let t_x = fx.tangent_whole(x);
+                let store = Inst::Store(t_buf, fx.copy(index), t_x);
+                fx.builder.push(store, Ty::Unit, span);
+            }
+            None
+        }
+        Inst::Update(op, buf, index, x) => {
+            if let (Some(t_buf), Some(t_x)) = (fx.tangent(buf), fx.tangent(x)) {
+                let update = Inst::Update(op, t_buf, fx.copy(index), t_x);
+                fx.builder.push(update, Ty::Unit, span);
+            }
+            None
+        }
+        Inst::PushElem(buf, x) => {
+            if let Some(t_buf) = fx.tangent(buf) {
+                let t_x = fx.tangent_whole(x);
+                fx.builder.push(Inst::PushElem(t_buf, t_x), Ty::Unit, span);
+            }
+            None
+        }
+        Inst::NewBuf(how) => {
+            let how = match how {
+                NewBuf::Vec { fill, len } => fx.tangent(fill).map(|t_fill| NewBuf::Vec {
+                    fill: t_fill,
+                    len: fx.copy(len),
+                }),
+                NewBuf::Array { fill, len } => fx
+                    .tangent(fill)
+                    .map(|t_fill| NewBuf::Array { fill: t_fill, len }),
+                NewBuf::Empty { capacity } => Some(NewBuf::Empty {
+                    capacity: capacity.map(|capacity| fx.copy(capacity)),
+                }),
+            };
+            // A buffer filled with a constant: zeros of its shape.
+            let inst = how.map_or(
+                Inst::Shadow {
+                    of: new,
+                    seed: None,
+                },
+                Inst::NewBuf,
+            );
+            Some(fx.builder.push(inst, ty, span))
+        }
+        Inst::CloneBuf { src, .. } => {
+            // `to_vec`: the tangent of a `&Vec` parameter is a slice.
+            let inst = fx.tangent(src).map_or(
+                Inst::Shadow {
+                    of: new,
+                    seed: None,
+                },
+                |t_src| Inst::CloneBuf {
+                    src: t_src,
+                    clone: false,
+                },
+            );
+            Some(fx.builder.push(inst, ty, span))
+        }
+        Inst::Slice { buf, start, len } => fx.tangent(buf).map(|t_buf| {
+            let slice = Inst::Slice {
+                buf: t_buf,
+                start: fx.copy(start),
+                len: fx.copy(len),
+            };
+            fx.builder.push(slice, ty, span)
+        }),
+        Inst::Field { base, path } => fx.tangent(base).map(|t_base| {
+            fx.builder
+                .push(Inst::Field { base: t_base, path }, ty, span)
+        }),
+        Inst::Call(callee, args) => runtime(fx, callee, &args, new, &ty, span),
+        // Constant data, or no value: no tangent.
+        Inst::Param(_)
+        | Inst::Const(_)
+        | Inst::Unary(UnOp::Not, _)
+        | Inst::Detach(_)
+        | Inst::Len(_)
+        | Inst::Arg(_)
+        | Inst::Effect { .. } => None,
+        Inst::If { .. }
+        | Inst::For { .. }
+        | Inst::While { .. }
+        | Inst::Forward { .. }
+        | Inst::Extract(..) => {
+            unreachable!("handled above")
+        }
+        Inst::TapeNew { .. }
+        | Inst::Push(..)
+        | Inst::TapeReserve { .. }
+        | Inst::Pop(_)
+        | Inst::Pullback(..)
+        | Inst::Shadow { .. }
+        | Inst::PopShadow(_)
+        | Inst::FieldUpdate { .. }
+        | Inst::Some(_)
+        | Inst::Apply { .. } => {
+            unreachable!("adjoint-only instruction %{} in the primal", value.0)
+        }
+    };
+    if let Some(tangent) = tangent {
+        fx.set_tangent(value, tangent);
+    }
+}
+
+/// Whether the instruction writes into a buffer: its tangent mirrors the
+/// write even when the value written is constant (it overwrites a tangent).
+fn writes(inst: &Inst) -> bool {
+    !inst.written().is_empty()
+}
+
+fn binary(
+    fx: &mut Forward<'_>,
+    op: BinOp,
+    a: Value,
+    b: Value,
+    y: Value,
+    ty: &Ty,
+    span: proc_macro2::Span,
+) -> Option<Value> {
+    let (t_a, t_b) = (fx.tangent(a), fx.tangent(b));
+    let push = |fx: &mut Forward<'_>, inst: Inst| fx.builder.push(inst, ty.clone(), span);
+    match op {
+        BinOp::Add => match (t_a, t_b) {
+            (Some(t_a), Some(t_b)) => Some(push(fx, Inst::Binary(BinOp::Add, t_a, t_b))),
+            (t_a, t_b) => t_a.or(t_b),
+        },
+        BinOp::Sub => match (t_a, t_b) {
+            (Some(t_a), Some(t_b)) => Some(push(fx, Inst::Binary(BinOp::Sub, t_a, t_b))),
+            (Some(t_a), None) => Some(t_a),
+            (None, Some(t_b)) => Some(push(fx, Inst::Unary(UnOp::Neg, t_b))),
+            (None, None) => None,
+        },
+        BinOp::Mul => {
+            let (a, b) = (fx.copy(a), fx.copy(b));
+            let left = t_a.map(|t_a| push(fx, Inst::Binary(BinOp::Mul, t_a, b)));
+            let right = t_b.map(|t_b| push(fx, Inst::Binary(BinOp::Mul, a, t_b)));
+            match (left, right) {
+                (Some(left), Some(right)) => Some(push(fx, Inst::Binary(BinOp::Add, left, right))),
+                (left, right) => left.or(right),
+            }
+        }
+        BinOp::Div => {
+            // y = a / b: t_y = (t_a - y * t_b) / b.
+            let b = fx.copy(b);
+            let minus = t_b.map(|t_b| push(fx, Inst::Binary(BinOp::Mul, y, t_b)));
+            let numerator = match (t_a, minus) {
+                (Some(t_a), Some(minus)) => push(fx, Inst::Binary(BinOp::Sub, t_a, minus)),
+                (Some(t_a), None) => t_a,
+                (None, Some(minus)) => push(fx, Inst::Unary(UnOp::Neg, minus)),
+                (None, None) => return None,
+            };
+            Some(push(fx, Inst::Binary(BinOp::Div, numerator, b)))
+        }
+        BinOp::Rem => primitive(fx, Prim::Rem, &[a, b], y, ty, span),
+        // Comparisons, logic and bit operations: booleans and integers.
+        _ => None,
+    }
+}
+
+/// A float primitive: the sum over its active operands of the pullback
+/// seeded with the operand's tangent.
+fn primitive(
+    fx: &mut Forward<'_>,
+    prim: Prim,
+    args: &[Value],
+    y: Value,
+    ty: &Ty,
+    span: proc_macro2::Span,
+) -> Option<Value> {
+    if prim.is_piecewise_constant() {
+        return None;
+    }
+    let float_args: Vec<usize> = prim.float_args().collect();
+    let pullback_ty = if float_args.len() == 1 {
+        fx.primal.ty(args[float_args[0]]).clone()
+    } else {
+        Ty::Tuple(
+            float_args
+                .iter()
+                .map(|&index| fx.primal.ty(args[index]).clone())
+                .collect(),
+        )
+    };
+    let mut total: Option<Value> = None;
+    for (position, &index) in float_args.iter().enumerate() {
+        let Some(t_arg) = fx.tangent(args[index]) else {
+            continue;
+        };
+        let mut operands: Vec<Value> = prim
+            .reads()
+            .iter()
+            .map(|read| match *read {
+                Read::Arg(index) => fx.copy(args[index]),
+                Read::Output => y,
+            })
+            .collect();
+        operands.push(t_arg);
+        let pullback = fx
+            .builder
+            .push(Inst::Pullback(prim, operands), pullback_ty.clone(), span);
+        let part = if float_args.len() == 1 {
+            pullback
+        } else {
+            let position = u32::try_from(position).expect("small");
+            fx.builder
+                .push(Inst::Extract(pullback, position), ty.clone(), span)
+        };
+        total = Some(match total {
+            Some(total) => fx
+                .builder
+                .push(Inst::Binary(BinOp::Add, total, part), ty.clone(), span),
+            None => part,
+        });
+    }
+    total
+}
+
+/// A coarse primitive of the runtime.
+fn runtime(
+    fx: &mut Forward<'_>,
+    callee: Callee,
+    args: &[Value],
+    y: Value,
+    ty: &Ty,
+    span: proc_macro2::Span,
+) -> Option<Value> {
+    let tangents: Vec<Option<Value>> = args.iter().map(|&arg| fx.tangent(arg)).collect();
+    let copies: Vec<Value> = args.iter().map(|&arg| fx.copy(arg)).collect();
+    let call = |fx: &mut Forward<'_>, callee: Callee, operands: Vec<Value>| {
+        let ty = if callee.returns_float() {
+            ty.clone()
+        } else {
+            Ty::Unit
+        };
+        fx.builder.push(Inst::Call(callee, operands), ty, span)
+    };
+    let add = |fx: &mut Forward<'_>, parts: Vec<Value>| {
+        parts.into_iter().reduce(|total, part| {
+            fx.builder
+                .push(Inst::Binary(BinOp::Add, total, part), ty.clone(), span)
+        })
+    };
+    match callee {
+        Callee::Dot => {
+            let mut parts = Vec::new();
+            if let Some(t_a) = tangents[0] {
+                parts.push(call(fx, Callee::Dot, vec![t_a, copies[1]]));
+            }
+            if let Some(t_b) = tangents[1] {
+                parts.push(call(fx, Callee::Dot, vec![copies[0], t_b]));
+            }
+            add(fx, parts)
+        }
+        Callee::Sum => tangents[0].map(|t_x| call(fx, Callee::Sum, vec![t_x])),
+        Callee::Norm2 => tangents[0].map(|t_x| call(fx, Callee::Norm2Jvp, vec![copies[0], y, t_x])),
+        Callee::Logsumexp => {
+            tangents[0].map(|t_x| call(fx, Callee::LogsumexpJvp, vec![copies[0], y, t_x]))
+        }
+        // y += a · x: t_y += t_a · x + a · t_x.
+        Callee::Axpy => {
+            if let Some(t_y) = tangents[2] {
+                if let Some(t_a) = tangents[0] {
+                    call(fx, Callee::Axpy, vec![t_a, copies[1], t_y]);
+                }
+                if let Some(t_x) = tangents[1] {
+                    call(fx, Callee::Axpy, vec![copies[0], t_x, t_y]);
+                }
+            }
+            None
+        }
+        // y = A · x: t_y = t_A · x + A · t_x (and C = A · B likewise).
+        Callee::Matvec | Callee::Matmul => {
+            let acc = if callee == Callee::Matvec {
+                Callee::MatvecAcc
+            } else {
+                Callee::MatmulAcc
+            };
+            if let Some(t_y) = tangents[2] {
+                call(fx, Callee::Zero, vec![t_y]);
+                let dims = &copies[3..];
+                if let Some(t_a) = tangents[0] {
+                    let operands = [t_a, copies[1], t_y]
+                        .into_iter()
+                        .chain(dims.iter().copied());
+                    call(fx, acc, operands.collect());
+                }
+                if let Some(t_x) = tangents[1] {
+                    let operands = [copies[0], t_x, t_y]
+                        .into_iter()
+                        .chain(dims.iter().copied());
+                    call(fx, acc, operands.collect());
+                }
+            }
+            None
+        }
+        // y = softmax(x): t_y = y ⊙ (t_x − <t_x, y>), which is the pullback
+        // seeded with t_x, added into zeros.
+        Callee::Softmax => {
+            if let Some(t_y) = tangents[1] {
+                call(fx, Callee::Zero, vec![t_y]);
+                if let Some(t_x) = tangents[0] {
+                    call(fx, Callee::SoftmaxDx, vec![copies[1], t_x, t_y]);
+                }
+            }
+            None
+        }
+        _ => {
+            fx.cx.error_at(span, msg::jvp_unsupported(callee.name()));
+            None
+        }
+    }
+}
+
+/// An `if`: its regions yield, after their values, the tangents of the
+/// results that are active.
+fn branch(fx: &mut Forward<'_>, value: Value, cond: Value, then: &Region, els: &Region) {
+    let primal = fx.primal;
+    let active: Vec<usize> = (0..then.yields.len())
+        .filter(|&index| fx.is_active(then.yields[index]) || fx.is_active(els.yields[index]))
+        .collect();
+    fx.builder.begin_region();
+    let new_then = fx.region(then, 0, &active);
+    fx.builder.begin_region();
+    let new_els = fx.region(els, 0, &active);
+    let Ty::Tuple(mut tys) = primal.ty(value).clone() else {
+        unreachable!("an `if` is a tuple")
+    };
+    let n = tys.len();
+    tys.extend(
+        active
+            .iter()
+            .map(|&index| primal.ty(then.yields[index]).clone()),
+    );
+    let new = fx.builder.push(
+        Inst::If {
+            cond: fx.copy(cond),
+            then: new_then,
+            els: new_els,
+        },
+        Ty::Tuple(tys),
+        primal.span(value),
+    );
+    fx.set_copy(value, new);
+    fx.parts
+        .insert(value, Parts::Indices(positions(n, &active)));
+}
+
+/// The positions of the tangents of the `active` components of a tuple of
+/// `n`, placed after them: `None` for the others.
+fn positions(n: usize, active: &[usize]) -> Vec<Option<u32>> {
+    (0..n)
+        .map(|index| {
+            active
+                .iter()
+                .position(|&active| active == index)
+                .map(|position| u32::try_from(n + position).expect("small"))
+        })
+        .collect()
+}
+
+/// A `for` or a `while`: it carries the tangents of its active carried
+/// values after its own.
+fn looped(fx: &mut Forward<'_>, value: Value) {
+    let primal = fx.primal;
+    let inst = primal.inst(value);
+    let the_loop = inst.as_loop().expect("a loop");
+    let (inits, body) = (the_loop.inits, the_loop.body);
+    let k = inits.len();
+    let (args, next) = (the_loop.args(), the_loop.next());
+    let active: Vec<usize> = (0..k)
+        .filter(|&j| fx.is_active(args[j]) || fx.is_active(next[j]) || fx.is_active(inits[j]))
+        .collect();
+    let mut new_inits: Vec<Value> = inits.iter().map(|&init| fx.copy(init)).collect();
+    for &j in &active {
+        new_inits.push(fx.tangent_whole(inits[j]));
+    }
+    fx.builder.begin_region();
+    let span = primal.span(value);
+    let index = fx
+        .builder
+        .push(Inst::Arg(0), primal.ty(body.insts[0]).clone(), span);
+    fx.set_copy(body.insts[0], index);
+    for (j, &arg) in args.iter().enumerate() {
+        let new = fx.builder.push(
+            Inst::Arg(u32::try_from(j + 1).expect("small")),
+            primal.ty(arg).clone(),
+            primal.span(arg),
+        );
+        fx.set_copy(arg, new);
+    }
+    for (position, &j) in active.iter().enumerate() {
+        let tangent = fx.builder.push(
+            Inst::Arg(u32::try_from(k + 1 + position).expect("small")),
+            primal.ty(args[j]).clone(),
+            primal.span(args[j]),
+        );
+        fx.set_tangent(args[j], tangent);
+    }
+    // The carried values' tangents come after every value the body yields.
+    let offset = body.yields.len() - k;
+    let tangent_yields: Vec<usize> = active.iter().map(|&j| offset + j).collect();
+    let new_body = fx.region(body, k + 1, &tangent_yields);
+    let Ty::Tuple(tys) = primal.ty(value).clone() else {
+        unreachable!("a loop is a tuple")
+    };
+    let mut new_tys: Vec<Ty> = tys[..k].to_vec();
+    new_tys.extend(active.iter().map(|&j| primal.ty(args[j]).clone()));
+    new_tys.extend(tys[k..].iter().cloned());
+    let new_inst = match inst {
+        Inst::For { range, .. } => {
+            let mut range = range.clone();
+            range.start = fx.copy(range.start);
+            range.end = fx.copy(range.end);
+            range.step = range.step.map(|step| fx.copy(step));
+            Inst::For {
+                range,
+                inits: new_inits,
+                body: new_body,
+            }
+        }
+        _ => Inst::While {
+            inits: new_inits,
+            body: new_body,
+        },
+    };
+    let new = fx.builder.push(new_inst, Ty::Tuple(new_tys), span);
+    fx.set_copy(value, new);
+    fx.parts
+        .insert(value, Parts::Indices(positions(k, &active)));
+}
+
+/// A call of a function with a derivative of its own: its `_jvp`, passed a
+/// tangent after each float and float buffer argument (zeros for constant
+/// ones), returns the output and its tangent.
+fn call(fx: &mut Forward<'_>, value: Value, callee: u32, args: &[(Value, Mode)]) {
+    let primal = fx.primal;
+    let mut new_args = Vec::new();
+    for &(arg, mode) in args {
+        new_args.push((fx.copy(arg), mode));
+        let ty = primal.ty(arg);
+        if ty.is_float() || ty.is_float_buf() || *ty == Ty::Struct {
+            let tangent = fx.tangent_whole(arg);
+            new_args.push((tangent, mode));
+        }
+    }
+    let Ty::Tuple(tys) = primal.ty(value) else {
+        unreachable!("a call's pair")
+    };
+    let output = tys[0].clone();
+    let new = fx.builder.push(
+        Inst::Forward {
+            callee,
+            args: new_args,
+        },
+        Ty::Tuple(vec![output.clone(), output]),
+        primal.span(value),
+    );
+    fx.set_copy(value, new);
+    fx.parts.insert(value, Parts::Indices(vec![Some(1), None]));
+}
