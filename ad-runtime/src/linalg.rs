@@ -736,6 +736,13 @@ pub fn logsumexp_dx<T: Float>(x: &[T], s: T, ds: T, dx: &mut [T]) {
 /// # Panics
 ///
 /// Panics if `x` and `tx` have different lengths.
+///
+/// ```
+/// use ad_runtime::linalg::norm2_jvp;
+///
+/// // r = norm2([3, 4]) = 5, moving x along [1, 0]: the norm grows by 3 / 5.
+/// assert_eq!(norm2_jvp(&[3.0, 4.0], 5.0, &[1.0, 0.0]), 0.6);
+/// ```
 #[inline]
 #[track_caller]
 pub fn norm2_jvp<T: Float>(x: &[T], r: T, tx: &[T]) -> T {
@@ -752,6 +759,15 @@ pub fn norm2_jvp<T: Float>(x: &[T], r: T, tx: &[T]) -> T {
 /// # Panics
 ///
 /// Panics if `x` and `tx` have different lengths.
+///
+/// ```
+/// use ad_runtime::linalg::{logsumexp, logsumexp_jvp};
+///
+/// let x = [0.0_f64, 0.0];
+/// let s = logsumexp(&x);
+/// // Moving every input by 1 moves logsumexp by 1.
+/// assert!((logsumexp_jvp(&x, s, &[1.0, 1.0]) - 1.0).abs() < 1e-15);
+/// ```
 #[inline]
 #[track_caller]
 pub fn logsumexp_jvp<T: Float>(x: &[T], s: T, tx: &[T]) -> T {
@@ -767,6 +783,15 @@ pub fn logsumexp_jvp<T: Float>(x: &[T], s: T, tx: &[T]) -> T {
 /// # Panics
 ///
 /// Panics if a length does not match the dimensions.
+///
+/// ```
+/// use ad_runtime::linalg::matvec_acc;
+///
+/// // y += A · x with A = [[1, 2], [3, 4]].
+/// let mut y = [10.0, 20.0];
+/// matvec_acc(&[1.0, 2.0, 3.0, 4.0], &[1.0, 1.0], &mut y, 2, 2);
+/// assert_eq!(y, [13.0, 27.0]);
+/// ```
 #[inline]
 #[track_caller]
 pub fn matvec_acc<T: Float>(a: &[T], x: &[T], y: &mut [T], m: usize, n: usize) {
@@ -787,6 +812,15 @@ pub fn matvec_acc<T: Float>(a: &[T], x: &[T], y: &mut [T], m: usize, n: usize) {
 /// # Panics
 ///
 /// Panics if a length does not match the dimensions.
+///
+/// ```
+/// use ad_runtime::linalg::matmul_acc;
+///
+/// // C += A · B with A = [1, 2] (1 × 2) and B the 2 × 2 identity.
+/// let mut c = [1.0, 1.0];
+/// matmul_acc(&[1.0, 2.0], &[1.0, 0.0, 0.0, 1.0], &mut c, 1, 2, 2);
+/// assert_eq!(c, [2.0, 3.0]);
+/// ```
 #[inline]
 #[track_caller]
 pub fn matmul_acc<T: Float>(a: &[T], b: &[T], c: &mut [T], m: usize, k: usize, n: usize) {
