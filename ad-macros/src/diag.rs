@@ -98,7 +98,7 @@ pub(crate) mod msg {
         "destructuring patterns are not supported; bind each value with its own `let x = …;`";
     pub(crate) const REF_BINDING: &str =
         "`ref` bindings are not supported; bind the value: `let x = …;`";
-    pub(crate) const ITEM: &str = "items inside a `#[differentiate]` function are not supported; move this item out of the function";
+    pub(crate) const ITEM: &str = "of the items inside a `#[differentiate]` function, `use`, `const` and `static` are supported; move this item out of the function";
     pub(crate) const DBG_ARGUMENTS: &str =
         "`dbg!` is supported with one argument; write one `dbg!` per value";
     pub(crate) const CLOSURE_IN_MACRO: &str = "a closure cannot be named inside a macro in a `#[differentiate]` function (closures are inlined where they are called); compute the value first, `let y = f(x);`, and name `y`";
@@ -114,6 +114,8 @@ pub(crate) mod msg {
     pub(crate) const TURBOFISH: &str =
         "type arguments on a method call are not supported; remove the turbofish";
     pub(crate) const CAST_TARGET: &str = "`as` casts are supported to `f32`, `f64`, integer types and `bool`, written by name (`#[differentiate]` cannot see through type aliases); write e.g. `x as f64`";
+    pub(crate) const PREDICATE_VALUE: &str =
+        "the test given to `any` or `all` must return a `bool`, as `|&x| x > 0.0` does";
     pub(crate) const TUPLE_VALUE: &str = "tuples are supported only as the function's returned value; bind each element with its own `let`";
     pub(crate) const IF_WITHOUT_VALUE: &str =
         "this `if` has no value: add an `else` branch, and end both branches with the value";

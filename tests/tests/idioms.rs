@@ -1973,3 +1973,107 @@ mod shadowed_buffers {
         assert_close(&grad, &expected);
     }
 }
+
+mod tuple_assignment {
+    use super::*;
+
+    /// `(a, b) = (b, a + b * k)`: both right sides read the old values.
+    #[differentiate(vjp, jvp)]
+    fn recurrence(x: &[f64]) -> f64 {
+        let (mut a, mut b) = (x[0], x[1]);
+        for &k in &x[2..] {
+            (a, b) = (b, a + b * k);
+        }
+        a * b
+    }
+
+    /// Swapping elements and locals through a tuple, and `_`.
+    #[differentiate(vjp, jvp)]
+    fn swaps(x: &[f64]) -> f64 {
+        let mut v = x.to_vec();
+        let (mut p, mut q) = (x[0], x[1] * 2.0);
+        (v[0], v[1]) = (v[1], v[0]);
+        (p, q) = (q, p);
+        (p, _) = (p * v[0], q);
+        p + q * v[1] + v[2]
+    }
+
+    #[test]
+    fn the_right_side_is_read_before_any_target_is_written() {
+        let x = [0.5, -0.7, 1.2, 0.3, -0.4];
+        let grad = check_slice(recurrence, recurrence_vjp, recurrence_jvp, &x);
+        // The same recurrence with temporaries, differentiated by hand.
+        let (mut a, mut b) = (x[0], x[1]);
+        let (mut da, mut db) = (vec![0.0; 5], vec![0.0; 5]);
+        da[0] = 1.0;
+        db[1] = 1.0;
+        for j in 2..5 {
+            let k = x[j];
+            let next_b: Vec<f64> = (0..5)
+                .map(|i| da[i] + db[i] * k + if i == j { b } else { 0.0 })
+                .collect();
+            (a, b, da, db) = (b, a + b * k, db, next_b);
+        }
+        let expected: Vec<f64> = (0..5).map(|i| da[i] * b + a * db[i]).collect();
+        assert_close(&grad, &expected);
+
+        let grad = check_slice(swaps, swaps_vjp, swaps_jvp, &X);
+        // v = [x1, x0, x2, …], p = 2 x1 · x1, q = x0: p + q v1 + v2.
+        let mut expected = vec![0.0; X.len()];
+        expected[1] = 4.0 * X[1];
+        expected[0] = 2.0 * X[0];
+        expected[2] = 1.0;
+        assert_close(&grad, &expected);
+    }
+}
+
+mod predicates_and_items {
+    use super::*;
+
+    /// `any` and `all` as conditions.
+    #[differentiate(vjp, jvp)]
+    fn signed_total(x: &[f64]) -> f64 {
+        if x.iter().any(|&v| v < -1.0) {
+            x.iter().map(|v| v * v).sum()
+        } else if x.iter().all(|v| v.abs() < 5.0) {
+            x.iter().product()
+        } else {
+            0.0
+        }
+    }
+
+    /// `use` and `const` items in the body.
+    #[differentiate(vjp, jvp)]
+    fn weighted(x: &[f64]) -> f64 {
+        use std::f64::consts::PI;
+        const W: [f64; 3] = [0.2, 0.3, 0.5];
+        const SCALE: f64 = 2.0;
+        W.iter()
+            .zip(x)
+            .map(|(w, v)| w * (PI * v).sin())
+            .sum::<f64>()
+            * SCALE
+    }
+
+    #[test]
+    fn any_all_and_items() {
+        // X has -1.2 < -1: the sum of squares.
+        let grad = check_slice(signed_total, signed_total_vjp, signed_total_jvp, &X);
+        let expected: Vec<f64> = X.iter().map(|v| 2.0 * v).collect();
+        assert_close(&grad, &expected);
+        // No element below -1, all below 5: the product.
+        let y = [0.5, -0.8, 1.5];
+        let grad = check_slice(signed_total, signed_total_vjp, signed_total_jvp, &y);
+        assert_close(&grad, &[-0.8 * 1.5, 0.5 * 1.5, 0.5 * -0.8]);
+        assert_eq!(signed_total(&[6.0, 1.0]), 0.0);
+
+        let grad = check_slice(weighted, weighted_vjp, weighted_jvp, &X[..3]);
+        let pi = std::f64::consts::PI;
+        let expected: Vec<f64> = [0.2, 0.3, 0.5]
+            .iter()
+            .zip(&X)
+            .map(|(w, v)| 2.0 * w * pi * (pi * v).cos())
+            .collect();
+        assert_close(&grad, &expected);
+    }
+}

@@ -165,6 +165,9 @@ impl<'a> Emitter<'a> {
     fn prologue(&self) -> TokenStream {
         let func = self.func;
         let mut stmts = TokenStream::new();
+        for item in &func.items {
+            stmts.extend(item.clone());
+        }
         if func.insts.iter().any(|data| match &data.inst {
             Inst::Pullback(..)
             | Inst::TapeNew { .. }

@@ -29,6 +29,7 @@ impl Builder {
                 spans: Vec::new(),
                 adjoint_of: Vec::new(),
                 runtime_paths: Vec::new(),
+                items: Vec::new(),
                 float_param: None,
                 user_calls: Vec::new(),
             },

@@ -16,6 +16,7 @@ pub(crate) fn compact(func: &Function, live: &[bool]) -> Function {
         spans: Vec::new(),
         adjoint_of: Vec::new(),
         runtime_paths: func.runtime_paths.clone(),
+        items: func.items.clone(),
         user_calls: func.user_calls.clone(),
         float_param: func.float_param.clone(),
     };

@@ -887,6 +887,9 @@ pub(crate) struct Function {
     /// The functions with a derivative of their own that the body calls
     /// (see [`Inst::Forward`]).
     pub(crate) user_calls: Vec<UserCall>,
+    /// Items the body declares that generated functions declare too, as
+    /// written: `use std::f64::consts::PI;`.
+    pub(crate) items: Vec<TokenStream>,
 }
 
 impl Function {

@@ -78,6 +78,7 @@ pub(crate) fn jvp(cx: &Ctxt, primal: &Function, activity: &Activity, sig: &Signa
         let func = builder.func_mut();
         func.float_param = primal.float_param.clone();
         func.runtime_paths = primal.runtime_paths.clone();
+        func.items = primal.items.clone();
         func.user_calls = primal
             .user_calls
             .iter()

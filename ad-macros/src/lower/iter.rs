@@ -157,7 +157,9 @@ impl Chain {
 const ADAPTERS: &str = "`iter`, `iter_mut`, `into_iter`, `copied`, `cloned`, `map`, `filter`, `zip`, `enumerate`, `rev`, `skip`, `take`, `step_by`, `windows`, `chunks`, `chunks_exact` (and their `_mut` forms)";
 
 /// The consumers [`Lower::consume`] knows.
-const CONSUMERS: [&str; 6] = ["sum", "product", "count", "fold", "for_each", "collect"];
+const CONSUMERS: [&str; 8] = [
+    "sum", "product", "count", "fold", "for_each", "collect", "any", "all",
+];
 
 impl Lower<'_> {
     /// The chain an expression iterates: a range, a buffer or a sub-slice
@@ -496,7 +498,7 @@ impl Lower<'_> {
         }
         let arity = match name.as_str() {
             "sum" | "product" | "count" | "collect" => 0,
-            "for_each" => 1,
+            "for_each" | "any" | "all" => 1,
             "fold" => 2,
             _ => return None,
         };
@@ -612,6 +614,30 @@ impl Lower<'_> {
                         results.push(Item::Value(self.lookup(key).expect("bound")?));
                     }
                     Ok(rebuild(&template, &mut results.into_iter()))
+                }
+                // `any(p)`, `all(p)`: a flag carried through the loop over
+                // every item (`found || p(x)`). `std` stops at the first item
+                // that decides, with the same value; only a test that panics
+                // on a later item could tell (docs/supported.md).
+                "any" | "all" => {
+                    let f = self.callable(&call.args[0])?;
+                    let any = name == "any";
+                    let init = self.push(Inst::Const(Const::Bool(!any)), Ty::Bool, span);
+                    let key = self.hidden_name(&name);
+                    self.bind(&key, Ok(init));
+                    self.chain_loop(&chain, vec![key.clone()], span, &mut |this, item| {
+                        let flag = this.lookup(&key).expect("bound")?;
+                        let Item::Value(test) = this.apply(&f, vec![item], span)? else {
+                            this.cx
+                                .error_spanned_by(&call.args[0], msg::PREDICATE_VALUE);
+                            return Err(Poison);
+                        };
+                        let op = if any { BinOp::Or } else { BinOp::And };
+                        let next = this.push(Inst::Binary(op, flag, test), Ty::Bool, span);
+                        this.set_hidden(&key, Ok(next));
+                        Ok(())
+                    })?;
+                    Ok(Item::Value(self.lookup(&key).expect("bound")?))
                 }
                 "for_each" => {
                     let f = self.callable(&call.args[0])?;

@@ -651,8 +651,18 @@ struct Assigned {
 
 impl Visit<'_> for Assigned {
     fn visit_expr_assign(&mut self, assign: &syn::ExprAssign) {
-        if let Some(name) = super::expr::local_name(&assign.left) {
-            self.names.insert(name);
+        // `x = …`, and each local of `(a, (b, _)) = …`.
+        let mut targets = vec![&*assign.left];
+        while let Some(target) = targets.pop() {
+            match target {
+                syn::Expr::Tuple(tuple) => targets.extend(&tuple.elems),
+                syn::Expr::Paren(paren) => targets.push(&paren.expr),
+                target => {
+                    if let Some(name) = super::expr::local_name(target) {
+                        self.names.insert(name);
+                    }
+                }
+            }
         }
         syn::visit::visit_expr_assign(self, assign);
     }

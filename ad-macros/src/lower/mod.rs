@@ -29,6 +29,7 @@ use std::collections::HashMap;
 use std::rc::Rc;
 
 use proc_macro2::Span;
+use quote::ToTokens;
 use syn::ext::IdentExt;
 use syn::spanned::Spanned;
 use syn::{Block, Expr, ItemFn, Local, Pat, Stmt};
@@ -483,7 +484,7 @@ impl Lower<'_> {
     fn stmt(&mut self, stmt: &Stmt) {
         match stmt {
             Stmt::Local(local) => self.local(local),
-            Stmt::Item(item) => self.cx.error_spanned_by(item, msg::ITEM),
+            Stmt::Item(item) => self.item(item),
             Stmt::Macro(mac) => match self.effect_macro(&mac.mac) {
                 Some(_) => {}
                 None => self
@@ -494,10 +495,54 @@ impl Lower<'_> {
         }
     }
 
+    /// An item in the body. `use` is declared again in each generated
+    /// function; a `const` or `static` is a local bound to its value, which
+    /// is constant data (its initialiser cannot read locals).
+    fn item(&mut self, item: &syn::Item) {
+        match item {
+            syn::Item::Use(item_use) => {
+                self.builder
+                    .func_mut()
+                    .items
+                    .push(item_use.to_token_stream());
+            }
+            syn::Item::Const(syn::ItemConst {
+                ident, ty, expr, ..
+            })
+            | syn::Item::Static(syn::ItemStatic {
+                ident,
+                ty,
+                expr,
+                mutability: syn::StaticMutability::None,
+                ..
+            }) => {
+                let local: Stmt = syn::parse_quote!(let #ident: #ty = #expr;);
+                self.stmt(&local);
+            }
+            item => self.cx.error_spanned_by(item, msg::ITEM),
+        }
+    }
+
     /// An expression whose value is not used: assignments, and branches and
     /// blocks for what they assign.
     fn expr_stmt(&mut self, expr: &Expr) {
         match expr {
+            // `(a, b) = (b, a + b);`: the right side first, then each target.
+            Expr::Assign(assign) if matches!(strip_parens(&assign.left), Expr::Tuple(_)) => {
+                let item = match (strip_parens(&assign.left), self.user_call_of(&assign.right)) {
+                    (Expr::Tuple(targets), Some((func, call))) => self
+                        .user_call_tuple(func, call, targets.elems.len())
+                        .map(|values| {
+                            closures::Item::Tuple(
+                                values.into_iter().map(closures::Item::Value).collect(),
+                            )
+                        }),
+                    _ => self.item_expr(&assign.right),
+                };
+                if let Ok(item) = item {
+                    self.assign_pattern(&assign.left, item, assign.span());
+                }
+            }
             Expr::Assign(assign) => {
                 let value = self.expr(&assign.right);
                 match self.element_target(&assign.left) {
@@ -670,6 +715,29 @@ impl Lower<'_> {
         let bound = expr::local_name(&call.func)
             .is_some_and(|name| self.special(&name).is_some() || self.lookup(&name).is_some());
         (calls::is_user_function(func) && !bound).then_some((func, call))
+    }
+
+    /// Assigns the parts of a tuple to the parts of a tuple of targets:
+    /// locals, elements (`x[i]`), `_`, or tuples of them.
+    fn assign_pattern(&mut self, target: &Expr, item: closures::Item, span: proc_macro2::Span) {
+        match (strip_parens(target), item) {
+            (Expr::Tuple(targets), closures::Item::Tuple(items))
+                if targets.elems.len() == items.len() =>
+            {
+                for (target, item) in targets.elems.iter().zip(items) {
+                    self.assign_pattern(target, item, span);
+                }
+            }
+            (Expr::Infer(_), _) => {}
+            (target, closures::Item::Value(value) | closures::Item::Ref(value)) => {
+                match self.element_target(target) {
+                    Some(Ok(element)) => self.write_element(element, None, value, span),
+                    Some(Err(Poison)) => {}
+                    None => self.assign(target, Ok(value)),
+                }
+            }
+            (target, _) => self.cx.error_spanned_by(target, msg::ASSIGN_TARGET),
+        }
     }
 
     fn assign(&mut self, target: &Expr, value: Lowered) {
