@@ -6157,6 +6157,14 @@ impl<'p> Printer<'p> {
     /// An assignment or a buffer write, without `;`.
     fn simple(&mut self, s: &Stmt) {
         match s {
+            // Every fourth variable is set through a tuple assignment,
+            // `(x, _) = (e, 0.0)`, which is `x = e`.
+            Stmt::Assign(v, Op::Set, e) if *v % 4 == 3 => {
+                let head = format!("({}, _) = (", self.name(*v));
+                self.out.push_str(&head);
+                self.value(e);
+                self.out.push_str(", 0.0)");
+            }
             Stmt::Assign(v, op, e) => {
                 let head = format!("{} {} ", self.name(*v), op_str(*op));
                 self.out.push_str(&head);
@@ -7687,7 +7695,8 @@ fn f(a0: f64, a1: f64, a2: f64, xs: &[f64], n: usize) -> f64 {
                 let value = line
                     .split_once(" = ")
                     .map(|(_, v)| v.trim_end_matches(';'))
-                    .filter(|_| line.ends_with(';'))
+                    // A tuple assignment's right side is a tuple.
+                    .filter(|_| line.ends_with(';') && !line.starts_with('('))
                     .or_else(|| line.strip_prefix("if ").and_then(|c| c.strip_suffix(" {")))
                     .unwrap_or(line);
                 assert!(!wrapped(value), "seed {seed}: `{line}` in\n{text}");
