@@ -405,6 +405,25 @@ impl Lower<'_> {
             self.builder.refine_ty(lhs, &operand_ty);
             self.builder.refine_ty(rhs, &operand_ty);
         }
+        // One normal form for a sum with a negated term: `-p + a` and
+        // `a + -p` are `a - p`, and `a - -p` is `a + p`, to the bit (IEEE
+        // 754 defines `a - p` as `a + (-p)`, and `+` commutes exactly).
+        if ty.is_float() {
+            let negated = |value: Value| match self.builder.func().inst(value) {
+                Inst::Unary(UnOp::Neg, inner) => Some(*inner),
+                _ => None,
+            };
+            let normal = match (op, negated(lhs), negated(rhs)) {
+                (BinOp::Add, _, Some(p)) => Some((BinOp::Sub, lhs, p)),
+                (BinOp::Add, Some(p), None) => Some((BinOp::Sub, rhs, p)),
+                (BinOp::Sub, _, Some(p)) => Some((BinOp::Add, lhs, p)),
+                _ => None,
+            };
+            if let Some((op, lhs, rhs)) = normal {
+                // Each step drops a negation: `-p - -x` is `x - p`.
+                return self.binary(op, lhs, rhs, span);
+            }
+        }
         self.push(Inst::Binary(op, lhs, rhs), ty, span)
     }
 
@@ -698,6 +717,9 @@ impl Lower<'_> {
         {
             return self.push(Inst::Binary(BinOp::Mul, operands[0], operands[0]), ty, span);
         }
+        // Not `x.powf(2.0)`: libm's `pow` is not correctly rounded (glibc's
+        // is within 0.52 ulp), so in a debug build it may differ from
+        // `x * x` in the last bit, and `_vjp` returns the primal's bits.
         self.push(Inst::Prim(prim, operands), ty, span)
     }
 

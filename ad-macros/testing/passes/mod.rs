@@ -4,6 +4,7 @@ mod extrema;
 mod fuse;
 mod hoist;
 mod keep;
+mod normal;
 mod order;
 mod records;
 mod tapes;
