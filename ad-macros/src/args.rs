@@ -1,5 +1,6 @@
 //! The attribute's arguments: `#[differentiate]`, `#[differentiate(wrt(a, b))]`,
-//! and which derivatives to generate: `vjp` (the default), `jvp`, or both.
+//! and which derivatives to generate: `vjp` (the default), `jvp`, `hvp`, or
+//! several.
 
 use proc_macro2::TokenStream;
 use syn::parse::{Parse, ParseStream, Parser};
@@ -16,18 +17,25 @@ pub(crate) struct Args {
     vjp: bool,
     /// `jvp` was named.
     jvp: bool,
+    /// `hvp` was named.
+    hvp: bool,
 }
 
 impl Args {
     /// Whether to generate `_vjp` (and the split API): when `vjp` is named,
     /// or when no mode is, so that nobody pays for a mode they did not ask for.
     pub(crate) fn wants_vjp(&self) -> bool {
-        self.vjp || !self.jvp
+        self.vjp || !(self.jvp || self.hvp)
     }
 
     /// Whether to generate `_jvp`.
     pub(crate) fn wants_jvp(&self) -> bool {
         self.jvp
+    }
+
+    /// Whether to generate `_hvp`.
+    pub(crate) fn wants_hvp(&self) -> bool {
+        self.hvp
     }
 }
 
@@ -39,11 +47,13 @@ fn parse_args(input: ParseStream<'_>) -> syn::Result<Args> {
     let mut args = Args::default();
     while !input.is_empty() {
         let key: Ident = input.parse()?;
-        if key == "vjp" || key == "jvp" {
+        if key == "vjp" || key == "jvp" || key == "hvp" {
             let flag = if key == "vjp" {
                 &mut args.vjp
-            } else {
+            } else if key == "jvp" {
                 &mut args.jvp
+            } else {
+                &mut args.hvp
             };
             if *flag {
                 return Err(syn::Error::new(key.span(), msg::MODE_TWICE));

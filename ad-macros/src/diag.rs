@@ -67,9 +67,9 @@ impl Drop for Ctxt {
 /// The messages, one function per mistake. Lowercase, Rust syntax in backticks:
 /// what is not supported, then what to write instead.
 pub(crate) mod msg {
-    pub(crate) const ATTR_ARGS: &str = "unknown argument to `#[differentiate]`; it takes the modes `vjp` and `jvp` and `wrt(a, b, …)`, e.g. `#[differentiate(vjp, jvp, wrt(a))]`";
+    pub(crate) const ATTR_ARGS: &str = "unknown argument to `#[differentiate]`; it takes the modes `vjp`, `jvp` and `hvp` and `wrt(a, b, …)`, e.g. `#[differentiate(vjp, jvp, wrt(a))]`";
     pub(crate) const MODE_TWICE: &str =
-        "this mode is named twice; name each of `vjp` and `jvp` once";
+        "this mode is named twice; name each of `vjp`, `jvp` and `hvp` once";
     pub(crate) const WRT_TWICE: &str =
         "`wrt` is given twice; list all the parameters in one `wrt(a, b, …)`";
     pub(crate) const WRT_SYNTAX: &str =
@@ -279,6 +279,14 @@ pub(crate) mod msg {
         )
     }
 
+    /// A construct `_hvp` does not differentiate yet.
+    pub(crate) fn hvp_unsupported(what: &str) -> String {
+        format!(
+            "`_hvp` (second order) does not support {what} yet; differentiate this function with `vjp` or `jvp` only"
+        )
+    }
+
+    pub(crate) const HVP_OUTPUT: &str = "`_hvp` needs a function returning one float (its Hessian is that of a scalar); differentiate a scalar loss, or use `jvp` for the Jacobian of a vector-valued function";
     pub(crate) const CUSTOM_JVP_NOT_A_FUNCTION: &str =
         "`#[custom_jvp(rule)]` applies to functions with a body; put it on a `fn`";
     pub(crate) const CUSTOM_JVP_ARGS: &str = "name the rule: `#[custom_jvp(my_rule)]`, where `my_rule` takes the arguments of `_jvp` (each float parameter followed by its tangent) and returns the output and its tangent";

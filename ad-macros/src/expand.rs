@@ -42,7 +42,7 @@ pub(crate) fn differentiate(args: TokenStream, input: TokenStream) -> TokenStrea
         }
     }
     if modes.wants_jvp() {
-        match forward_mode(args, &item, applied_twice) {
+        match forward_mode(args.clone(), &item, applied_twice.take()) {
             Ok((sig, jvp)) => generated.extend(emit::jvp(&item, &sig, &jvp)),
             Err(failed) => {
                 let header = emit::jvp_header(&item, &failed.0);
@@ -50,6 +50,17 @@ pub(crate) fn differentiate(args: TokenStream, input: TokenStream) -> TokenStrea
                 let errors = failed.1.to_compile_error();
                 let stub = stub(header);
                 return quote!(#item #errors #vjp #stub);
+            }
+        }
+    }
+    if modes.wants_hvp() {
+        match second_order(args, &item, None) {
+            Ok((sig, hvp)) => generated.extend(emit::hvp(&item, &sig, &hvp)),
+            Err(failed) => {
+                let header = emit::hvp_header(&item, &failed.0);
+                let errors = failed.1.to_compile_error();
+                let stub = stub(header);
+                return quote!(#item #errors #generated #stub);
             }
         }
     }
@@ -88,8 +99,30 @@ pub(crate) fn forward_mode(
     item: &ItemFn,
     applied_twice: Option<syn::Error>,
 ) -> Result<(Signature, Function), Box<(Signature, syn::Error)>> {
+    let (sig, primal, activity) = checked_primal(args, item, applied_twice, false)?;
+    let cx = Ctxt::new();
+    let tangent = jvp::jvp(&cx, &primal, &activity, &sig);
+    if let Err(error) = cx.check() {
+        return Err(Box::new((sig, error)));
+    }
+    Ok((sig, verified(tangent, "jvp")))
+}
+
+/// Lowers and checks `item` for the modes that do not rewrite running
+/// extrema: the signature, the primal IR without dead code, its activity.
+/// With `scalar_output` (second order), an output other than one float is
+/// an error.
+fn checked_primal(
+    args: TokenStream,
+    item: &ItemFn,
+    applied_twice: Option<syn::Error>,
+    scalar_output: bool,
+) -> Result<(Signature, Function, analysis::Activity), Box<(Signature, syn::Error)>> {
     let (cx, args) = context(args, applied_twice);
     let sig = lower::signature(&cx, item, &args);
+    if scalar_output && !sig.output_ty.is_float() {
+        cx.error_spanned_by(&item.sig.output, msg::HVP_OUTPUT);
+    }
     let primal = lower::body(&cx, item, &sig);
     if let Err(error) = cx.check() {
         return Err(Box::new((sig, error)));
@@ -99,11 +132,34 @@ pub(crate) fn forward_mode(
     let activity = analysis::activity(&primal);
     let cx = Ctxt::new();
     analysis::check(&cx, &primal, &activity);
-    let tangent = jvp::jvp(&cx, &primal, &activity, &sig);
     if let Err(error) = cx.check() {
         return Err(Box::new((sig, error)));
     }
-    Ok((sig, verified(tangent, "jvp")))
+    Ok((sig, primal, activity))
+}
+
+/// Lowers, checks and differentiates `item` twice, forward mode over reverse
+/// mode: the signature and `_hvp`'s IR.
+pub(crate) fn second_order(
+    args: TokenStream,
+    item: &ItemFn,
+    applied_twice: Option<syn::Error>,
+) -> Result<(Signature, Function), Box<(Signature, syn::Error)>> {
+    let (sig, primal, activity) = checked_primal(args, item, applied_twice, true)?;
+    let writes = analysis::writes(&primal);
+    let n = primal.insts.len();
+    let vjp = verified(reverse::vjp(&primal, &activity, &writes, &sig), "reverse");
+    let vjp = verified(reverse::make_tapes_early(vjp), "tapes");
+    let vjp = verified(reverse::run_forward(vjp, n), "forward order");
+    let vjp = verified(reverse::sums_from_zero(vjp, n), "sums from zero");
+    let cx = Ctxt::new();
+    let hvp = jvp::hvp(&cx, &vjp, &sig);
+    if let Err(error) = cx.check() {
+        return Err(Box::new((sig, error)));
+    }
+    let hvp = verified(hvp, "hvp");
+    // The tangent of the output, for one, is built and never read.
+    Ok((sig, verified(analysis::dead_code(hvp), "dead code")))
 }
 
 /// A context holding the errors found before lowering, and the arguments.

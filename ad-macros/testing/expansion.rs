@@ -917,3 +917,43 @@ check_jvp!(
     "jvp",
     "fn f(x: f64, xs: &[f64]) -> (f64, f64) { let (r, t) = polar(x, 2.0); let s = g(xs, r); (s * t, x) }"
 );
+
+/// The `_hvp` IR.
+fn hvp_ir(args: &str, item: &str) -> String {
+    let args: TokenStream = args.parse().expect("args tokens");
+    let item: syn::ItemFn = syn::parse_str(item).expect("a fn item");
+    let Ok((_, hvp)) = expand::second_order(args, &item, None) else {
+        panic!("fixture has errors")
+    };
+    hvp.to_text()
+}
+
+/// Snapshots the `_hvp` IR and the expansion of one second-order fixture.
+macro_rules! check_hvp {
+    ($name:ident, $args:literal, $item:literal) => {
+        #[test]
+        fn $name() {
+            insta::assert_snapshot!(
+                concat!(stringify!($name), "_ir"),
+                hvp_ir($args, $item),
+                $item
+            );
+            insta::assert_snapshot!(
+                concat!(stringify!($name), "_expanded"),
+                expanded($args, $item),
+                $item
+            );
+        }
+    };
+}
+
+check_hvp!(
+    hvp_readme_example,
+    "hvp",
+    "fn f(x: f64, y: f64) -> f64 { let s = x * y; s.sin() + s * x }"
+);
+check_hvp!(
+    hvp_loop_with_a_tape,
+    "hvp",
+    "fn f(xs: &[f64], c: f64) -> f64 { let mut p = c; for i in 0..xs.len() { p = (p * xs[i]).tanh(); } p }"
+);

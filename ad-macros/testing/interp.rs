@@ -291,6 +291,12 @@ impl Machine<'_> {
             Inst::Cast(arg, to) => cast(self.get(*arg)?, *to)?,
             Inst::Prim(prim, args) => self::prim(*prim, &self.gets(args)?)?,
             Inst::Pullback(prim, args) => pullback(*prim, &self.gets(args)?)?,
+            // `_hvp` is checked through rustc (tests/second_order.rs), not here.
+            Inst::Curvature(..) => {
+                return Err(Fault::Here(
+                    "`_hvp`'s curvature is not interpreted".to_owned(),
+                ));
+            }
             // `None` is the placeholder `Val::Unit`, never read.
             Inst::Detach(arg) | Inst::Some(arg) => self.get(*arg)?,
             // Printing and assertions: their arguments exist, nothing else.
@@ -705,6 +711,7 @@ fn inst_name(inst: &Inst) -> &'static str {
         Inst::Cast(..) => "cast",
         Inst::Prim(prim, _) => prim.name(),
         Inst::Pullback(..) => "pullback",
+        Inst::Curvature(..) => "curvature",
         Inst::Detach(_) => "detach",
         Inst::Some(_) => "some",
         Inst::Field { .. } => "field",

@@ -82,6 +82,7 @@
 pub use ad_macros::{Tangent, custom_jvp, custom_vjp, differentiate};
 
 pub mod check;
+mod curvature;
 mod extrema;
 pub mod float;
 pub mod linalg;
@@ -116,6 +117,10 @@ pub fn detach<T>(x: T) -> T {
 /// Items called by the code `#[differentiate]` generates; not a public API.
 #[doc(hidden)]
 pub mod __private {
+    /// The second-order rules `_hvp` calls (`crate::curvature`).
+    pub mod curvature {
+        pub use crate::curvature::*;
+    }
     pub use crate::extrema::{
         max_over, max_over_dm, max_over_dx, max_over_rev, min_over, min_over_dm, min_over_dx,
         min_over_rev,

@@ -1,8 +1,9 @@
 //! Differential testing through rustc: a corpus of generated programs (see
 //! `build.rs` and `ad_testkit::programs`) compiled with the real `#[differentiate]`,
 //! each checked against the generator's own evaluator (the primal, bit for bit),
-//! finite differences and the dot-product test (the gradient), and its `_jvp`
-//! against the `_vjp` (`J u = <∇f, u>` along a direction `u`).
+//! finite differences and the dot-product test (the gradient), its `_jvp`
+//! against the `_vjp` (`J u = <∇f, u>` along a direction `u`), and its `_hvp`
+//! against finite differences of the `_vjp` and for symmetry.
 //!
 //! With `AD_CORPUS_DIGEST=<file>` set, the outputs and gradients of every
 //! program are also written to that file, bit for bit: `.ci/run` builds the
@@ -15,11 +16,24 @@ use ad_tests::programs::{Config, Input, Program, check_gradient};
 type Primal = fn(f64, f64, f64, &[f64], usize) -> f64;
 type Vjp = fn(f64, f64, f64, &[f64], &mut [f64], usize, f64) -> (f64, f64, f64, f64);
 type Jvp = fn(f64, f64, f64, f64, f64, f64, &[f64], &[f64], usize) -> (f64, f64);
+type Hvp = fn(
+    f64,
+    f64,
+    f64,
+    f64,
+    f64,
+    f64,
+    &[f64],
+    &[f64],
+    &mut [f64],
+    &mut [f64],
+    usize,
+) -> (f64, f64, f64, f64, f64, f64, f64);
 
 /// The generated programs; lints on randomly generated code are not ours.
 #[allow(unused, clippy::all, clippy::pedantic)]
 mod corpus {
-    use super::{Jvp, Primal, Vjp};
+    use super::{Hvp, Jvp, Primal, Vjp};
     include!(concat!(env!("OUT_DIR"), "/corpus.rs"));
 }
 
@@ -60,11 +74,114 @@ fn check_jvp(jvp: Jvp, value: f64, grad: &[f64], input: &Input) -> Result<(), St
     Ok(())
 }
 
+/// `_hvp` at `input` along `v`: the output, the gradient, `H v`.
+fn hvp_at(hvp: Hvp, input: &Input, v: &[f64]) -> (f64, Vec<f64>, Vec<f64>) {
+    let [a0, a1, a2] = input.scalars;
+    let n = input.xs.len();
+    let (mut d_xs, mut hv_xs) = (vec![0.0; n], vec![0.0; n]);
+    let (out, d0, d1, d2, h0, h1, h2) = hvp(
+        a0,
+        v[0],
+        a1,
+        v[1],
+        a2,
+        v[2],
+        &input.xs,
+        &v[3..],
+        &mut d_xs,
+        &mut hv_xs,
+        input.n,
+    );
+    let mut grad = vec![d0, d1, d2];
+    grad.extend(d_xs);
+    let mut hv = vec![h0, h1, h2];
+    hv.extend(hv_xs);
+    (out, grad, hv)
+}
+
+/// Second order: `_hvp` returns the function's output and `_vjp`'s
+/// gradient; `H v` matches central differences of the `_vjp` along `v`
+/// (where the program is smooth around the input), and `<w, H v> = <v, H w>`.
+fn check_hvp(
+    program: &Program,
+    vjp: Vjp,
+    hvp: Hvp,
+    value: f64,
+    grad: &[f64],
+    input: &Input,
+) -> Result<(), String> {
+    let dim = grad.len();
+    let v: Vec<f64> = (0..dim)
+        .map(|i| ((i * 3 % 5) as f64 - 2.0) / 2.0 + 0.3)
+        .collect();
+    let w: Vec<f64> = (0..dim)
+        .map(|i| ((i * 2 % 7) as f64 - 3.0) / 3.0 - 0.2)
+        .collect();
+    let (out, g, hv) = hvp_at(hvp, input, &v);
+    if out.to_bits() != value.to_bits() {
+        return Err(format!(
+            "`_hvp` returns the output {out}, the function {value}"
+        ));
+    }
+    let close = |a: f64, b: f64, tol: f64, scale: f64| (a - b).abs() <= tol * scale.max(1.0);
+    let g_scale = grad.iter().fold(0.0_f64, |m, g| m.max(g.abs()));
+    if let Some(k) = (0..dim).find(|&k| !close(g[k], grad[k], 1e-9, g_scale)) {
+        return Err(format!(
+            "`_hvp`'s gradient component {k} is {}, `_vjp`'s {}",
+            g[k], grad[k]
+        ));
+    }
+    if hv.iter().any(|h| !h.is_finite()) {
+        return Err(format!("H v is not finite: {hv:?}"));
+    }
+    let (_, _, hw) = hvp_at(hvp, input, &w);
+    let dot = |a: &[f64], b: &[f64]| a.iter().zip(b).map(|(a, b)| a * b).sum::<f64>();
+    let scale = |a: &[f64], b: &[f64]| a.iter().zip(b).map(|(a, b)| (a * b).abs()).sum::<f64>();
+    let (lhs, rhs) = (dot(&w, &hv), dot(&v, &hw));
+    if !close(lhs, rhs, 1e-8, scale(&w, &hv).max(scale(&v, &hw))) {
+        return Err(format!("symmetry: <w, H v> = {lhs}, <v, H w> = {rhs}"));
+    }
+    if program.eval(input).margin < 1e-2 {
+        return Ok(());
+    }
+    // Central differences of the gradient along v, at two steps: the
+    // smaller must agree, or get closer than the larger (steep programs).
+    let moved = |t: f64| {
+        let mut moved = input.clone();
+        for (scalar, v) in moved.scalars.iter_mut().zip(&v) {
+            *scalar += t * v;
+        }
+        for (x, v) in moved.xs.iter_mut().zip(&v[3..]) {
+            *x += t * v;
+        }
+        gradient(vjp, &moved, 1.0).1
+    };
+    let fd = |h: f64| -> Vec<f64> {
+        let (plus, minus) = (moved(h), moved(-h));
+        plus.iter()
+            .zip(&minus)
+            .map(|(a, b)| (a - b) / (2.0 * h))
+            .collect()
+    };
+    let hv_scale = hv.iter().fold(0.0_f64, |m, h| m.max(h.abs()));
+    let (coarse, fine) = (fd(1e-4), fd(1e-5));
+    for k in 0..dim {
+        let (e_coarse, e_fine) = ((hv[k] - coarse[k]).abs(), (hv[k] - fine[k]).abs());
+        if !close(hv[k], fine[k], 1e-4, hv_scale) && e_fine >= e_coarse {
+            return Err(format!(
+                "H v component {k} is {}, finite differences of `_vjp` give {}",
+                hv[k], fine[k]
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Checks one program at one input; `Err` says what is wrong.
 fn check(
     seed: u64,
     primal: Primal,
-    (vjp, jvp): (Vjp, Jvp),
+    (vjp, jvp, hvp): (Vjp, Jvp, Hvp),
     input: &Input,
     digest: &mut String,
 ) -> Result<(), String> {
@@ -92,6 +209,7 @@ fn check(
         return Err(format!("a gradient component is not finite: {grad:?}"));
     }
     check_jvp(jvp, value, &grad, input)?;
+    check_hvp(&program, vjp, hvp, value, &grad, input)?;
     check_gradient(&program, input, |seed| Ok(gradient(vjp, input, seed).1)).map(|_| ())
 }
 
@@ -99,11 +217,11 @@ fn check(
 fn the_corpus_compiled_by_rustc_has_correct_gradients() {
     let mut digest = String::new();
     let mut failures = Vec::new();
-    for &(seed, primal, vjp, jvp) in corpus::CORPUS {
+    for &(seed, primal, vjp, jvp, hvp) in corpus::CORPUS {
         write!(digest, "{seed}").unwrap();
         for k in 0..INPUTS {
             let input = Input::generate(seed * INPUTS + k);
-            if let Err(problem) = check(seed, primal, (vjp, jvp), &input, &mut digest) {
+            if let Err(problem) = check(seed, primal, (vjp, jvp, hvp), &input, &mut digest) {
                 let program = Program::generate(seed, &Config::default());
                 failures.push(format!(
                     "program {seed} at {input:?}: {problem}\n{}",

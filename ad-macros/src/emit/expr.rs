@@ -149,6 +149,11 @@ impl Emitter<'_> {
                 let args = args.iter().map(|&arg| self.expr(arg).at(Prec::Or));
                 postfix(quote_spanned!(span=> __ad::#rule(#(#args),*)))
             }
+            Inst::Curvature(prim, args) => {
+                let rule = Ident::new(prim.name(), span);
+                let args = args.iter().map(|&arg| self.expr(arg).at(Prec::Or));
+                postfix(quote_spanned!(span=> __ad::curvature::#rule(#(#args),*)))
+            }
             Inst::Detach(arg) => self.expr(*arg),
             Inst::Tuple(elems) => {
                 let elems = elems.iter().map(|&elem| self.expr(elem).at(Prec::Or));

@@ -27,7 +27,7 @@ mod names;
 mod split;
 mod stmts;
 
-pub(crate) use header::{header, jvp_header, jvp_params};
+pub(crate) use header::{header, hvp_header, jvp_header, jvp_params};
 #[cfg(test)]
 pub(crate) use hoist::Plan;
 pub(crate) use split::{
@@ -49,18 +49,21 @@ use stmts::{Binding, Pattern, Stmts};
 
 /// The generated `_vjp` function.
 pub(crate) fn vjp(item: &ItemFn, sig: &Signature, func: &Function) -> TokenStream {
-    let header = header(item, sig);
-    let body = Emitter::new(func).body();
-    quote! {
-        #header {
-            #body
-        }
-    }
+    function(header(item, sig), func)
 }
 
 /// The generated `_jvp` function.
 pub(crate) fn jvp(item: &ItemFn, sig: &Signature, func: &Function) -> TokenStream {
-    let header = jvp_header(item, sig);
+    function(jvp_header(item, sig), func)
+}
+
+/// The generated `_hvp` function.
+pub(crate) fn hvp(item: &ItemFn, sig: &Signature, func: &Function) -> TokenStream {
+    function(hvp_header(item, sig), func)
+}
+
+/// A generated function: its header, and its IR as the body.
+fn function(header: TokenStream, func: &Function) -> TokenStream {
     let body = Emitter::new(func).body();
     quote! {
         #header {
@@ -170,6 +173,7 @@ impl<'a> Emitter<'a> {
         }
         if func.insts.iter().any(|data| match &data.inst {
             Inst::Pullback(..)
+            | Inst::Curvature(..)
             | Inst::TapeNew { .. }
             | Inst::Shadow { .. }
             | Inst::PopShadow(_) => true,
@@ -434,7 +438,7 @@ fn is_destructured(func: &Function, value: Value) -> bool {
         Inst::If { .. } | Inst::Forward { .. } => true,
         // A record of saved values (`reverse/records.rs`).
         Inst::Pop(_) => matches!(func.ty(value), Ty::Tuple(_)),
-        Inst::Pullback(..) | Inst::Apply { .. } => {
+        Inst::Pullback(..) | Inst::Curvature(..) | Inst::Apply { .. } => {
             matches!(func.ty(value), Ty::Tuple(elems) if !elems.is_empty())
         }
         _ => false,

@@ -336,6 +336,11 @@ pub(crate) enum Inst {
     /// operands: the primitive's inputs, its output, the seed. Its type is the
     /// adjoint of the float inputs: a float for one, a tuple for several.
     Pullback(Prim, Vec<Value>),
+    /// `_hvp` only: how a primitive's pullback moves along the tangents of
+    /// its inputs (`::ad_runtime::__private::curvature`), with operands:
+    /// the pullback's reads, its seed, the tangent of each float read. Its
+    /// type is the pullback's.
+    Curvature(Prim, Vec<Value>),
     /// `ad_runtime::detach(x)`: the value of `x`, never active.
     Detach(Value),
     Tuple(Vec<Value>),
@@ -640,6 +645,7 @@ impl Inst {
             }
             Inst::Prim(_, args)
             | Inst::Pullback(_, args)
+            | Inst::Curvature(_, args)
             | Inst::Tuple(args)
             | Inst::Call(_, args)
             | Inst::Effect { args, .. } => {
@@ -792,6 +798,7 @@ impl Inst {
             Inst::Binary(_, lhs, rhs) => vec![*lhs, *rhs],
             Inst::Prim(_, args)
             | Inst::Pullback(_, args)
+            | Inst::Curvature(_, args)
             | Inst::Tuple(args)
             | Inst::Call(_, args)
             | Inst::Effect { args, .. } => args.clone(),

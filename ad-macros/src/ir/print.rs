@@ -139,6 +139,7 @@ fn inst(func: &Function, id: Value) -> String {
         Inst::Cast(arg, to) => format!("cast {} as {}", value(*arg), to.name()),
         Inst::Prim(prim, args) => format!("{} {}", prim.name(), values(args)),
         Inst::Pullback(prim, args) => format!("pullback.{} {}", prim.name(), values(args)),
+        Inst::Curvature(prim, args) => format!("curvature.{} {}", prim.name(), values(args)),
         Inst::Detach(arg) => format!("detach {}", value(*arg)),
         Inst::Some(arg) => format!("some {}", value(*arg)),
         Inst::Field { base, path } => format!("field {}.{}", value(*base), dotted(path)),

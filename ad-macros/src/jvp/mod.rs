@@ -42,8 +42,12 @@ enum Parts {
 }
 
 pub(crate) struct Forward<'a> {
+    /// The function differentiated: the primal IR, or `_vjp`'s for `_hvp`.
     primal: &'a Function,
-    activity: &'a Activity,
+    /// Which values get a tangent; `None`: every float and float buffer
+    /// (for `_hvp`, whose adjoint values are all needed).
+    activity: Option<&'a Activity>,
+    mode: Derivative,
     builder: Builder,
     cx: &'a Ctxt,
     /// The copy of each primal value in the function being built.
@@ -51,18 +55,27 @@ pub(crate) struct Forward<'a> {
     /// The tangent of each primal value; `None` is zero.
     tangents: Vec<Option<Value>>,
     parts: HashMap<Value, Parts>,
+    /// `_hvp`'s seed, the literal 1.
+    one: Option<Value>,
 }
 
-/// The name of each parameter's tangent in `_jvp`, `None` for the parameters
-/// that have none: `t_` and the parameter's name, unless a parameter is
-/// called that already.
-pub(crate) fn tangent_names(sig: &Signature) -> Vec<Option<String>> {
+/// Which function is built: `_jvp` from the primal IR, or `_hvp` from the
+/// `_vjp` IR (forward mode over reverse mode).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Derivative {
+    Jvp,
+    Hvp,
+}
+
+/// Names for the parameters a mode adds, `prefix` and the parameter's name,
+/// unless a parameter is called that already (then with `_` after it).
+fn added_names(sig: &Signature, prefix: &str) -> Vec<Option<String>> {
     let taken: Vec<&str> = sig.params.iter().map(|param| param.name.as_str()).collect();
     sig.params
         .iter()
         .map(|param| {
             (param.role == Role::Active && param.ir_ty.can_be_active()).then(|| {
-                let mut name = format!("t_{}", param.name);
+                let mut name = format!("{prefix}{}", param.name);
                 while taken.contains(&name.as_str()) {
                     name.push('_');
                 }
@@ -72,9 +85,35 @@ pub(crate) fn tangent_names(sig: &Signature) -> Vec<Option<String>> {
         .collect()
 }
 
-pub(crate) fn jvp(cx: &Ctxt, primal: &Function, activity: &Activity, sig: &Signature) -> Function {
-    let mut builder = Builder::new(format!("{}_jvp", primal.name));
-    {
+/// The name of each parameter's tangent in `_jvp`, `None` for the parameters
+/// that have none: `t_` and the parameter's name.
+pub(crate) fn tangent_names(sig: &Signature) -> Vec<Option<String>> {
+    added_names(sig, "t_")
+}
+
+/// The names `_hvp` adds for each active parameter: its direction (`v_x`)
+/// and, for a buffer, the buffer the Hessian-vector product is added into
+/// (`hv_xs`).
+pub(crate) fn hvp_names(sig: &Signature) -> Vec<Option<(String, String)>> {
+    added_names(sig, "v_")
+        .into_iter()
+        .zip(added_names(sig, "hv_"))
+        .map(|(direction, product)| direction.zip(product))
+        .collect()
+}
+
+impl<'a> Forward<'a> {
+    fn new(
+        cx: &'a Ctxt,
+        primal: &'a Function,
+        activity: Option<&'a Activity>,
+        mode: Derivative,
+    ) -> Self {
+        let suffix = match mode {
+            Derivative::Jvp => "_jvp",
+            Derivative::Hvp => "_hvp",
+        };
+        let mut builder = Builder::new(format!("{}{suffix}", primal.name));
         let func = builder.func_mut();
         func.float_param = primal.float_param.clone();
         func.runtime_paths = primal.runtime_paths.clone();
@@ -84,19 +123,48 @@ pub(crate) fn jvp(cx: &Ctxt, primal: &Function, activity: &Activity, sig: &Signa
             .iter()
             .map(|call| UserCall {
                 path: call.path.clone(),
-                suffix: "_jvp",
+                suffix,
             })
             .collect();
+        Forward {
+            primal,
+            activity,
+            mode,
+            builder,
+            cx,
+            map: vec![None; primal.insts.len()],
+            tangents: vec![None; primal.insts.len()],
+            parts: HashMap::new(),
+            one: None,
+        }
     }
-    let mut fx = Forward {
-        primal,
-        activity,
-        builder,
-        cx,
-        map: vec![None; primal.insts.len()],
-        tangents: vec![None; primal.insts.len()],
-        parts: HashMap::new(),
-    };
+
+    /// Copies a parameter, and adds its tangent parameter after it if
+    /// `tangent` names one.
+    fn param(&mut self, param: &crate::ir::Param, tangent: Option<String>, span: Span) {
+        let ty = self.primal.ty(param.value).clone();
+        let value = self.builder.param(
+            param.name.clone(),
+            param.role,
+            ty.clone(),
+            self.primal.span(param.value),
+        );
+        if param.mutable {
+            self.builder.mark_mutable();
+        }
+        self.map[param.value.index()] = Some(value);
+        if let Some(name) = tangent {
+            let tangent = self.builder.param(name, Role::Shadow, ty, span);
+            if param.mutable || param.role == Role::Shadow {
+                self.builder.mark_mutable();
+            }
+            self.tangents[param.value.index()] = Some(tangent);
+        }
+    }
+}
+
+pub(crate) fn jvp(cx: &Ctxt, primal: &Function, activity: &Activity, sig: &Signature) -> Function {
+    let mut fx = Forward::new(cx, primal, Some(activity), Derivative::Jvp);
     // Each active parameter is followed by its tangent.
     for ((param, sig_param), tangent) in primal
         .params
@@ -104,22 +172,7 @@ pub(crate) fn jvp(cx: &Ctxt, primal: &Function, activity: &Activity, sig: &Signa
         .zip(&sig.params)
         .zip(tangent_names(sig))
     {
-        let ty = primal.ty(param.value).clone();
-        let span = primal.span(param.value);
-        let value = fx
-            .builder
-            .param(param.name.clone(), param.role, ty.clone(), span);
-        if param.mutable {
-            fx.builder.mark_mutable();
-        }
-        fx.map[param.value.index()] = Some(value);
-        if let Some(name) = tangent {
-            let tangent = fx.builder.param(name, Role::Shadow, ty, sig_param.span);
-            if param.mutable {
-                fx.builder.mark_mutable();
-            }
-            fx.tangents[param.value.index()] = Some(tangent);
-        }
+        fx.param(param, tangent, sig_param.span);
     }
     fx.region_insts(&primal.body.insts);
     let out = primal.ret;
@@ -140,6 +193,70 @@ pub(crate) fn jvp(cx: &Ctxt, primal: &Function, activity: &Activity, sig: &Signa
     fx.builder.finish(ret)
 }
 
+/// `_hvp`: forward mode over `vjp`, the `_vjp` IR of a function with one
+/// float output, seeded with 1. Each active parameter is followed by its
+/// direction `v`; each shadow `d_xs` by the buffer `hv_xs` its tangent is
+/// added into. The result is the output, the adjoints of the active floats
+/// (the gradient), then their tangents (the Hessian-vector product).
+pub(crate) fn hvp(cx: &Ctxt, vjp: &Function, sig: &Signature) -> Function {
+    let mut fx = Forward::new(cx, vjp, None, Derivative::Hvp);
+    let names = hvp_names(sig);
+    let mut primal_params = sig.params.iter().zip(&names);
+    for param in &vjp.params {
+        match param.role {
+            Role::Seed => {
+                // The seed is 1: no parameter, no tangent.
+                let span = vjp.span(param.value);
+                let one = fx.builder.push(
+                    Inst::Const(Const::Lit(proc_macro2::Literal::f64_unsuffixed(1.0))),
+                    vjp.ty(param.value).clone(),
+                    span,
+                );
+                fx.map[param.value.index()] = Some(one);
+                fx.one = Some(one);
+            }
+            Role::Shadow => {
+                // The shadow of the last active buffer parameter.
+                let product = names
+                    .iter()
+                    .zip(&sig.params)
+                    .find(|(_, sig_param)| {
+                        sig_param
+                            .shadow
+                            .as_ref()
+                            .is_some_and(|shadow| shadow.name == param.name)
+                    })
+                    .and_then(|(names, _)| names.as_ref().map(|(_, product)| product.clone()));
+                fx.param(param, product, vjp.span(param.value));
+            }
+            _ => {
+                let (sig_param, names) = primal_params.next().expect("one per parameter");
+                let direction = names.as_ref().map(|(direction, _)| direction.clone());
+                fx.param(param, direction, sig_param.span);
+            }
+        }
+    }
+    fx.region_insts(&vjp.body.insts);
+    let ret = vjp.ret;
+    let value = match vjp.inst(ret) {
+        Inst::Tuple(elems) if elems.len() > 1 => {
+            let elems = elems.clone();
+            let mut outputs: Vec<Value> = elems.iter().map(|&elem| fx.copy(elem)).collect();
+            for &adjoint in &elems[1..] {
+                outputs.push(fx.tangent_whole(adjoint));
+            }
+            let tys = outputs
+                .iter()
+                .map(|&value| fx.builder.func().ty(value).clone())
+                .collect();
+            fx.builder
+                .push(Inst::Tuple(outputs), Ty::Tuple(tys), vjp.span(ret))
+        }
+        _ => fx.copy(ret),
+    };
+    fx.builder.finish(value)
+}
+
 impl Forward<'_> {
     /// The copy of a primal value.
     fn copy(&self, value: Value) -> Value {
@@ -149,6 +266,15 @@ impl Forward<'_> {
                 value.0
             )
         })
+    }
+
+    /// A loop range with its bounds and step mapped.
+    fn copy_range(&self, range: &crate::ir::LoopRange) -> crate::ir::LoopRange {
+        let mut range = range.clone();
+        range.start = self.copy(range.start);
+        range.end = self.copy(range.end);
+        range.step = range.step.map(|step| self.copy(step));
+        range
     }
 
     /// The tangent of a primal value, if it is not zero.
@@ -222,13 +348,25 @@ impl Forward<'_> {
         }
     }
 
+    /// Whether a value of the function being built is `_hvp`'s seed, the
+    /// literal 1.
+    fn is_one(&self, value: Value) -> bool {
+        self.one == Some(value)
+    }
+
     fn zero(&mut self, ty: &Ty, span: Span) -> Value {
         self.builder
             .push(Inst::Const(Const::Zero), ty.clone(), span)
     }
 
     fn is_active(&self, value: Value) -> bool {
-        self.activity.is_active(value)
+        match self.activity {
+            Some(activity) => activity.is_active(value),
+            None => match self.primal.ty(value) {
+                Ty::Tape(elem) => elem.is_float(),
+                ty => ty.is_float() || ty.is_float_buf() || matches!(ty, Ty::Tuple(_)),
+            },
+        }
     }
 
     /// Copies the instructions of a region (its arguments excepted) with
@@ -252,6 +390,15 @@ impl Forward<'_> {
             .push(inst, self.primal.ty(value).clone(), self.primal.span(value));
         self.set_copy(value, new);
         new
+    }
+
+    /// Pushes another copy of `value`'s instruction (a tape beside a tape),
+    /// operands mapped, without recording it as `value`'s copy.
+    fn push_copy_detached(&mut self, value: Value) -> Value {
+        let mut inst = self.primal.inst(value).clone();
+        inst.map_operands(|operand| self.copy(operand));
+        self.builder
+            .push(inst, self.primal.ty(value).clone(), self.primal.span(value))
     }
 
     /// Records `new` as the copy of `value`, with its name.

@@ -10,7 +10,7 @@
 //! runtime functions applied to the tangents, or by a tangent rule of the
 //! runtime's (`norm2_jvp`, `matvec_acc`, …).
 
-use super::{Forward, Parts};
+use super::{Derivative, Forward, Parts};
 use crate::diag::msg;
 use crate::ir::{BinOp, Callee, Inst, Mode, NewBuf, Prim, Read, Region, Scalar, Ty, UnOp, Value};
 
@@ -21,6 +21,15 @@ pub(super) fn instruction(fx: &mut Forward<'_>, value: Value) {
     match inst {
         Inst::If { cond, then, els } => return branch(fx, value, cond, &then, &els),
         Inst::For { .. } | Inst::While { .. } => return looped(fx, value),
+        Inst::Forward { .. } if fx.mode == Derivative::Hvp => {
+            let span = primal.span(value);
+            fx.cx.error_at(
+                span,
+                msg::hvp_unsupported("calls of differentiated functions"),
+            );
+            fx.push_copy(value);
+            return;
+        }
         Inst::Forward { callee, args } => return call(fx, value, callee, &args),
         Inst::Extract(tuple, index) => {
             let position = match primal.inst(tuple) {
@@ -49,12 +58,38 @@ pub(super) fn instruction(fx: &mut Forward<'_>, value: Value) {
         }
         _ => {}
     }
+    // `_hvp`'s seed is the literal 1: `1.0 * x` is `x`, to the bit.
+    if let Inst::Binary(BinOp::Mul, a, b) = inst
+        && fx.mode == Derivative::Hvp
+    {
+        let (a, b) = (fx.copy(a), fx.copy(b));
+        let one = |v: Value| fx.is_one(v);
+        let other = if one(a) {
+            Some(b)
+        } else if one(b) {
+            Some(a)
+        } else {
+            None
+        };
+        if let Some(other) = other {
+            fx.set_copy(value, other);
+            let (t_a, t_b) = match primal.inst(value) {
+                Inst::Binary(_, a, b) => (fx.tangent(*a), fx.tangent(*b)),
+                _ => unreachable!("a product"),
+            };
+            if let Some(tangent) = t_a.or(t_b) {
+                fx.set_tangent(value, tangent);
+            }
+            return;
+        }
+    }
     let new = fx.push_copy(value);
     // A write mirrors into the tangent buffer even when what it writes is
-    // constant (it overwrites a tangent); a slice or a field of a buffer
-    // with a tangent has one, which its reads need.
+    // constant (it overwrites a tangent), a tape push into the tangent tape;
+    // a slice or a field of a buffer with a tangent has one, which its reads
+    // need.
     let views = matches!(inst, Inst::Slice { .. } | Inst::Field { .. });
-    if !fx.is_active(value) && !writes(&inst) && !views {
+    if !fx.is_active(value) && !writes(&inst) && !inst.is_effect() && !views {
         return;
     }
     let span = primal.span(value);
@@ -170,17 +205,52 @@ pub(super) fn instruction(fx: &mut Forward<'_>, value: Value) {
         | Inst::Extract(..) => {
             unreachable!("handled above")
         }
-        Inst::TapeNew { .. }
-        | Inst::Push(..)
-        | Inst::TapeReserve { .. }
-        | Inst::Pop(_)
-        | Inst::Pullback(..)
-        | Inst::Shadow { .. }
-        | Inst::PopShadow(_)
-        | Inst::FieldUpdate { .. }
-        | Inst::Some(_)
-        | Inst::Apply { .. } => {
-            unreachable!("adjoint-only instruction %{} in the primal", value.0)
+        // The adjoint's own instructions, met by `_hvp` only.
+        Inst::Pullback(prim, operands) => pullback(fx, prim, &operands, &ty, span),
+        // A tape of floats has a tape of their tangents beside it.
+        Inst::TapeNew { .. } => fx.is_active(value).then(|| fx.push_copy_detached(value)),
+        Inst::TapeReserve { tape, range } => {
+            if let Some(t_tape) = fx.tangent(tape) {
+                let reserve = Inst::TapeReserve {
+                    tape: t_tape,
+                    range: fx.copy_range(&range),
+                };
+                fx.builder.push(reserve, Ty::Unit, span);
+            }
+            None
+        }
+        Inst::Push(tape, x) => {
+            if let Some(t_tape) = fx.tangent(tape) {
+                let t_x = fx.tangent_whole(x);
+                fx.builder.push(Inst::Push(t_tape, t_x), Ty::Unit, span);
+            }
+            None
+        }
+        Inst::Pop(tape) => fx
+            .tangent(tape)
+            .map(|t_tape| fx.builder.push(Inst::Pop(t_tape), ty, span)),
+        // The seed of a returned buffer is constant: its shadow's tangent
+        // starts at zero like every other.
+        Inst::Shadow { of, .. } => {
+            let shadow = Inst::Shadow {
+                of: fx.copy(of),
+                seed: None,
+            };
+            Some(fx.builder.push(shadow, ty, span))
+        }
+        // Pops the adjoint of the last element pushed: the tangent shadow's
+        // last element is its tangent.
+        Inst::PopShadow(shadow) => fx
+            .tangent(shadow)
+            .map(|t_shadow| fx.builder.push(Inst::PopShadow(t_shadow), ty, span)),
+        Inst::FieldUpdate { .. } | Inst::Some(_) | Inst::Apply { .. } | Inst::Curvature(..) => {
+            let what = match inst {
+                Inst::FieldUpdate { .. } => "parameter structs",
+                Inst::Apply { .. } => "calls of differentiated functions",
+                _ => "calls inside branches",
+            };
+            fx.cx.error_at(span, msg::hvp_unsupported(what));
+            None
         }
     };
     if let Some(tangent) = tangent {
@@ -390,11 +460,130 @@ fn runtime(
             }
             None
         }
+        // The adjoint's helpers, met by `_hvp` only.
+        Callee::Zero => {
+            if let Some(t_d) = tangents[0] {
+                call(fx, Callee::Zero, vec![t_d]);
+            }
+            None
+        }
+        Callee::AddAssign => {
+            if let (Some(t_dst), Some(t_src)) = (tangents[0], tangents[1]) {
+                call(fx, Callee::AddAssign, vec![t_dst, t_src]);
+            }
+            None
+        }
+        // `d · factor`, 0 where `d` is: its tangent is guarded alike.
+        Callee::Scale => {
+            let mut parts = Vec::new();
+            if let Some(t_d) = tangents[0] {
+                parts.push(call(fx, Callee::Scale, vec![t_d, copies[1]]));
+            }
+            if let Some(t_factor) = tangents[1] {
+                parts.push(call(fx, Callee::Scale, vec![copies[0], t_factor]));
+            }
+            add(fx, parts)
+        }
         _ => {
-            fx.cx.error_at(span, msg::jvp_unsupported(callee.name()));
+            let message = match fx.mode {
+                Derivative::Jvp => msg::jvp_unsupported(callee.name()),
+                Derivative::Hvp => {
+                    msg::hvp_unsupported(&format!("`ad_runtime::{}`", callee.name()))
+                }
+            };
+            fx.cx.error_at(span, message);
             None
         }
     }
+}
+
+/// The tangent of a primitive's pullback `pb(reads, seed)`: linear in the
+/// seed, so `pb(reads, t_seed)`, plus how it moves with its reads, the
+/// runtime's second-order rule (`curvature`). A tuple's components are
+/// recorded as parts.
+fn pullback(
+    fx: &mut Forward<'_>,
+    prim: Prim,
+    operands: &[Value],
+    ty: &Ty,
+    span: proc_macro2::Span,
+) -> Option<Value> {
+    let (&seed, reads) = operands.split_last().expect("a pullback has a seed");
+    let copies: Vec<Value> = reads.iter().map(|&read| fx.copy(read)).collect();
+    let mut parts: Vec<Value> = Vec::new();
+    if let Some(t_seed) = fx.tangent(seed) {
+        let mut args = copies.clone();
+        args.push(t_seed);
+        parts.push(
+            fx.builder
+                .push(Inst::Pullback(prim, args), ty.clone(), span),
+        );
+    }
+    // The float reads (not `powi`'s exponent) and their tangents.
+    let float_reads: Vec<Value> = prim
+        .reads()
+        .iter()
+        .zip(reads)
+        .filter(|(read, _)| !matches!(read, Read::Arg(index) if Some(*index) == prim.int_arg()))
+        .map(|(_, &read)| read)
+        .collect();
+    if has_curvature(prim) && float_reads.iter().any(|&read| fx.tangent(read).is_some()) {
+        let mut args = copies;
+        args.push(fx.copy(seed));
+        for read in float_reads {
+            args.push(fx.tangent_whole(read));
+        }
+        parts.push(
+            fx.builder
+                .push(Inst::Curvature(prim, args), ty.clone(), span),
+        );
+    }
+    match (parts.as_slice(), ty) {
+        ([], _) => None,
+        ([single], _) => Some(*single),
+        (&[a, b], Ty::Tuple(elems)) => {
+            // Component by component.
+            let sums = (0..elems.len())
+                .map(|index| {
+                    let index32 = u32::try_from(index).expect("small");
+                    let elem = elems[index].clone();
+                    let x = fx
+                        .builder
+                        .push(Inst::Extract(a, index32), elem.clone(), span);
+                    let y = fx
+                        .builder
+                        .push(Inst::Extract(b, index32), elem.clone(), span);
+                    fx.builder.push(Inst::Binary(BinOp::Add, x, y), elem, span)
+                })
+                .collect();
+            Some(fx.builder.push(Inst::Tuple(sums), ty.clone(), span))
+        }
+        (&[a, b], _) => Some(
+            fx.builder
+                .push(Inst::Binary(BinOp::Add, a, b), ty.clone(), span),
+        ),
+        _ => unreachable!("at most two parts"),
+    }
+}
+
+/// Whether a primitive's pullback moves with its inputs: not for those
+/// piecewise linear (`abs`, `min`, `max`, …), whose second derivative is zero
+/// wherever it exists.
+fn has_curvature(prim: Prim) -> bool {
+    !matches!(
+        prim,
+        Prim::Abs
+            | Prim::Signum
+            | Prim::Min
+            | Prim::Max
+            | Prim::Clamp
+            | Prim::Copysign
+            | Prim::Rem
+            | Prim::RemEuclid
+            | Prim::Fract
+            | Prim::ToRadians
+            | Prim::ToDegrees
+    ) && !prim.is_piecewise_constant()
 }
 
 /// An `if`: its regions yield, after their values, the tangents of the
@@ -493,17 +682,11 @@ fn looped(fx: &mut Forward<'_>, value: Value) {
     new_tys.extend(active.iter().map(|&j| primal.ty(args[j]).clone()));
     new_tys.extend(tys[k..].iter().cloned());
     let new_inst = match inst {
-        Inst::For { range, .. } => {
-            let mut range = range.clone();
-            range.start = fx.copy(range.start);
-            range.end = fx.copy(range.end);
-            range.step = range.step.map(|step| fx.copy(step));
-            Inst::For {
-                range,
-                inits: new_inits,
-                body: new_body,
-            }
-        }
+        Inst::For { range, .. } => Inst::For {
+            range: fx.copy_range(range),
+            inits: new_inits,
+            body: new_body,
+        },
         _ => Inst::While {
             inits: new_inits,
             body: new_body,

@@ -117,6 +117,7 @@ pub(crate) fn pullback(rx: &mut Reverse<'_>, y: Value, dy: Value) {
         }
         Inst::Forward { .. } => unreachable!("calls are reversed by the reverse pass"),
         Inst::Some(_) => unreachable!("made by the reverse pass"),
+        Inst::Curvature(..) => unreachable!("made by `_hvp` from adjoint IR"),
         // A float field's adjoint goes into the same field of the shadow; a
         // buffer field's shadow is the shadow's field (see `reverse::vjp`).
         Inst::Field { base, path } => {
