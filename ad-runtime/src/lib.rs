@@ -72,7 +72,9 @@
 //! - [`Tangent`] and `#[derive(Tangent)]`, which make a struct a parameter whose
 //!   gradient is a struct, with the in-place arithmetic and flat view optimisers use;
 //! - [`optim`], SGD with momentum and Adam over any [`Tangent`], allocating nothing
-//!   per step.
+//!   per step;
+//! - [`jacobian`], dense Jacobians (by `_jvp` columns or `_vjp` rows, the cheaper
+//!   for the shape), Hessians and Hessian diagonals (from `_hvp`).
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
@@ -85,6 +87,7 @@ pub mod check;
 mod curvature;
 mod extrema;
 pub mod float;
+pub mod jacobian;
 pub mod linalg;
 pub mod optim;
 mod pool;

@@ -441,3 +441,56 @@ fn parameter_structs_and_methods() {
         + d_line.b * tangent.b;
     assert!((t_loss - expected).abs() < 1e-12, "{t_loss} vs {expected}");
 }
+
+// ---------------------------------------------------------------------------
+// Jacobians: by columns (`_jvp`) and by rows (`_vjp`), the same matrix.
+
+/// A trajectory of a damped oscillator under three parameters, Euler steps:
+/// few inputs, many outputs.
+#[differentiate(vjp, jvp, wrt(p))]
+fn trajectory(p: &[f64], steps: usize) -> Vec<f64> {
+    let (mut x, mut v) = (1.0, 0.0);
+    let mut out = Vec::with_capacity(steps);
+    for _ in 0..steps {
+        let a = -p[0] * x - p[1] * v + p[2];
+        (x, v) = (x + 0.05 * v, v + 0.05 * a);
+        out.push(x);
+    }
+    out
+}
+
+#[test]
+fn jacobians_by_columns_and_by_rows_agree() {
+    use ad_runtime::jacobian;
+    let p = [2.0, 0.3, 0.5];
+    let steps = 50;
+    let by_columns = jacobian::forward(steps, 3, |u, column| {
+        column.copy_from_slice(&trajectory_jvp(&p, u, steps).1);
+    });
+    let by_rows = jacobian::reverse(steps, 3, |seed, row| {
+        trajectory_vjp(&p, row, steps, seed);
+    });
+    let picked = jacobian::jacobian(
+        steps,
+        3,
+        |u, column| column.copy_from_slice(&trajectory_jvp(&p, u, steps).1),
+        |_, _| unreachable!("50 outputs and 3 inputs: forward mode"),
+    );
+    assert_eq!(picked, by_columns);
+    for (a, b) in by_columns.iter().zip(&by_rows) {
+        assert!((a - b).abs() <= 1e-12 * a.abs().max(1.0), "{a} vs {b}");
+    }
+    // Against finite differences, column by column.
+    for j in 0..3 {
+        let h = 1e-6;
+        let (mut plus, mut minus) = (p, p);
+        plus[j] += h;
+        minus[j] -= h;
+        let (f_plus, f_minus) = (trajectory(&plus, steps), trajectory(&minus, steps));
+        for i in 0..steps {
+            let fd = (f_plus[i] - f_minus[i]) / (2.0 * h);
+            let entry = by_columns[i * 3 + j];
+            assert!((entry - fd).abs() < 1e-6, "({i}, {j}): {entry} vs {fd}");
+        }
+    }
+}

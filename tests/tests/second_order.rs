@@ -251,3 +251,29 @@ fn generic_functions_and_wrt() {
     assert_eq!(out32, scaled_softplus(0.3_f32, 2.0));
     assert!((f64::from(hv32) - hv_x).abs() < 1e-5);
 }
+
+#[test]
+fn the_dense_hessian_and_its_diagonal_from_hvp() {
+    use ad_runtime::jacobian;
+    let x = [0.5, -0.3, 0.8, 1.2];
+    let n = x.len();
+    let hvp = |v: &[f64], hv: &mut [f64]| {
+        let mut d = vec![0.0; n];
+        rosenbrock_hvp(&x, v, &mut d, hv);
+    };
+    let hessian = jacobian::hessian(n, hvp);
+    let diagonal = jacobian::hessian_diagonal(n, hvp);
+    for i in 0..n {
+        assert_eq!(diagonal[i], hessian[i * n + i]);
+        for j in 0..n {
+            // Symmetric, tridiagonal, and as the closed form says.
+            assert_eq!(hessian[i * n + j], hessian[j * n + i]);
+            if i.abs_diff(j) > 1 {
+                assert_eq!(hessian[i * n + j], 0.0);
+            }
+        }
+    }
+    let expected_00 = 2.0 + 200.0 * (4.0 * x[0] * x[0] - 2.0 * (x[1] - x[0] * x[0]));
+    assert!((hessian[0] - expected_00).abs() < 1e-12);
+    assert_eq!(hessian[1], -400.0 * x[0]);
+}
