@@ -35,7 +35,8 @@ use crate::Float;
 
 /// The `m × n` Jacobian by forward mode: `jvp(u, column)` writes `J·u` (the
 /// `m` output tangents) for the `n` input tangents `u`; called once per input
-/// with `u` a basis vector. The cheaper side when `n ≤ m`.
+/// with `u` a basis vector, and `column` zeroed before each call. The
+/// cheaper side when `n ≤ m`.
 ///
 /// # Panics
 ///
@@ -116,20 +117,9 @@ pub fn jacobian<T: Float>(
 /// # Panics
 ///
 /// If `n * n` overflows `usize`.
-pub fn hessian<T: Float>(n: usize, mut hvp: impl FnMut(&[T], &mut [T])) -> Vec<T> {
-    let mut hessian = vec![T::ZERO; n.checked_mul(n).expect("n × n fits in usize")];
-    let mut v = vec![T::ZERO; n];
-    let mut column = vec![T::ZERO; n];
-    for j in 0..n {
-        v[j] = T::ONE;
-        column.fill(T::ZERO);
-        hvp(&v, &mut column);
-        v[j] = T::ZERO;
-        for (i, &entry) in column.iter().enumerate() {
-            hessian[i * n + j] = entry;
-        }
-    }
-    hessian
+pub fn hessian<T: Float>(n: usize, hvp: impl FnMut(&[T], &mut [T])) -> Vec<T> {
+    // The Hessian is the Jacobian of the gradient, by columns.
+    forward(n, n, hvp)
 }
 
 /// The diagonal of the Hessian, `Hⱼⱼ` for each input, from Hessian-vector
