@@ -287,6 +287,84 @@ fn bench_gradbench(c: &mut Criterion) {
     group.finish();
 }
 
+/// Forward mode and second order beside reverse mode, on W1, W3 and W4: one
+/// `_jvp` direction against the primal, and `_hvp` against `_vjp`.
+fn bench_modes(c: &mut Criterion) {
+    for n in [1_000, 1_000_000] {
+        let x = inputs(n, -1.5, 1.5);
+        let u = inputs_seeded(n, -1.0, 1.0, 7);
+        let (mut g, mut hv) = (vec![0.0; n], vec![0.0; n]);
+        let mut group = c.benchmark_group(format!("modes_w1_rosenbrock_{n}"));
+        group.bench_function("primal", |b| b.iter(|| rosenbrock(black_box(&x))));
+        group.bench_function("vjp", |b| {
+            b.iter(|| rosenbrock_vjp(black_box(&x), black_box(&mut g), black_box(1.0)))
+        });
+        group.bench_function("jvp", |b| {
+            b.iter(|| rosenbrock_jvp(black_box(&x), black_box(&u)))
+        });
+        group.bench_function("hvp", |b| {
+            b.iter(|| {
+                rosenbrock_hvp(
+                    black_box(&x),
+                    black_box(&u),
+                    black_box(&mut g),
+                    black_box(&mut hv),
+                )
+            })
+        });
+        group.finish();
+    }
+    let mut group = c.benchmark_group("modes_w3_scalar");
+    group.bench_function("primal", |b| b.iter(|| w3(black_box(0.7), black_box(-0.3))));
+    group.bench_function("vjp", |b| {
+        b.iter(|| w3_vjp(black_box(0.7), black_box(-0.3), black_box(1.0)))
+    });
+    group.bench_function("jvp", |b| {
+        b.iter(|| {
+            w3_jvp(
+                black_box(0.7),
+                black_box(1.0),
+                black_box(-0.3),
+                black_box(0.5),
+            )
+        })
+    });
+    group.bench_function("hvp", |b| {
+        b.iter(|| {
+            w3_hvp(
+                black_box(0.7),
+                black_box(1.0),
+                black_box(-0.3),
+                black_box(0.5),
+            )
+        })
+    });
+    group.finish();
+    let n = 1_000_000;
+    let x = inputs(n, -5.0, 5.0);
+    let u = inputs_seeded(n, -1.0, 1.0, 7);
+    let (mut g, mut hv) = (vec![0.0; n], vec![0.0; n]);
+    let mut group = c.benchmark_group("modes_w4_logsumexp_1e6");
+    group.bench_function("primal", |b| b.iter(|| lse_loops(black_box(&x))));
+    group.bench_function("vjp", |b| {
+        b.iter(|| lse_loops_vjp(black_box(&x), black_box(&mut g), black_box(1.0)))
+    });
+    group.bench_function("jvp", |b| {
+        b.iter(|| lse_loops_jvp(black_box(&x), black_box(&u)))
+    });
+    group.bench_function("hvp", |b| {
+        b.iter(|| {
+            lse_loops_hvp(
+                black_box(&x),
+                black_box(&u),
+                black_box(&mut g),
+                black_box(&mut hv),
+            )
+        })
+    });
+    group.finish();
+}
+
 fn config() -> Criterion {
     Criterion::default()
         .sample_size(10)
@@ -297,6 +375,6 @@ fn config() -> Criterion {
 criterion_group! {
     name = benches;
     config = config();
-    targets = bench_w1, bench_w2, bench_w3, bench_w4, bench_gradbench
+    targets = bench_w1, bench_w2, bench_w3, bench_w4, bench_gradbench, bench_modes
 }
 criterion_main!(benches);

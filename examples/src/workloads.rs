@@ -18,8 +18,9 @@ use crate::gradbench::{gmm, llsq, lse, lstm, ode};
 // ---------------------------------------------------------------------------
 // W1: extended Rosenbrock over a slice.
 
-/// `Σ (1 − xᵢ)² + 100 (xᵢ₊₁ − xᵢ²)²`.
-#[differentiate]
+/// `Σ (1 − xᵢ)² + 100 (xᵢ₊₁ − xᵢ²)²`. With forward mode and second order
+/// too, for the modes benchmark.
+#[differentiate(vjp, jvp, hvp)]
 pub fn rosenbrock(x: &[f64]) -> f64 {
     let mut s = 0.0;
     for i in 0..x.len() - 1 {
@@ -262,7 +263,7 @@ impl Default for MlpProblem {
 // W3: a scalar expression with sin, exp, ln and a division.
 
 /// `(sin x · eʸ + ln(1 + x²)) / (1 + y²)`.
-#[differentiate]
+#[differentiate(vjp, jvp, hvp)]
 pub fn w3(x: f64, y: f64) -> f64 {
     (x.sin() * y.exp() + (1.0 + x * x).ln()) / (1.0 + y * y)
 }
@@ -303,7 +304,7 @@ fn w3_hand_with(x: f64, y: f64, d_out: f64, exact: bool) -> (f64, f64, f64) {
 // runtime's coarse primitive. (The `lse` GradBench problem is the loops form.)
 
 /// `m + ln Σ exp(xᵢ − m)` with `m = max xᵢ`, as a user would write it.
-#[differentiate]
+#[differentiate(vjp, jvp, hvp)]
 pub fn lse_loops(x: &[f64]) -> f64 {
     let mut m = x[0];
     for i in 1..x.len() {

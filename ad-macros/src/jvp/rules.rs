@@ -286,6 +286,15 @@ fn binary(
             (None, Some(t_b)) => Some(push(fx, Inst::Unary(UnOp::Neg, t_b))),
             (None, None) => None,
         },
+        // y = a²: t_y = (a + a) · t_a, one product instead of two (the same
+        // bits: doubling is exact).
+        BinOp::Mul if a == b => {
+            let a = fx.copy(a);
+            t_a.map(|t_a| {
+                let twice = push(fx, Inst::Binary(BinOp::Add, a, a));
+                push(fx, Inst::Binary(BinOp::Mul, twice, t_a))
+            })
+        }
         BinOp::Mul => {
             let (a, b) = (fx.copy(a), fx.copy(b));
             let left = t_a.map(|t_a| push(fx, Inst::Binary(BinOp::Mul, t_a, b)));
