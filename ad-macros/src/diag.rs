@@ -244,7 +244,7 @@ pub(crate) mod msg {
 
     pub(crate) fn integer_method(method: &str) -> String {
         format!(
-            "integer methods such as `.{method}()` are not supported yet; write the integer arithmetic with operators, or compute the value outside the function and pass it as a parameter"
+            "the integer method `.{method}()` is not supported; the integer methods returning a number or a `bool` are (`saturating_sub`, `pow`, `abs_diff`, `is_power_of_two`, …), not those returning an `Option`: write the integer arithmetic with operators, or compute the value outside the function and pass it as a parameter"
         )
     }
 

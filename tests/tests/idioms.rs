@@ -2077,3 +2077,99 @@ mod predicates_and_items {
         assert_close(&grad, &expected);
     }
 }
+
+mod options_and_integer_methods {
+    use super::*;
+
+    /// `if let Some(…)` of `first`, `last` and `get`, by reference and copied.
+    #[differentiate(vjp, jvp)]
+    fn ends_and_middle(x: &[f64]) -> f64 {
+        let mut s = 0.0;
+        if let Some(&first) = x.first() {
+            s += first * first;
+        }
+        if let Some(last) = x.last().copied() {
+            s += last.sin();
+        } else {
+            s -= 1.0;
+        }
+        for i in 0..x.len() + 2 {
+            if let Some(v) = x.get(i * 2) {
+                s += v * 0.5;
+            }
+        }
+        if let Some(w) = x[1..].get(1) {
+            s += w * w * w;
+        }
+        s
+    }
+
+    /// Integer methods on indices and counts, run as written.
+    #[differentiate(vjp, jvp)]
+    fn tail_and_strides(x: &[f64]) -> f64 {
+        let n = x.len();
+        let tail: f64 = x[n.saturating_sub(3)..].iter().sum();
+        let mid = n.abs_diff(2).pow(1);
+        let weight = if n.is_power_of_two() { 2.0 } else { 3.0 };
+        tail * x[mid.min(n - 1)] + weight * x[0]
+    }
+
+    #[test]
+    fn options_of_elements_and_integer_methods() {
+        let grad = check_slice(
+            ends_and_middle,
+            ends_and_middle_vjp,
+            ends_and_middle_jvp,
+            &X,
+        );
+        let mut expected = vec![0.0; X.len()];
+        expected[0] += 2.0 * X[0];
+        expected[6] += X[6].cos();
+        for i in (0..X.len()).step_by(2) {
+            expected[i] += 0.5;
+        }
+        expected[2] += 3.0 * X[2] * X[2];
+        assert_close(&grad, &expected);
+        // One element: `x[1..]` is empty, so its `get(1)` is `None`.
+        let grad = check_slice(
+            ends_and_middle,
+            ends_and_middle_vjp,
+            ends_and_middle_jvp,
+            &[0.3],
+        );
+        assert_close(&grad, &[0.6 + 0.3_f64.cos() + 0.5]);
+
+        // n = 7: the last 3, x[5], weight 3.
+        let grad = check_slice(
+            tail_and_strides,
+            tail_and_strides_vjp,
+            tail_and_strides_jvp,
+            &X,
+        );
+        let tail: f64 = X[4..].iter().sum();
+        let mut expected = vec![0.0; X.len()];
+        for i in 4..7 {
+            expected[i] += X[5];
+        }
+        expected[5] += tail;
+        expected[0] += 3.0;
+        assert_close(&grad, &expected);
+        // n = 4 is a power of two; n = 1 saturates.
+        let y = [0.5, -1.0, 2.0, 0.25];
+        check_slice(
+            tail_and_strides,
+            tail_and_strides_vjp,
+            tail_and_strides_jvp,
+            &y,
+        );
+        let one = [0.7];
+        let grad = check_slice(
+            tail_and_strides,
+            tail_and_strides_vjp,
+            tail_and_strides_jvp,
+            &one,
+        );
+        // 1 is a power of two: weight 2.
+        assert_close(&grad, &[2.0 * 0.7 + 2.0]);
+    }
+}

@@ -1,7 +1,7 @@
 //! Lowering expressions.
 
-use proc_macro2::Span;
-use quote::ToTokens;
+use proc_macro2::{Span, TokenStream};
+use quote::{ToTokens, quote_spanned};
 use syn::ext::IdentExt;
 use syn::spanned::Spanned;
 use syn::{
@@ -112,6 +112,11 @@ impl Lower<'_> {
 
     /// `if c { A } else { B }`, an `else if` chain being an `if` in the `else`.
     pub(super) fn if_(&mut self, expr: &ExprIf, want_value: bool) -> Result<Option<Value>, Poison> {
+        if let Expr::Let(binding) = &*expr.cond
+            && let Some(lowered) = self.if_let_element(expr, binding, want_value)
+        {
+            return lowered;
+        }
         let cond = self.expr(&expr.cond);
         self.branch(
             cond,
@@ -127,6 +132,89 @@ impl Lower<'_> {
                 Some(other) => this.expr(other).map(Some),
             },
         )
+    }
+
+    /// `if let Some(p) = x.first() { … } else { … }`, and `x.last()`,
+    /// `x.get(i)`, each optionally `.copied()` or `.cloned()`, of a buffer
+    /// or a sub-slice: `if` the element exists, `p` bound to it in the first
+    /// block. `None` if the condition is not of this form.
+    fn if_let_element(
+        &mut self,
+        expr: &ExprIf,
+        binding: &syn::ExprLet,
+        want_value: bool,
+    ) -> Option<Result<Option<Value>, Poison>> {
+        let syn::Pat::TupleStruct(some) = &*binding.pat else {
+            return None;
+        };
+        if !some.path.is_ident("Some") || some.elems.len() != 1 {
+            return None;
+        }
+        let Expr::MethodCall(outer) = &*binding.expr else {
+            return None;
+        };
+        let (end, copied) = match (outer.method.to_string().as_str(), &*outer.receiver) {
+            ("copied" | "cloned", Expr::MethodCall(end)) if outer.args.is_empty() => (end, true),
+            _ => (outer, false),
+        };
+        let which = end.method.to_string();
+        match (which.as_str(), end.args.len()) {
+            ("first" | "last", 0) | ("get", 1) => {}
+            _ => return None,
+        }
+        let view = self.view_or_buffer(&end.receiver)?;
+        let span = expr.span();
+        Some((|| {
+            let view = view?;
+            let index = match which.as_str() {
+                "get" => Some(self.scalar_expr(&end.args[0])?),
+                _ => None,
+            };
+            // Whether the element exists: `len > 0`, or `i < len`.
+            let cond = match index {
+                Some(index) => Ok(self.binary(BinOp::Lt, index, view.len, span)),
+                None => {
+                    let zero = self.int_lit(0, span);
+                    Ok(self.binary(BinOp::Gt, view.len, zero, span))
+                }
+            };
+            let pattern = &some.elems[0];
+            self.branch(
+                cond,
+                want_value,
+                span,
+                |this| {
+                    let at = match (which.as_str(), index) {
+                        (_, Some(index)) => this.int_add(view.start, index, span),
+                        ("last", None) => {
+                            let one = this.int_lit(1, span);
+                            let before = this.int_op(BinOp::Sub, view.len, one, span);
+                            this.int_add(view.start, before, span)
+                        }
+                        _ => view.start,
+                    };
+                    let element = this.load(view.buf, at, span);
+                    let item = if copied {
+                        super::closures::Item::Value(element)
+                    } else {
+                        super::closures::Item::Ref(element)
+                    };
+                    this.scopes.push(super::Scope::default());
+                    let bound = this.bind_pattern(pattern, item);
+                    let value = bound.and_then(|()| this.block(&expr.then_branch, want_value));
+                    this.scopes.pop();
+                    value
+                },
+                |this| match expr.else_branch.as_ref().map(|(_, els)| &**els) {
+                    None => Ok(None),
+                    Some(Expr::Block(block)) if block.label.is_none() => {
+                        this.block(&block.block, want_value)
+                    }
+                    Some(Expr::If(inner)) => this.if_(inner, want_value),
+                    Some(other) => this.expr(other).map(Some),
+                },
+            )
+        })())
     }
 
     /// `match s { p1 => e1, p2 if g => e2, _ => e3 }` on an integer or `bool`:
@@ -507,7 +595,13 @@ impl Lower<'_> {
         let Some(prim) = Prim::from_method(&name) else {
             let receiver = self.expr(&call.receiver)?;
             let message = match self.ty(receiver) {
-                Ty::Int | Ty::Bool => msg::integer_method(&name),
+                Ty::Int => match integer_method(&name) {
+                    Some(ty) if call.turbofish.is_none() => {
+                        return self.integer_method(call, receiver, ty);
+                    }
+                    _ => msg::integer_method(&name),
+                },
+                Ty::Bool => msg::integer_method(&name),
                 _ => msg::unknown_method(&name, &Prim::method_list()),
             };
             return self.unsupported(&call.method, message);
@@ -723,6 +817,25 @@ impl Lower<'_> {
         self.push(Inst::Prim(prim, operands), ty, span)
     }
 
+    /// `n.saturating_sub(k)` and the other integer methods: integers are
+    /// constant data, so the call runs as written, its receiver and
+    /// arguments bound to their values.
+    fn integer_method(&mut self, call: &ExprMethodCall, receiver: Value, ty: Ty) -> Lowered {
+        let span = call.span();
+        let mut values = vec![(proc_macro2::Ident::new("__ad_receiver", span), receiver)];
+        for (k, arg) in call.args.iter().enumerate() {
+            let value = self.scalar_expr(arg)?;
+            values.push((
+                proc_macro2::Ident::new(&format!("__ad_arg{k}"), span),
+                value,
+            ));
+        }
+        let (receiver_name, args) = (&values[0].0, values[1..].iter().map(|(name, _)| name));
+        let method = &call.method;
+        let tokens = quote_spanned!(span=> #receiver_name.#method(#(#args),*));
+        self.as_written(tokens, TokenStream::new(), values, ty, span)
+    }
+
     /// An expression that must be a number, not a buffer.
     fn scalar_expr(&mut self, expr: &Expr) -> Lowered {
         let value = self.expr(expr)?;
@@ -932,7 +1045,7 @@ fn describe(expr: &Expr) -> (&'static str, &'static str) {
         ),
         Expr::Async(_) | Expr::Await(_) => ("`async` code is", "write synchronous code"),
         Expr::Let(_) => (
-            "`if let` and `let` expressions are",
+            "`if let` and `let` expressions other than `if let Some(v) = xs.first()` (or `.last()`, `.get(i)`) are",
             "test the value with `==` or a `match` on integers, or bind it with a `let` statement",
         ),
         Expr::Const(_) => (
@@ -946,5 +1059,18 @@ fn describe(expr: &Expr) -> (&'static str, &'static str) {
             "this expression is",
             "write it with float arithmetic and the supported float methods",
         ),
+    }
+}
+
+/// The type of what an integer method returns, for the methods of integers
+/// that return a number or a `bool` (not an `Option`).
+fn integer_method(name: &str) -> Option<Ty> {
+    match name {
+        "saturating_sub" | "saturating_add" | "saturating_mul" | "wrapping_add"
+        | "wrapping_sub" | "wrapping_mul" | "abs_diff" | "pow" | "isqrt" | "ilog2" | "ilog10"
+        | "next_power_of_two" | "count_ones" | "count_zeros" | "leading_zeros"
+        | "trailing_zeros" | "unsigned_abs" => Some(Ty::Int),
+        "is_power_of_two" | "is_positive" | "is_negative" => Some(Ty::Bool),
+        _ => None,
     }
 }

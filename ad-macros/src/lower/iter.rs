@@ -1272,7 +1272,7 @@ impl Lower<'_> {
         self.binary(op, a, b, span)
     }
 
-    fn int_add(&mut self, a: Value, b: Value, span: Span) -> Value {
+    pub(super) fn int_add(&mut self, a: Value, b: Value, span: Span) -> Value {
         self.int_op(BinOp::Add, a, b, span)
     }
 

@@ -128,7 +128,7 @@ impl Lower<'_> {
     /// type `ty`), with the locals the user's tokens `user` name bound, and
     /// `values` bound to the generated names given (which the user's tokens
     /// cannot see).
-    fn as_written(
+    pub(super) fn as_written(
         &mut self,
         tokens: TokenStream,
         user: TokenStream,
