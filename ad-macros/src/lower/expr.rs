@@ -123,15 +123,20 @@ impl Lower<'_> {
             want_value,
             expr.span(),
             |this| this.block(&expr.then_branch, want_value),
-            |this| match expr.else_branch.as_ref().map(|(_, els)| &**els) {
-                None => Ok(None),
-                Some(Expr::Block(block)) if block.label.is_none() => {
-                    this.block(&block.block, want_value)
-                }
-                Some(Expr::If(inner)) => this.if_(inner, want_value),
-                Some(other) => this.expr(other).map(Some),
-            },
+            |this| this.else_branch(expr, want_value),
         )
+    }
+
+    /// An `if`'s `else`: a block, an `else if`, or nothing.
+    fn else_branch(&mut self, expr: &ExprIf, want_value: bool) -> Result<Option<Value>, Poison> {
+        match expr.else_branch.as_ref().map(|(_, els)| &**els) {
+            None => Ok(None),
+            Some(Expr::Block(block)) if block.label.is_none() => {
+                self.block(&block.block, want_value)
+            }
+            Some(Expr::If(inner)) => self.if_(inner, want_value),
+            Some(other) => self.expr(other).map(Some),
+        }
     }
 
     /// `if let Some(p) = x.first() { … } else { … }`, and `x.last()`,
@@ -205,14 +210,7 @@ impl Lower<'_> {
                     this.scopes.pop();
                     value
                 },
-                |this| match expr.else_branch.as_ref().map(|(_, els)| &**els) {
-                    None => Ok(None),
-                    Some(Expr::Block(block)) if block.label.is_none() => {
-                        this.block(&block.block, want_value)
-                    }
-                    Some(Expr::If(inner)) => this.if_(inner, want_value),
-                    Some(other) => this.expr(other).map(Some),
-                },
+                |this| this.else_branch(expr, want_value),
             )
         })())
     }
