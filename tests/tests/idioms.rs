@@ -2173,3 +2173,55 @@ mod options_and_integer_methods {
         assert_close(&grad, &[2.0 * 0.7 + 2.0]);
     }
 }
+
+mod temporaries_filled_in_loops {
+    use super::*;
+
+    /// A `Vec` made in a loop and filled by the `for` after it, one push
+    /// per iteration: `Vec::new()`, `with_capacity`, `vec![]`.
+    #[differentiate(vjp, jvp)]
+    fn rows(x: &[f64]) -> f64 {
+        let mut total = 0.0;
+        for r in 0..3 {
+            let mut shifted = Vec::new();
+            for &v in x {
+                shifted.push(v * (r as f64 + 1.0) - 0.5);
+            }
+            let mut squares = Vec::with_capacity(shifted.len());
+            for s in shifted.iter().skip(1) {
+                squares.push(s * s);
+            }
+            total += squares.iter().sum::<f64>() / squares.len() as f64 + shifted[0];
+        }
+        if total > 0.0 {
+            let mut tail = vec![];
+            for i in 1..x.len() {
+                tail.push(x[i] - x[i - 1]);
+            }
+            total += tail.iter().map(|d| d.abs()).sum::<f64>();
+        }
+        total
+    }
+
+    #[test]
+    fn pushes_fill_a_buffer_of_the_loops_length() {
+        let grad = check_slice(rows, rows_vjp, rows_jvp, &X);
+        // By hand: Σ_r [mean over i ≥ 1 of ((r+1) x_i − ½)² + (r+1) x_0 − ½]
+        // plus Σ |x_i − x_{i−1}| (the total is positive at X).
+        let n = X.len();
+        let mut expected = vec![0.0; n];
+        for r in 0..3 {
+            let c = f64::from(r) + 1.0;
+            for i in 1..n {
+                expected[i] += 2.0 * (c * X[i] - 0.5) * c / (n - 1) as f64;
+            }
+            expected[0] += c;
+        }
+        for i in 1..n {
+            let sign = (X[i] - X[i - 1]).signum();
+            expected[i] += sign;
+            expected[i - 1] -= sign;
+        }
+        assert_close(&grad, &expected);
+    }
+}

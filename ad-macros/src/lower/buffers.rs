@@ -512,7 +512,7 @@ impl Lower<'_> {
         Ok((values, elem))
     }
 
-    fn usize_lit(&mut self, n: usize, span: Span) -> Value {
+    pub(super) fn usize_lit(&mut self, n: usize, span: Span) -> Value {
         self.push(
             Inst::Const(Const::Lit(Literal::usize_unsuffixed(n))),
             Ty::Int,
@@ -598,6 +598,16 @@ impl Lower<'_> {
                 ("push", 1) => {
                     if self.builder.func().is_param(buf) {
                         return self.unsupported(&call.method, msg::PUSH_ON_PARAM);
+                    }
+                    if let Some(key) = self.positional.get(&buf).cloned() {
+                        // Written at the position of the push, which moves on.
+                        let value = self.expr(&call.args[0])?;
+                        let at = self.lookup(&key).expect("bound")?;
+                        self.write_element((buf, at), None, value, span);
+                        let one = self.usize_lit(1, span);
+                        let next = self.int_op(BinOp::Add, at, one, span);
+                        self.set_hidden(&key, Ok(next));
+                        return Ok(self.push(Inst::Tuple(Vec::new()), Ty::Tuple(Vec::new()), span));
                     }
                     if self.fixed_len.contains(&buf) {
                         return self.unsupported(&call.method, msg::PUSH_ON_FIXED);

@@ -695,6 +695,35 @@ impl Lower<'_> {
         })())
     }
 
+    /// `let mut v = Vec::new();` in a loop or a branch, filled by the `for`
+    /// after it with one `push` per iteration (`filler`): a buffer of that
+    /// loop's trip count made before the outermost region, as `vec![…; n]`
+    /// in a loop is, its elements written in order where the pushes are.
+    /// The position of the next push is a hidden local the loops of the
+    /// block carry.
+    pub(super) fn counted_buffer(
+        &mut self,
+        init: &Expr,
+        filler: &syn::ExprForLoop,
+    ) -> super::Lowered {
+        let span = init.span();
+        let chain = match self.chain_of(&filler.expr) {
+            Some(chain) => chain?,
+            None => return self.unsupported(init, msg::BUFFER_IN_REGION),
+        };
+        if !chain.filters.is_empty() {
+            return self.unsupported(init, msg::BUFFER_IN_REGION);
+        }
+        let count = self.chain_count(&chain, span);
+        let buf = self.hoisted_buf(init, None, Ty::Float, count, None, span)?;
+        let key = self.hidden_name("position");
+        let zero = self.usize_lit(0, span);
+        self.bind(&key, Ok(zero));
+        self.pending_mutations.push(key.clone());
+        self.positional.insert(buf, key);
+        Ok(buf)
+    }
+
     /// `chain.reduce(f)`, `max_by(cmp)`, `min_by(cmp)`, then `.unwrap()`,
     /// `.expect(msg)` or `.unwrap_or(v)`: the first item, folded with the
     /// rest. When the chain is empty, `unwrap` and `expect` panic as they

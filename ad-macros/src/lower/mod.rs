@@ -144,6 +144,8 @@ pub(crate) fn body(cx: &Ctxt, func: &ItemFn, sig: &Signature) -> Option<Function
         grown: Default::default(),
         pending_mutations: Vec::new(),
         let_is_buffer: false,
+        filled_by: None,
+        positional: HashMap::new(),
         returned: match (&sig.output_ty, func.block.stmts.last()) {
             (Ty::Buf(_), Some(Stmt::Expr(tail, None))) => expr::local_name(tail),
             _ => None,
@@ -217,6 +219,13 @@ struct Lower<'a> {
     let_is_buffer: bool,
     /// The variable the body returns, when it returns a buffer.
     returned: Option<String>,
+    /// Set by [`Lower::stmt_among`] for `let mut v = Vec::new();` in a loop
+    /// or a branch followed by a `for` that pushes onto `v` once per
+    /// iteration: that loop.
+    filled_by: Option<syn::ExprForLoop>,
+    /// Buffers made for such a `let` (see [`Lower::counted_buffer`]), each
+    /// with the hidden local holding the position of its next `push`.
+    positional: HashMap<Value, String>,
 }
 
 impl Lower<'_> {
@@ -336,7 +345,11 @@ impl Lower<'_> {
     /// `want_value` (otherwise the tail is lowered as a statement).
     fn block(&mut self, block: &Block, want_value: bool) -> Result<Option<Value>, Poison> {
         self.scopes.push(Scope::default());
+        // The positions of buffers filled by pushes (`counted_buffer`) are
+        // carried by the loops of this block only.
+        let n_pending = self.pending_mutations.len();
         let tail = self.stmts(&block.stmts, want_value);
+        self.pending_mutations.truncate(n_pending);
         self.scopes.pop();
         tail
     }
@@ -478,7 +491,14 @@ impl Lower<'_> {
             }),
             _ => false,
         };
+        self.filled_by = match (stmt, stmts.get(index + 1)) {
+            (Stmt::Local(local), Some(next)) if self.builder.depth() > 0 => {
+                filled_by_next(local, next)
+            }
+            _ => None,
+        };
         self.stmt(stmt);
+        self.filled_by = None;
     }
 
     fn stmt(&mut self, stmt: &Stmt) {
@@ -631,6 +651,15 @@ impl Lower<'_> {
                 Ok(closure) => self.bind_special(name, Special::Closure(closure)),
                 Err(Poison) => self.bind(name, Err(Poison)),
             }
+            return;
+        }
+        // `let mut v = Vec::new();` in a loop, filled by the `for` after it.
+        if let (Some(name), Some(filler)) = (&name, self.filled_by.take()) {
+            let value = self.counted_buffer(&init.expr, &filler);
+            if let Ok(value) = value {
+                self.name(value, name);
+            }
+            self.bind(name, value);
             return;
         }
         // `let v = g(&x);` where `v` is used as a buffer (or annotated as
@@ -934,4 +963,70 @@ fn buffer_names(stmt: &Stmt) -> std::collections::HashSet<String> {
     let mut uses = Uses::default();
     uses.visit_stmt(stmt);
     uses.0
+}
+
+/// The `for` that fills the buffer a `let` makes empty (`Vec::new()`,
+/// `Vec::with_capacity(n)`, `vec![]`), if `next` is one that pushes onto it
+/// once per iteration: `v.push(e);` is a statement of its body, `v` is named
+/// nowhere else in it, and nothing leaves the loop early.
+fn filled_by_next(local: &Local, next: &Stmt) -> Option<syn::ExprForLoop> {
+    let name = bound_name(&local.pat)?;
+    let init = &local.init.as_ref()?.expr;
+    let empty = match strip_parens(init) {
+        Expr::Call(call) => {
+            let Expr::Path(path) = &*call.func else {
+                return None;
+            };
+            let segments: Vec<String> = path
+                .path
+                .segments
+                .iter()
+                .map(|segment| segment.ident.to_string())
+                .collect();
+            matches!(
+                (segments.as_slice(), call.args.len()),
+                ([vec, new], 0) if vec == "Vec" && new == "new"
+            ) || matches!(
+                (segments.as_slice(), call.args.len()),
+                ([vec, with], 1) if vec == "Vec" && with == "with_capacity"
+            )
+        }
+        Expr::Macro(mac) => mac.mac.path.is_ident("vec") && mac.mac.tokens.is_empty(),
+        _ => false,
+    };
+    let Stmt::Expr(Expr::ForLoop(for_loop), _) = next else {
+        return None;
+    };
+    if !empty || for_loop.label.is_some() || exits::Exits::of_stmt(next).any() {
+        return None;
+    }
+    let pushes = for_loop
+        .body
+        .stmts
+        .iter()
+        .filter(|stmt| {
+            matches!(stmt, Stmt::Expr(Expr::MethodCall(call), _)
+                if call.method == "push"
+                    && expr::local_name(&call.receiver).as_deref() == Some(name.as_str()))
+        })
+        .count();
+    let mentions = quote::ToTokens::to_token_stream(&for_loop.body)
+        .into_iter()
+        .flat_map(flatten_tokens)
+        .filter(|ident| *ident == name)
+        .count();
+    (pushes == 1 && mentions == 1).then(|| for_loop.clone())
+}
+
+/// The identifiers in a token tree, at any depth.
+fn flatten_tokens(tree: proc_macro2::TokenTree) -> Vec<String> {
+    match tree {
+        proc_macro2::TokenTree::Ident(ident) => vec![ident.to_string()],
+        proc_macro2::TokenTree::Group(group) => group
+            .stream()
+            .into_iter()
+            .flat_map(flatten_tokens)
+            .collect(),
+        _ => Vec::new(),
+    }
 }
