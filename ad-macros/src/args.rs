@@ -19,6 +19,8 @@ pub(crate) struct Args {
     jvp: bool,
     /// `hvp` was named.
     hvp: bool,
+    /// `print`: show the generated functions at compile time.
+    pub(crate) print: bool,
 }
 
 impl Args {
@@ -47,6 +49,16 @@ fn parse_args(input: ParseStream<'_>) -> syn::Result<Args> {
     let mut args = Args::default();
     while !input.is_empty() {
         let key: Ident = input.parse()?;
+        if key == "print" {
+            if args.print {
+                return Err(syn::Error::new(key.span(), msg::MODE_TWICE));
+            }
+            args.print = true;
+            if !input.is_empty() {
+                input.parse::<Token![,]>()?;
+            }
+            continue;
+        }
         if key == "vjp" || key == "jvp" || key == "hvp" {
             let flag = if key == "vjp" {
                 &mut args.vjp

@@ -67,9 +67,9 @@ impl Drop for Ctxt {
 /// The messages, one function per mistake. Lowercase, Rust syntax in backticks:
 /// what is not supported, then what to write instead.
 pub(crate) mod msg {
-    pub(crate) const ATTR_ARGS: &str = "unknown argument to `#[differentiate]`; it takes the modes `vjp`, `jvp` and `hvp` and `wrt(a, b, …)`, e.g. `#[differentiate(vjp, jvp, wrt(a))]`";
+    pub(crate) const ATTR_ARGS: &str = "unknown argument to `#[differentiate]`; it takes the modes `vjp`, `jvp` and `hvp`, `wrt(a, b, …)`, and `print` (to see the generated code), e.g. `#[differentiate(vjp, jvp, wrt(a))]`";
     pub(crate) const MODE_TWICE: &str =
-        "this mode is named twice; name each of `vjp`, `jvp` and `hvp` once";
+        "this argument is given twice; name each of `vjp`, `jvp`, `hvp` and `print` once";
     pub(crate) const WRT_TWICE: &str =
         "`wrt` is given twice; list all the parameters in one `wrt(a, b, …)`";
     pub(crate) const WRT_SYNTAX: &str =

@@ -73,7 +73,38 @@ pub(crate) fn differentiate(args: TokenStream, input: TokenStream) -> TokenStrea
     // docs/supported.md.)
     let mut original = item.clone();
     original.attrs.push(syn::parse_quote!(#[allow(dead_code)]));
-    quote!(#original #generated)
+    let shown = modes.print.then(|| print(&item, &generated));
+    quote!(#original #generated #shown)
+}
+
+/// `#[differentiate(print)]`: the generated functions, formatted, shown at
+/// compile time as the note of a deprecation warning (the one message a
+/// macro can make rustc print on stable Rust without failing the build).
+fn print(item: &ItemFn, generated: &TokenStream) -> TokenStream {
+    let text = match syn::parse2::<syn::File>(generated.clone()) {
+        Ok(mut file) => {
+            // The lints generated functions allow are noise to a reader.
+            for item in &mut file.items {
+                if let syn::Item::Fn(function) = item {
+                    function.attrs.retain(|attr| !attr.path().is_ident("allow"));
+                }
+            }
+            prettyplease::unparse(&file)
+        }
+        Err(_) => generated.to_string(),
+    };
+    let note = format!(
+        "`#[differentiate(print)]` on `{}` generated:\n\n{text}\n(remove `print` to silence this)",
+        item.sig.ident
+    );
+    let span = item.sig.ident.span();
+    quote::quote_spanned! {span=>
+        const _: () = {
+            #[deprecated(note = #note)]
+            struct Expansion;
+            let _ = Expansion;
+        };
+    }
 }
 
 /// `_vjp` and the split API.

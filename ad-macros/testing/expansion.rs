@@ -957,3 +957,30 @@ check_hvp!(
     "hvp",
     "fn f(xs: &[f64], c: f64) -> f64 { let mut p = c; for i in 0..xs.len() { p = (p * xs[i]).tanh(); } p }"
 );
+
+/// `print` shows the generated functions, formatted, as a deprecation note
+/// rustc prints, and changes nothing else.
+#[test]
+fn print_shows_the_generated_functions() {
+    let item = "fn f(x: f64, y: f64) -> f64 { let s = x * y; s.sin() + s * x }";
+    let printed = expanded("vjp, jvp, print", item);
+    let plain = expanded("vjp, jvp", item);
+    let note_start = printed.find("#[deprecated(").expect("a deprecation note");
+    let note = &printed[note_start..];
+    for shown in [
+        "fn f_vjp(x: f64, y: f64, d_out: f64)",
+        "fn f_jvp(",
+        "let d_s =",
+    ] {
+        assert!(note.contains(shown), "the note shows `{shown}`:\n{note}");
+    }
+    assert!(!note.contains("unused_variables"), "the lints are left out");
+    // Everything before the note is the expansion without `print`.
+    assert_eq!(
+        printed[..note_start]
+            .trim_end()
+            .trim_end_matches("const _: () = {")
+            .trim_end(),
+        plain.trim_end()
+    );
+}
