@@ -73,6 +73,8 @@
 //!   gradient is a struct, with the in-place arithmetic and flat view optimisers use;
 //! - [`optim`], SGD with momentum and Adam over any [`Tangent`], allocating nothing
 //!   per step;
+//! - [`parallel`], the gradient of a sum over a batch on several threads, the
+//!   same bits for any number of threads;
 //! - [`jacobian`], dense Jacobians (by `_jvp` columns or `_vjp` rows, the cheaper
 //!   for the shape), Hessians and Hessian diagonals (from `_hvp`).
 
@@ -90,6 +92,7 @@ pub mod float;
 pub mod jacobian;
 pub mod linalg;
 pub mod optim;
+pub mod parallel;
 mod pool;
 mod reads;
 pub mod rules;
