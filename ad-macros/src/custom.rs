@@ -85,8 +85,10 @@ pub(crate) fn custom_vjp(args: TokenStream, input: TokenStream) -> TokenStream {
     match (cx.check(), rule) {
         (Ok(()), Some(rule)) => {
             let vjp = vjp(&item, &sig, &rule);
-            let forward = forward(&item, &sig, &rule);
-            quote!(#item #vjp #forward)
+            // What callers call (see `emit::Entry`) is the same function.
+            let all = forward(&item, &sig, &rule, emit::Entry::All);
+            let forward = forward(&item, &sig, &rule, emit::Entry::Forward);
+            quote!(#item #vjp #forward #all)
         }
         (Err(error), _) => {
             let error = error.to_compile_error();
@@ -212,9 +214,9 @@ fn vjp(item: &ItemFn, sig: &Signature, rule: &syn::Path) -> TokenStream {
     }
 }
 
-fn forward(item: &ItemFn, sig: &Signature, rule: &syn::Path) -> TokenStream {
+fn forward(item: &ItemFn, sig: &Signature, rule: &syn::Path, entry: emit::Entry) -> TokenStream {
     let pullback_ty = emit::pullback_trait(sig);
-    let header = emit::forward_header(item, sig, &pullback_ty);
+    let header = emit::forward_header(item, sig, &pullback_ty, entry);
     let binding = rule_binding(sig, rule);
     let out = emit::ident(&fresh_out(sig), sig.ident.span()).to_token_stream();
     let params = emit::pullback_params(sig);

@@ -113,12 +113,33 @@ fn reverse_mode(item: &ItemFn, stages: &Stages) -> TokenStream {
     // A method has no split API: its pullback could not take `self`
     // again, and calls of methods are not differentiated.
     let is_method = stages.sig.params.iter().any(|param| param.is_receiver());
+    // `f_forward` honours `wrt` as `_vjp` does; callers call
+    // `f_forward_all`, with every float parameter active.
     let forward = (!is_method).then(|| {
-        let (sig, vjp, primal_len) = match &stages.all_active {
-            Some(all_active) => (&all_active.0, &all_active.1, all_active.2),
-            None => (&stages.sig, &stages.unfused, stages.primal.insts.len()),
+        let primal_len = stages.primal.insts.len();
+        let forward = emit::forward(
+            item,
+            &stages.sig,
+            &stages.unfused,
+            primal_len,
+            emit::Entry::Forward,
+        );
+        // Without `wrt` the two are the same function; written twice, since
+        // one cannot call the other by a path that works both for a free
+        // function (`f_forward`) and an associated one (`Self::f_forward`).
+        let all = match &stages.all_active {
+            Some((sig, vjp, primal_len)) => {
+                emit::forward(item, sig, vjp, *primal_len, emit::Entry::All)
+            }
+            None => emit::forward(
+                item,
+                &stages.sig,
+                &stages.unfused,
+                primal_len,
+                emit::Entry::All,
+            ),
         };
-        emit::forward(item, sig, vjp, primal_len)
+        quote!(#forward #all)
     });
     quote!(#vjp #forward)
 }

@@ -672,3 +672,91 @@ fn a_callee_in_a_while_loop() {
     let (_, pullback) = halvings_forward(20.0);
     assert_close(&[pullback(1.0), pullback(2.0)], &[1.0 / 64.0, 2.0 / 64.0]);
 }
+
+// ---------------------------------------------------------------------------
+// The split API honours `wrt` as `_vjp` does (issue 22): each combination of
+// active and constant scalars and buffers; callers still get every adjoint.
+
+// Through `macro_rules!`, generated functions this test does not call are
+// reported as unused.
+#[allow(dead_code)]
+mod split_wrt {
+    use ad_runtime::differentiate;
+
+    /// The function under every `wrt`.
+    macro_rules! model {
+        ($name:ident, $($wrt:tt)*) => {
+            #[differentiate($($wrt)*)]
+            pub(super) fn $name(a: f64, b: f64, xs: &[f64], ys: &[f64]) -> f64 {
+                xs.iter().zip(ys).map(|(x, y)| (a * x - y).powi(2)).sum::<f64>() * b.exp()
+            }
+        };
+    }
+    model!(all,);
+    model!(scalar_a, wrt(a));
+    model!(buffer_xs, wrt(xs));
+    model!(mixed, wrt(b, ys));
+
+    /// A caller of the `wrt` versions: it gets every adjoint through
+    /// `_forward_all`.
+    #[differentiate]
+    pub(super) fn caller(a: f64, b: f64, xs: &[f64], ys: &[f64]) -> f64 {
+        scalar_a(a, b, xs, ys) + buffer_xs(a, b, xs, ys) + mixed(a, b, xs, ys)
+    }
+}
+
+#[test]
+fn the_split_api_honours_wrt() {
+    use split_wrt::*;
+    let (a, b) = (0.7, -0.3);
+    let xs = [0.5, -1.0, 2.0];
+    let ys = [1.5, 0.25, -0.5];
+    let (out, d_a, d_b) = {
+        let (mut d_xs, mut d_ys) = ([0.0; 3], [0.0; 3]);
+        let (out, d_a, d_b) = all_vjp(a, b, &xs, &mut d_xs, &ys, &mut d_ys, 1.0);
+        assert_eq!(
+            all_vjp(a, b, &xs, &mut [0.0; 3], &ys, &mut [0.0; 3], 1.0).0,
+            out
+        );
+        (out, d_a, d_b)
+    };
+    let (mut all_xs, mut all_ys) = ([0.0; 3], [0.0; 3]);
+    all_vjp(a, b, &xs, &mut all_xs, &ys, &mut all_ys, 1.0);
+
+    // wrt(a): the pullback takes the buffers as they are, returns d_a.
+    let (o, pullback) = scalar_a_forward(a, b, &xs, &ys);
+    assert_eq!(o, out);
+    assert_eq!(pullback(&xs, &ys, 1.0), d_a);
+    assert_eq!(scalar_a_vjp(a, b, &xs, &ys, 1.0), (out, d_a));
+
+    // wrt(xs): a shadow for xs only, no float adjoint.
+    let (o, pullback) = buffer_xs_forward(a, b, &xs, &ys);
+    assert_eq!(o, out);
+    let mut d_xs = [0.0; 3];
+    pullback(&xs, &mut d_xs, &ys, 1.0);
+    assert_eq!(d_xs, all_xs);
+
+    // wrt(b, ys): d_b returned, ys's adjoint added into its shadow.
+    let (o, pullback) = mixed_forward(a, b, &xs, &ys);
+    assert_eq!(o, out);
+    let mut d_ys = [0.0; 3];
+    assert_eq!(pullback(&xs, &ys, &mut d_ys, 1.0), d_b);
+    assert_eq!(d_ys, all_ys);
+
+    // Without `wrt`, everything.
+    let (o, pullback) = all_forward(a, b, &xs, &ys);
+    assert_eq!(o, out);
+    let (mut d_xs, mut d_ys) = ([0.0; 3], [0.0; 3]);
+    assert_eq!(pullback(&xs, &mut d_xs, &ys, &mut d_ys, 1.0), (d_a, d_b));
+    assert_eq!((d_xs, d_ys), (all_xs, all_ys));
+
+    // A caller of the three `wrt` versions gets three times every adjoint.
+    let (mut c_xs, mut c_ys) = ([0.0; 3], [0.0; 3]);
+    let (c_out, c_a, c_b) = caller_vjp(a, b, &xs, &mut c_xs, &ys, &mut c_ys, 1.0);
+    assert_eq!(c_out, 3.0 * out);
+    assert!((c_a - 3.0 * d_a).abs() < 1e-12 && (c_b - 3.0 * d_b).abs() < 1e-12);
+    for k in 0..3 {
+        assert!((c_xs[k] - 3.0 * all_xs[k]).abs() < 1e-12);
+        assert!((c_ys[k] - 3.0 * all_ys[k]).abs() < 1e-12);
+    }
+}

@@ -31,7 +31,7 @@ pub(crate) use header::{header, hvp_header, jvp_header, jvp_params};
 #[cfg(test)]
 pub(crate) use hoist::Plan;
 pub(crate) use split::{
-    adjoint_types, forward, forward_header, pullback_params, pullback_trait, shared,
+    Entry, adjoint_types, forward, forward_header, pullback_params, pullback_trait, shared,
 };
 
 use std::collections::{HashMap, HashSet};

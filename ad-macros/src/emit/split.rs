@@ -36,9 +36,10 @@ pub(crate) fn forward(
     sig: &Signature,
     func: &Function,
     primal_len: usize,
+    entry: Entry,
 ) -> TokenStream {
     let pullback_ty = pullback_trait(sig);
-    let header = forward_header(item, sig, &pullback_ty);
+    let header = forward_header(item, sig, &pullback_ty, entry);
     let mut emitter = Emitter::new(func);
     emitter.split = Some(Mode {
         pullback_ty: pullback_ty.clone(),
@@ -51,22 +52,51 @@ pub(crate) fn forward(
     }
 }
 
-/// `f_forward`'s name: `f` followed by `_forward`.
-pub(crate) fn forward_ident(sig: &Signature) -> Ident {
-    Ident::new(&format!("{}_forward", sig.ident.unraw()), sig.ident.span())
+/// Which split entry point: the user's `f_forward`, which honours `wrt` as
+/// `_vjp` does, or `f_forward_all`, with every float parameter active,
+/// which the generated code of callers calls (a caller may pass active
+/// values anywhere).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Entry {
+    Forward,
+    All,
 }
 
-/// Attributes and signature of `f_forward`.
+impl Entry {
+    /// What the entry's name appends to the function's.
+    pub(crate) fn suffix(self) -> &'static str {
+        match self {
+            Entry::Forward => "_forward",
+            Entry::All => "_forward_all",
+        }
+    }
+}
+
+/// `f_forward`'s name (or `f_forward_all`'s): `f` followed by the suffix.
+pub(crate) fn forward_ident(sig: &Signature, entry: Entry) -> Ident {
+    Ident::new(
+        &format!("{}{}", sig.ident.unraw(), entry.suffix()),
+        sig.ident.span(),
+    )
+}
+
+/// Attributes and signature of `f_forward` (or `f_forward_all`).
 pub(crate) fn forward_header(
     item: &ItemFn,
     sig: &Signature,
     pullback_ty: &TokenStream,
+    entry: Entry,
 ) -> TokenStream {
     let vis = &item.vis;
     let generics = &item.sig.generics;
     let where_clause = &generics.where_clause;
     let cfgs = item.attrs.iter().filter(|attr| attr.path().is_ident("cfg"));
-    let name = forward_ident(sig);
+    let name = forward_ident(sig, entry);
+    let hidden = (entry == Entry::All).then(|| {
+        quote! {
+            #[doc(hidden)]
+        }
+    });
     let params = sig.params.iter().map(|param| {
         let ident = ident(&param.name, param.span);
         let ty = &param.ty;
@@ -92,6 +122,7 @@ pub(crate) fn forward_header(
     let float_param = &sig.float_param;
     quote! {
         #(#[doc = #doc])*
+        #hidden
         #(#cfgs)*
         #allows
         #[allow(clippy::type_complexity)]

@@ -130,7 +130,7 @@ impl Lower<'_> {
         let callee = u32::try_from(user_calls.len()).expect("fewer than 2³² calls");
         user_calls.push(UserCall {
             path: func.path.clone(),
-            suffix: "_forward",
+            suffix: "_forward_all",
         });
         let output_ty = match returns {
             Returns::Tuple(n) => Ty::Tuple(vec![Ty::Float; n]),
