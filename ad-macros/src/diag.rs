@@ -250,7 +250,7 @@ pub(crate) mod msg {
 
     pub(crate) fn buffer_method(method: &str) -> String {
         format!(
-            "`.{method}()` is not supported on buffers by `#[differentiate]` yet; the supported buffer operations are indexing `xs[i]`, `.len()`, `.push(x)`, `.to_vec()`, `.clone()`, slicing `&xs[a..b]`, `.first()`/`.last()` taken out with `.unwrap()`, `.expect(…)` or `.unwrap_or(…)`, and iterators (`.iter()`, `.windows(k)`, `.chunks(k)` with adapters and consumers such as `.map(…).sum()`)"
+            "`.{method}()` is not supported on buffers by `#[differentiate]` yet; the supported buffer operations are indexing `xs[i]`, `.len()`, `.push(x)`, `.swap(i, j)`, `.to_vec()`, `.clone()`, slicing `&xs[a..b]`, `.first()`/`.last()` taken out with `.unwrap()`, `.expect(…)` or `.unwrap_or(…)`, and iterators (`.iter()`, `.windows(k)`, `.chunks(k)` with adapters and consumers such as `.map(…).sum()`)"
         )
     }
 

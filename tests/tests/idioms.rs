@@ -2225,3 +2225,39 @@ mod temporaries_filled_in_loops {
         assert_close(&grad, &expected);
     }
 }
+
+mod element_swaps {
+    use super::*;
+
+    /// Bubble sort with `swap`, then the smallest twice plus the largest.
+    #[differentiate(vjp, jvp)]
+    fn extremes_by_sorting(xs: &[f64]) -> f64 {
+        let mut v = xs.to_vec();
+        for i in 0..v.len() {
+            for j in 0..v.len() - 1 - i {
+                if v[j] > v[j + 1] {
+                    v.swap(j, j + 1);
+                }
+            }
+        }
+        v[0] * 2.0 + v[v.len() - 1] * v[1]
+    }
+
+    #[test]
+    fn swap_moves_values_and_their_adjoints() {
+        let grad = check_slice(
+            extremes_by_sorting,
+            extremes_by_sorting_vjp,
+            extremes_by_sorting_jvp,
+            &X,
+        );
+        let mut sorted: Vec<(f64, usize)> = X.iter().copied().zip(0..).collect();
+        sorted.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let (min, second, max) = (sorted[0], sorted[1], sorted[X.len() - 1]);
+        let mut expected = vec![0.0; X.len()];
+        expected[min.1] += 2.0;
+        expected[max.1] += second.0;
+        expected[second.1] += max.0;
+        assert_close(&grad, &expected);
+    }
+}

@@ -595,6 +595,18 @@ impl Lower<'_> {
                     let zero = self.int_lit(0, span);
                     Ok(self.binary(BinOp::Eq, len, zero, span))
                 }
+                // `v.swap(i, j)`: both read, then both written, as `swap`
+                // does (and panicking where it would).
+                ("swap", 2) => {
+                    let i = self.expr(&call.args[0]);
+                    let j = self.expr(&call.args[1]);
+                    let (i, j) = (i?, j?);
+                    let a = self.load(buf, i, span);
+                    let b = self.load(buf, j, span);
+                    self.write_element((buf, i), None, b, span);
+                    self.write_element((buf, j), None, a, span);
+                    Ok(self.push(Inst::Tuple(Vec::new()), Ty::Tuple(Vec::new()), span))
+                }
                 ("push", 1) => {
                     if self.builder.func().is_param(buf) {
                         return self.unsupported(&call.method, msg::PUSH_ON_PARAM);
