@@ -42,6 +42,7 @@ pub(crate) fn custom_jvp(args: TokenStream, input: TokenStream) -> TokenStream {
     match (cx.check(), rule) {
         (Ok(()), Some(rule)) => {
             let header = emit::jvp_header(&item, &sig);
+            let all_header = emit::jvp_header_named(&item, &sig, true);
             let (names, types): (Vec<_>, Vec<_>) = emit::jvp_params(&sig).into_iter().unzip();
             let names = names.into_iter().map(|name| {
                 // `&self` is passed on as `self`.
@@ -57,9 +58,15 @@ pub(crate) fn custom_jvp(args: TokenStream, input: TokenStream) -> TokenStream {
             let binding = quote_spanned! {span=>
                 let rule: fn(#(#types),*) #returned = #rule;
             };
+            let names: Vec<TokenStream> = names.collect();
+            // `_jvp_all`, which callers call, is the same (see `emit::Entry`).
             quote! {
                 #item
                 #header {
+                    #binding
+                    rule(#(#names),*)
+                }
+                #all_header {
                     #binding
                     rule(#(#names),*)
                 }

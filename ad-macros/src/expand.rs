@@ -43,7 +43,20 @@ pub(crate) fn differentiate(args: TokenStream, input: TokenStream) -> TokenStrea
     }
     if modes.wants_jvp() {
         match forward_mode(args.clone(), &item, applied_twice.take()) {
-            Ok((sig, jvp)) => generated.extend(emit::jvp(&item, &sig, &jvp)),
+            Ok((sig, jvp)) => {
+                generated.extend(emit::jvp(&item, &sig, &jvp, false));
+                // What the `_jvp` of callers call: every float active. With
+                // `wrt`, another differentiation; without, the same
+                // function written twice (see `emit::Entry`).
+                let all = if modes.wrt.is_some() {
+                    forward_mode(TokenStream::new(), &item, None).ok()
+                } else {
+                    Some((sig, jvp))
+                };
+                if let Some((sig, jvp)) = all {
+                    generated.extend(emit::jvp(&item, &sig, &jvp, true));
+                }
+            }
             Err(failed) => {
                 let header = emit::jvp_header(&item, &failed.0);
                 let vjp = modes.wants_vjp().then(|| generated.clone());

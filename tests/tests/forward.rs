@@ -494,3 +494,37 @@ fn jacobians_by_columns_and_by_rows_agree() {
         }
     }
 }
+
+/// A callee with `wrt`: its `_jvp` takes a tangent for `x` only, and callers
+/// call its all-active twin.
+#[differentiate(vjp, jvp, wrt(x))]
+fn scaled(x: f64, k: f64) -> f64 {
+    (k * x).sin()
+}
+
+#[differentiate(vjp, jvp)]
+fn calls_scaled(x: f64, k: f64) -> f64 {
+    scaled(x, k) * scaled(k, x)
+}
+
+#[test]
+fn callees_with_wrt_are_called_with_every_tangent() {
+    let (out, t) = scaled_jvp(0.3, 1.0, 2.0);
+    assert_eq!(out, scaled(0.3, 2.0));
+    assert_close(&[t], &[2.0 * 0.6_f64.cos()]);
+    let point = [0.3, 2.0];
+    let grad = check_scalar(
+        |p| calls_scaled(p[0], p[1]),
+        |p, seed| {
+            let (out, d_x, d_k) = calls_scaled_vjp(p[0], p[1], seed);
+            (out, vec![d_x, d_k])
+        },
+        &point,
+    );
+    check_jvp(
+        |p| calls_scaled(p[0], p[1]),
+        |p, u| calls_scaled_jvp(p[0], u[0], p[1], u[1]),
+        &grad,
+        &point,
+    );
+}

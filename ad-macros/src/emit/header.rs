@@ -102,11 +102,23 @@ pub(crate) fn header(item: &ItemFn, sig: &Signature) -> TokenStream {
 /// tangent, returning the output followed by its tangent. Shared with the
 /// fallback stub, like [`header`].
 pub(crate) fn jvp_header(item: &ItemFn, sig: &Signature) -> TokenStream {
+    jvp_header_named(item, sig, false)
+}
+
+/// The header of `_jvp`, or with `all` of `_jvp_all`: the hidden twin with
+/// every float parameter active that the `_jvp` of callers call (as
+/// `_forward_all` is for `_forward`).
+pub(crate) fn jvp_header_named(item: &ItemFn, sig: &Signature, all: bool) -> TokenStream {
     let vis = &item.vis;
     let generics = &item.sig.generics;
     let where_clause = &generics.where_clause;
     let cfgs = item.attrs.iter().filter(|attr| attr.path().is_ident("cfg"));
-    let jvp_ident = sig.jvp_ident();
+    let jvp_ident = if all {
+        Ident::new(&format!("{}_jvp_all", sig.ident.unraw()), sig.ident.span())
+    } else {
+        sig.jvp_ident()
+    };
+    let hidden = all.then(|| quote!(#[doc(hidden)]));
     let tangents = crate::jvp::tangent_names(sig);
     let params = sig.params.iter().zip(&tangents).map(|(param, tangent)| {
         let tangent = tangent.as_ref().map(|name| {
@@ -153,6 +165,7 @@ pub(crate) fn jvp_header(item: &ItemFn, sig: &Signature) -> TokenStream {
     let allows = allows();
     quote! {
         #(#[doc = #doc])*
+        #hidden
         #(#cfgs)*
         #allows
         #vis fn #jvp_ident #generics (#(#params)*) #ret #where_clause

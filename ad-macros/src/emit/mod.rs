@@ -27,7 +27,7 @@ mod names;
 mod split;
 mod stmts;
 
-pub(crate) use header::{header, hvp_header, jvp_header, jvp_params};
+pub(crate) use header::{header, hvp_header, jvp_header, jvp_header_named, jvp_params};
 #[cfg(test)]
 pub(crate) use hoist::Plan;
 pub(crate) use split::{
@@ -52,9 +52,10 @@ pub(crate) fn vjp(item: &ItemFn, sig: &Signature, func: &Function) -> TokenStrea
     function(header(item, sig), func)
 }
 
-/// The generated `_jvp` function.
-pub(crate) fn jvp(item: &ItemFn, sig: &Signature, func: &Function) -> TokenStream {
-    function(jvp_header(item, sig), func)
+/// The generated `_jvp` function (with `all`, its all-active twin
+/// `_jvp_all`).
+pub(crate) fn jvp(item: &ItemFn, sig: &Signature, func: &Function, all: bool) -> TokenStream {
+    function(jvp_header_named(item, sig, all), func)
 }
 
 /// The generated `_hvp` function.

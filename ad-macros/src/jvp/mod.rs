@@ -110,7 +110,7 @@ impl<'a> Forward<'a> {
         mode: Derivative,
     ) -> Self {
         let suffix = match mode {
-            Derivative::Jvp => "_jvp",
+            Derivative::Jvp => "_jvp_all",
             Derivative::Hvp => "_hvp",
         };
         let mut builder = Builder::new(format!("{}{suffix}", primal.name));
