@@ -2261,3 +2261,33 @@ mod element_swaps {
         assert_close(&grad, &expected);
     }
 }
+
+mod buffers_chosen_by_a_branch {
+    use super::*;
+
+    /// `let w = if … { &a } else { &b[1..] };`: the chosen buffer (a copy).
+    #[differentiate(vjp, jvp)]
+    fn chosen(a: &[f64], b: &[f64]) -> f64 {
+        let w = if a[0] > b[0] { a } else { &b[1..] };
+        w.iter().map(|x| x * x).sum::<f64>() + w[0]
+    }
+
+    #[test]
+    fn the_adjoint_goes_to_the_chosen_buffer() {
+        // X[0] = 0.3 > Y[0] = 1.1 is false: w = Y[1..].
+        let grad = check_pair(chosen, chosen_vjp, chosen_jvp, &X, &Y);
+        let n = X.len();
+        let mut expected = vec![0.0; 2 * n];
+        for i in 1..n {
+            expected[n + i] = 2.0 * Y[i];
+        }
+        expected[n + 1] += 1.0;
+        assert_close(&grad, &expected);
+        // The other branch: w = a.
+        let grad = check_pair(chosen, chosen_vjp, chosen_jvp, &Y, &X);
+        let mut expected: Vec<f64> = Y.iter().map(|y| 2.0 * y).collect();
+        expected[0] += 1.0;
+        expected.extend(vec![0.0; n]);
+        assert_close(&grad, &expected);
+    }
+}

@@ -306,6 +306,72 @@ impl Lower<'_> {
         Ok(copy)
     }
 
+    /// `let w = if c { &a } else { &b[1..] };` at the top level of the body:
+    /// a buffer is never chosen by a branch, so `w` is a copy of the chosen
+    /// one, filled in its branch (its shadow's adjoints go back to the
+    /// chosen buffer's). `None` if `expr` is not an `if` choosing between
+    /// buffers or sub-slices.
+    pub(super) fn chosen_buffer(&mut self, expr: &Expr) -> Option<Lowered> {
+        let Expr::If(if_expr) = expr else {
+            return None;
+        };
+        let Some((_, Expr::Block(els))) = &if_expr.else_branch.as_ref().map(|(e, els)| (e, &**els))
+        else {
+            return None;
+        };
+        let tail = |block: &syn::Block| match block.stmts.as_slice() {
+            [syn::Stmt::Expr(tail, None)] => Some(tail.clone()),
+            _ => None,
+        };
+        let (then_tail, else_tail) = (tail(&if_expr.then_branch)?, tail(&els.block)?);
+        if self.builder.depth() > 0
+            || !self.names_a_buffer(&then_tail)
+            || !self.names_a_buffer(&else_tail)
+        {
+            return None;
+        }
+        let span = expr.span();
+        let copy = self.new_buf(NewBuf::Empty { capacity: None }, Ty::Float, span);
+        let cond = self.expr(&if_expr.cond);
+        let fill = |this: &mut Self, chosen: &Expr| -> Result<Option<Value>, Poison> {
+            let view = this.view_or_buffer(chosen).unwrap_or(Err(Poison))?;
+            let end = this.int_op(BinOp::Add, view.start, view.len, span);
+            this.index_loop(view.start, end, span, |this, index| {
+                let x = this.load(view.buf, index, span);
+                this.push_elem(copy, x, span);
+            })?;
+            Ok(None)
+        };
+        Some(
+            self.branch(
+                cond,
+                false,
+                span,
+                |this| fill(this, &then_tail),
+                |this| fill(this, &else_tail),
+            )
+            .map(|_| copy),
+        )
+    }
+
+    /// Whether `expr` names a buffer the function has: `a`, `&a`, `&a[r]`.
+    fn names_a_buffer(&self, expr: &Expr) -> bool {
+        let base = match expr {
+            Expr::Reference(reference) if reference.mutability.is_none() => {
+                match &*reference.expr {
+                    Expr::Index(index) => &*index.expr,
+                    inner => inner,
+                }
+            }
+            Expr::Path(_) => expr,
+            _ => return false,
+        };
+        super::expr::local_name(base).is_some_and(|name| {
+            self.element(&name).is_none()
+                && matches!(self.lookup(&name), Some(Ok(value)) if matches!(self.builder.func().ty(value), Ty::Buf(_)))
+        })
+    }
+
     /// `xs[i]`.
     pub(super) fn index(&mut self, expr: &ExprIndex) -> Lowered {
         let (buf, index) = self.element_at(expr)?;

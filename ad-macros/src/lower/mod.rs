@@ -653,6 +653,16 @@ impl Lower<'_> {
             }
             return;
         }
+        // `let w = if c { &a } else { &b };`: a copy of the chosen buffer.
+        if let Some(name) = &name
+            && let Some(value) = self.chosen_buffer(strip_parens(&init.expr))
+        {
+            if let Ok(value) = value {
+                self.name(value, name);
+            }
+            self.bind(name, value);
+            return;
+        }
         // `let mut v = Vec::new();` in a loop, filled by the `for` after it.
         if let (Some(name), Some(filler)) = (&name, self.filled_by.take()) {
             let value = self.counted_buffer(&init.expr, &filler);
