@@ -298,12 +298,22 @@ impl Lower<'_> {
             elem,
             span,
         );
+        self.push_view(copy, view, span)?;
+        Ok(copy)
+    }
+
+    /// Pushes the elements of `view` onto `copy`, in order.
+    fn push_view(
+        &mut self,
+        copy: Value,
+        view: super::iter::View,
+        span: Span,
+    ) -> Result<(), Poison> {
         let end = self.int_op(BinOp::Add, view.start, view.len, span);
         self.index_loop(view.start, end, span, |this, index| {
             let x = this.load(view.buf, index, span);
             this.push_elem(copy, x, span);
-        })?;
-        Ok(copy)
+        })
     }
 
     /// `let w = if c { &a } else { &b[1..] };` at the top level of the body:
@@ -335,11 +345,7 @@ impl Lower<'_> {
         let cond = self.expr(&if_expr.cond);
         let fill = |this: &mut Self, chosen: &Expr| -> Result<Option<Value>, Poison> {
             let view = this.view_or_buffer(chosen).unwrap_or(Err(Poison))?;
-            let end = this.int_op(BinOp::Add, view.start, view.len, span);
-            this.index_loop(view.start, end, span, |this, index| {
-                let x = this.load(view.buf, index, span);
-                this.push_elem(copy, x, span);
-            })?;
+            this.push_view(copy, view, span)?;
             Ok(None)
         };
         Some(
