@@ -277,3 +277,48 @@ fn the_dense_hessian_and_its_diagonal_from_hvp() {
     assert!((hessian[0] - expected_00).abs() < 1e-12);
     assert_eq!(hessian[1], -400.0 * x[0]);
 }
+
+/// The runtime's bilinear primitives: their pullbacks' tangents are the same
+/// pullbacks, once per operand.
+#[differentiate(vjp, hvp)]
+fn bilinear(a: &[f64], x: &[f64], m: usize, n: usize) -> f64 {
+    let mut y = vec![0.0; m];
+    ad_runtime::matvec(a, x, &mut y, m, n);
+    let mut c = vec![0.0; m * m];
+    ad_runtime::matmul(&y, &y, &mut c, m, 1, m);
+    let mut z = y.clone();
+    ad_runtime::axpy(ad_runtime::sum(x), &y, &mut z);
+    ad_runtime::dot(&z, &y).sin() + ad_runtime::sum(&c) * 0.1
+}
+
+#[test]
+fn dot_sum_axpy_matvec_and_matmul() {
+    let (m, n) = (3, 2);
+    let point = [0.5, -0.2, 0.3, 0.8, -0.6, 0.1, 0.7, -0.4];
+    check_hvp(
+        &|p| bilinear(&p[..6], &p[6..], m, n),
+        &|p| {
+            let (mut d_a, mut d_x) = (vec![0.0; 6], vec![0.0; 2]);
+            let out = bilinear_vjp(&p[..6], &mut d_a, &p[6..], &mut d_x, m, n, 1.0);
+            (out, [d_a, d_x].concat())
+        },
+        &|p, v| {
+            let (mut d_a, mut d_x) = (vec![0.0; 6], vec![0.0; 2]);
+            let (mut hv_a, mut hv_x) = (vec![0.0; 6], vec![0.0; 2]);
+            let out = bilinear_hvp(
+                &p[..6],
+                &v[..6],
+                &mut d_a,
+                &mut hv_a,
+                &p[6..],
+                &v[6..],
+                &mut d_x,
+                &mut hv_x,
+                m,
+                n,
+            );
+            (out, [d_a, d_x].concat(), [hv_a, hv_x].concat())
+        },
+        &point,
+    );
+}

@@ -469,6 +469,50 @@ fn runtime(
             }
             None
         }
+        // The pullbacks of the coarse primitives, met by `_hvp` only. Those
+        // bilinear in their two read operands (the primal operand and the
+        // seed) add, into the tangent of the shadow they write, the same
+        // call once with each operand's tangent.
+        Callee::DotDx
+        | Callee::SumDx
+        | Callee::AxpyDa
+        | Callee::AxpyDx
+        | Callee::MatvecDa
+        | Callee::MatvecDx
+        | Callee::MatmulDa
+        | Callee::MatmulDb => {
+            // The operands the result is linear in: all but the shadow
+            // written and the dimensions.
+            let linear: Vec<usize> = callee
+                .modes()
+                .iter()
+                .enumerate()
+                .filter(|&(index, &mode)| {
+                    mode != Mode::Mut
+                        && !(mode == Mode::Val && fx.primal.ty(args[index]) == &Ty::Int)
+                })
+                .map(|(index, _)| index)
+                .collect();
+            let written = callee.modes().iter().position(|&mode| mode == Mode::Mut);
+            let target = written.map(|index| tangents[index]);
+            let mut parts = Vec::new();
+            for &index in &linear {
+                let Some(t_operand) = tangents[index] else {
+                    continue;
+                };
+                let mut operands = copies.clone();
+                operands[index] = t_operand;
+                match (written, target) {
+                    (Some(at), Some(Some(t_target))) => {
+                        operands[at] = t_target;
+                        call(fx, callee, operands);
+                    }
+                    (Some(_), _) => {}
+                    (None, _) => parts.push(call(fx, callee, operands)),
+                }
+            }
+            add(fx, parts)
+        }
         // The adjoint's helpers, met by `_hvp` only.
         Callee::Zero => {
             if let Some(t_d) = tangents[0] {
