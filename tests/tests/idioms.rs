@@ -2291,3 +2291,66 @@ mod buffers_chosen_by_a_branch {
         assert_close(&grad, &expected);
     }
 }
+
+mod cursors {
+    use super::*;
+
+    /// `let mut it = x.iter();`, items taken with `next()`, the rest looped over.
+    #[differentiate(vjp, jvp)]
+    fn ewma(x: &[f64]) -> f64 {
+        let mut it = x.iter();
+        let mut s = *it.next().unwrap();
+        let second = it.next().copied().unwrap_or(0.0);
+        s += 0.5 * second;
+        for &v in it {
+            s = 0.3 * v + 0.7 * s;
+        }
+        s
+    }
+
+    #[test]
+    fn next_then_the_rest() {
+        let grad = check_slice(ewma, ewma_vjp, ewma_jvp, &X);
+        // s₁ = x₀ + ½ x₁, then each later x_k enters with 0.3 · 0.7^(n−1−k).
+        let n = X.len();
+        let mut expected = vec![0.0; n];
+        let tail = 0.7_f64.powi(i32::try_from(n - 2).unwrap());
+        expected[0] = tail;
+        expected[1] = 0.5 * tail;
+        for k in 2..n {
+            expected[k] = 0.3 * 0.7_f64.powi(i32::try_from(n - 1 - k).unwrap());
+        }
+        assert_close(&grad, &expected);
+        // One element: the `unwrap_or` takes its fallback, the loop runs no trip.
+        let grad = check_slice(ewma, ewma_vjp, ewma_jvp, &[0.4]);
+        assert_close(&grad, &[1.0]);
+    }
+}
+
+mod cursor_consumers {
+    use super::*;
+
+    /// The rest of a cursor consumed by `sum` and by a `map` chain.
+    #[differentiate(vjp, jvp)]
+    fn head_times_rest(x: &[f64]) -> f64 {
+        let mut it = x.iter();
+        let head = *it.next().unwrap();
+        let mut again = x.iter();
+        let _ = again.next().unwrap();
+        head * it.sum::<f64>() + again.map(|v| v * v).sum::<f64>()
+    }
+
+    #[test]
+    fn the_rest_of_a_cursor_is_a_sub_slice() {
+        let grad = check_slice(
+            head_times_rest,
+            head_times_rest_vjp,
+            head_times_rest_jvp,
+            &X,
+        );
+        let rest: f64 = X[1..].iter().sum();
+        let mut expected: Vec<f64> = X.iter().map(|v| X[0] + 2.0 * v).collect();
+        expected[0] = rest;
+        assert_close(&grad, &expected);
+    }
+}

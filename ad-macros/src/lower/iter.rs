@@ -399,6 +399,7 @@ impl Lower<'_> {
                 let name = super::expr::local_name(expr)?;
                 match self.special(&name)? {
                     Special::View(view) => Some(Ok(view)),
+                    Special::Cursor(view, key) => Some(self.cursor_rest(view, &key, expr.span())),
                     Special::Closure(_) => None,
                 }
             }
@@ -477,6 +478,22 @@ impl Lower<'_> {
             let chain = self.chain_of(&inner.receiver)?;
             return Some(chain.and_then(|chain| self.reduce(call, inner, chain)));
         }
+        // `it.next().unwrap()` of a cursor (`let mut it = x.iter();`).
+        if let ("unwrap" | "expect" | "unwrap_or", Expr::MethodCall(inner)) =
+            (name.as_str(), &*call.receiver)
+        {
+            let (end, copied) = match (inner.method.to_string().as_str(), &*inner.receiver) {
+                ("copied" | "cloned", Expr::MethodCall(end)) if end.args.is_empty() => (end, true),
+                _ => (inner, false),
+            };
+            if end.method == "next"
+                && end.args.is_empty()
+                && let Some(cursor) = super::expr::local_name(&end.receiver)
+                && let Some(Special::Cursor(view, key)) = self.special(&cursor)
+            {
+                return Some(self.cursor_next(call, view, &key, copied));
+            }
+        }
         // `x.first().unwrap()`, `x.last().copied().unwrap_or(0.0)`.
         if let ("unwrap" | "expect" | "unwrap_or", Expr::MethodCall(inner)) =
             (name.as_str(), &*call.receiver)
@@ -502,7 +519,10 @@ impl Lower<'_> {
             "fold" => 2,
             _ => return None,
         };
-        if call.args.len() != arity || !is_iterator_expr(&call.receiver) {
+        // `it.sum()` of a cursor (`let mut it = x.iter();`) too.
+        let cursor = super::expr::local_name(&call.receiver)
+            .is_some_and(|name| matches!(self.special(&name), Some(Special::Cursor(..))));
+        if call.args.len() != arity || !(is_iterator_expr(&call.receiver) || cursor) {
             return None;
         }
         let chain = self.chain_of(&call.receiver)?;
@@ -819,6 +839,68 @@ impl Lower<'_> {
             Ok(this.load(view.buf, index, span))
         };
         let value = self.unwrapped(call, empty, span, element)?;
+        Ok(if copied {
+            Item::Value(value)
+        } else {
+            Item::Ref(value)
+        })
+    }
+
+    /// The view a cursor stands for, if `init` makes one: `x.iter()` or
+    /// `x.into_iter()` of a buffer or a sub-slice.
+    pub(super) fn cursor_over(&mut self, init: &Expr) -> Option<Result<View, Poison>> {
+        let Expr::MethodCall(call) = init else {
+            return None;
+        };
+        if !matches!(call.method.to_string().as_str(), "iter" | "into_iter")
+            || !call.args.is_empty()
+        {
+            return None;
+        }
+        self.view_or_buffer(&call.receiver)
+    }
+
+    /// The hidden local counting the items a cursor has given, from 0; the
+    /// loops of the block carry it (a loop may call `it.next()`).
+    pub(super) fn hidden_cursor(&mut self, name: &str, span: Span) -> String {
+        let key = self.hidden_name(&format!("{name}_taken"));
+        let zero = self.int_lit(0, span);
+        self.bind(&key, Ok(zero));
+        self.pending_mutations.push(key.clone());
+        key
+    }
+
+    /// What is left of a cursor: its view after the items taken.
+    fn cursor_rest(&mut self, view: View, key: &str, span: Span) -> Result<View, Poison> {
+        let taken = self.lookup(key).expect("bound")?;
+        // `min`: `it.next()` past the end panicked already (`unwrap`).
+        let taken = self.int_min(taken, view.len, span);
+        Ok(View {
+            buf: view.buf,
+            start: self.int_add(view.start, taken, span),
+            len: self.int_op(BinOp::Sub, view.len, taken, span),
+        })
+    }
+
+    /// `it.next().unwrap()` (or `expect`, `unwrap_or`): the next item, after
+    /// the test `unwrap` makes, and one more item taken.
+    fn cursor_next(
+        &mut self,
+        call: &ExprMethodCall,
+        view: View,
+        key: &str,
+        copied: bool,
+    ) -> Result<Item, Poison> {
+        let span = call.span();
+        let taken = self.lookup(key).expect("bound")?;
+        let empty = self.binary(BinOp::Ge, taken, view.len, span);
+        let value = self.unwrapped(call, empty, span, |this| {
+            let at = this.int_add(view.start, taken, span);
+            Ok(this.load(view.buf, at, span))
+        })?;
+        let one = self.int_lit(1, span);
+        let next = self.int_op(BinOp::Add, taken, one, span);
+        self.set_hidden(key, Ok(next));
         Ok(if copied {
             Item::Value(value)
         } else {

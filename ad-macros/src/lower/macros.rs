@@ -101,6 +101,10 @@ impl Lower<'_> {
                         self.cx.error_spanned_by(&ident, msg::CLOSURE_IN_MACRO);
                         return Err(Poison);
                     }
+                    Special::Cursor(..) => {
+                        self.cx.error_spanned_by(&ident, msg::CURSOR_IN_MACRO);
+                        return Err(Poison);
+                    }
                 }
                 continue;
             }

@@ -70,6 +70,10 @@ enum Special {
     Closure(Rc<closures::Closure>),
     /// `let s = &x[a..b];`, a row of `chunks(k)`: a range of a buffer.
     View(iter::View),
+    /// `let mut it = x.iter();`: a range of a buffer and the hidden local
+    /// holding how many items `it.next()` has taken; what is left is read
+    /// as a view (`for v in it`, `it.sum()`).
+    Cursor(iter::View, String),
 }
 
 impl Scope {
@@ -649,6 +653,19 @@ impl Lower<'_> {
         if let (Some(name), Expr::Closure(closure)) = (&name, strip_parens(&init.expr)) {
             match self.closure(closure) {
                 Ok(closure) => self.bind_special(name, Special::Closure(closure)),
+                Err(Poison) => self.bind(name, Err(Poison)),
+            }
+            return;
+        }
+        // `let mut it = x.iter();`: a cursor over `x`.
+        if let Some(name) = &name
+            && let Some(view) = self.cursor_over(&init.expr)
+        {
+            match view {
+                Ok(view) => {
+                    let key = self.hidden_cursor(name, local.span());
+                    self.bind_special(name, Special::Cursor(view, key));
+                }
                 Err(Poison) => self.bind(name, Err(Poison)),
             }
             return;
