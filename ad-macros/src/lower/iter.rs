@@ -403,6 +403,28 @@ impl Lower<'_> {
                     Special::Closure(_) => None,
                 }
             }
+            // `x.chunks_exact(k).remainder()`: the last `len % k` elements.
+            Expr::MethodCall(call) if call.method == "remainder" && call.args.is_empty() => {
+                let Expr::MethodCall(chunks) = &*call.receiver else {
+                    return None;
+                };
+                if chunks.method != "chunks_exact" || chunks.args.len() != 1 {
+                    return None;
+                }
+                let whole = self.view_or_buffer(&chunks.receiver)?;
+                let span = expr.span();
+                Some((|| {
+                    let whole = whole?;
+                    let k = self.expr(&chunks.args[0])?;
+                    let len = self.int_op(BinOp::Rem, whole.len, k, span);
+                    let skipped = self.int_op(BinOp::Sub, whole.len, len, span);
+                    Ok(View {
+                        buf: whole.buf,
+                        start: self.int_add(whole.start, skipped, span),
+                        len,
+                    })
+                })())
+            }
             Expr::Index(index) => {
                 let Expr::Range(range) = &*index.index else {
                     return None;
