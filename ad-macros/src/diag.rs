@@ -101,7 +101,7 @@ pub(crate) mod msg {
     pub(crate) const ITEM: &str = "of the items inside a `#[differentiate]` function, `use`, `const` and `static` are supported; move this item out of the function";
     pub(crate) const DBG_ARGUMENTS: &str =
         "`dbg!` is supported with one argument; write one `dbg!` per value";
-    pub(crate) const CURSOR_IN_MACRO: &str = "an iterator kept in a variable (`let mut it = x.iter();`) cannot be named inside a macro in a `#[differentiate]` function; take the item first, `let v = it.next().unwrap();`, and name `v`";
+    pub(crate) const CURSOR_IN_MACRO: &str = "an iterator kept in a variable (`let mut it = x.iter();`, `let pairs = x.iter().zip(y);`) cannot be named inside a macro in a `#[differentiate]` function; take the item first, `let v = it.next().unwrap();`, and name `v`";
     pub(crate) const CLOSURE_IN_MACRO: &str = "a closure cannot be named inside a macro in a `#[differentiate]` function (closures are inlined where they are called); compute the value first, `let y = f(x);`, and name `y`";
     pub(crate) const EARLY_RETURN: &str = "early `return` is not supported yet; make the returned value the function's final expression";
     pub(crate) const ASSIGN_TARGET: &str = "only local variables can be assigned in a `#[differentiate]` function; introduce a local with `let mut`";

@@ -2380,3 +2380,36 @@ mod chunk_remainders {
         assert_close(&grad, &[X[1], X[0], X[3], X[2]]);
     }
 }
+
+mod chains_in_variables {
+    use super::*;
+
+    /// An iterator chain bound to a name, then consumed: by a `for`, by
+    /// more adapters and a consumer.
+    #[differentiate(vjp, jvp)]
+    fn named_chains(x: &[f64], y: &[f64]) -> f64 {
+        let pairs = x.iter().zip(y);
+        let mut s = 0.0;
+        for (a, b) in pairs {
+            s += a * b;
+        }
+        let chunks = x.chunks_exact(2);
+        let scaled = y.iter().map(|v| v * 2.0);
+        s + chunks.map(|p| p[0] * p[1]).sum::<f64>() + scaled.sum::<f64>()
+    }
+
+    #[test]
+    fn a_named_chain_is_lowered_where_it_is_consumed() {
+        let grad = check_pair(named_chains, named_chains_vjp, named_chains_jvp, &X, &Y);
+        let n = X.len();
+        let mut expected: Vec<f64> = Y.iter().chain(&X).copied().collect();
+        for k in (0..n - 1).step_by(2) {
+            expected[k] += X[k + 1];
+            expected[k + 1] += X[k];
+        }
+        for e in &mut expected[n..] {
+            *e += 2.0;
+        }
+        assert_close(&grad, &expected);
+    }
+}

@@ -116,7 +116,7 @@ impl Lower<'_> {
                         Some(Special::Closure(closure)) => {
                             return Ok(Rc::new(Callable::Closure(closure)));
                         }
-                        Some(Special::View(_) | Special::Cursor(..)) => {
+                        Some(Special::View(_) | Special::Cursor(..) | Special::Chain(_)) => {
                             self.cx.error_spanned_by(expr, msg::NOT_CALLABLE);
                             return Err(Poison);
                         }
@@ -416,7 +416,7 @@ impl Lower<'_> {
                 let name = super::expr::local_name(func)?;
                 match self.special(&name)? {
                     Special::Closure(closure) => Some(Ok(Rc::new(Callable::Closure(closure)))),
-                    Special::View(_) | Special::Cursor(..) => None,
+                    Special::View(_) | Special::Cursor(..) | Special::Chain(_) => None,
                 }
             }
             _ => None,

@@ -532,7 +532,9 @@ impl Lower<'_> {
                 Some(super::Special::Closure(_)) => {
                     return self.unsupported(path, msg::CLOSURE_AS_VALUE);
                 }
-                Some(super::Special::View(_) | super::Special::Cursor(..)) => {
+                Some(
+                    super::Special::View(_) | super::Special::Cursor(..) | super::Special::Chain(_),
+                ) => {
                     return self.unsupported(path, msg::VIEW_AS_VALUE);
                 }
                 None => {}

@@ -191,6 +191,13 @@ impl Lower<'_> {
                 let view = self.view_or_buffer(&reference.expr)?;
                 Some(view.map(|view| self.elements_of(view, mutable, expr.span())))
             }
+            // `let pairs = x.iter().zip(y);` then `pairs.map(…)`.
+            Expr::Path(_)
+                if let Some(name) = super::expr::local_name(expr)
+                    && let Some(Special::Chain(chain)) = self.special(&name) =>
+            {
+                Some(Ok((*chain).clone()))
+            }
             Expr::Path(_) | Expr::Index(_) | Expr::Field(_) => {
                 let view = self.view_or_buffer(expr)?;
                 Some(view.map(|view| self.elements_of(view, false, expr.span())))
@@ -400,7 +407,7 @@ impl Lower<'_> {
                 match self.special(&name)? {
                     Special::View(view) => Some(Ok(view)),
                     Special::Cursor(view, key) => Some(self.cursor_rest(view, &key, expr.span())),
-                    Special::Closure(_) => None,
+                    Special::Closure(_) | Special::Chain(_) => None,
                 }
             }
             // `x.chunks_exact(k).remainder()`: the last `len % k` elements.
@@ -542,8 +549,12 @@ impl Lower<'_> {
             _ => return None,
         };
         // `it.sum()` of a cursor (`let mut it = x.iter();`) too.
-        let cursor = super::expr::local_name(&call.receiver)
-            .is_some_and(|name| matches!(self.special(&name), Some(Special::Cursor(..))));
+        let cursor = super::expr::local_name(&call.receiver).is_some_and(|name| {
+            matches!(
+                self.special(&name),
+                Some(Special::Cursor(..) | Special::Chain(_))
+            )
+        });
         if call.args.len() != arity || !(is_iterator_expr(&call.receiver) || cursor) {
             return None;
         }
@@ -1431,7 +1442,7 @@ impl Lower<'_> {
 
 /// Whether an expression can be an iterator chain: a method call on a
 /// range, or on something whose chain starts with `iter()` and friends.
-fn is_iterator_expr(expr: &Expr) -> bool {
+pub(super) fn is_iterator_expr(expr: &Expr) -> bool {
     match expr {
         Expr::Paren(paren) => is_iterator_expr(&paren.expr),
         Expr::Range(_) => true,

@@ -101,7 +101,7 @@ impl Lower<'_> {
                         self.cx.error_spanned_by(&ident, msg::CLOSURE_IN_MACRO);
                         return Err(Poison);
                     }
-                    Special::Cursor(..) => {
+                    Special::Cursor(..) | Special::Chain(_) => {
                         self.cx.error_spanned_by(&ident, msg::CURSOR_IN_MACRO);
                         return Err(Poison);
                     }

@@ -74,6 +74,9 @@ enum Special {
     /// holding how many items `it.next()` has taken; what is left is read
     /// as a view (`for v in it`, `it.sum()`).
     Cursor(iter::View, String),
+    /// `let pairs = x.iter().zip(y);`: an iterator chain, lowered where it
+    /// is consumed (`for`, `sum`, more adapters), as if written there.
+    Chain(Rc<iter::Chain>),
 }
 
 impl Scope {
@@ -666,6 +669,17 @@ impl Lower<'_> {
                     let key = self.hidden_cursor(name, local.span());
                     self.bind_special(name, Special::Cursor(view, key));
                 }
+                Err(Poison) => self.bind(name, Err(Poison)),
+            }
+            return;
+        }
+        // `let pairs = x.iter().zip(y);`: the chain, consumed later.
+        if let Some(name) = &name
+            && iter::is_iterator_expr(&init.expr)
+            && let Some(chain) = self.chain_of(&init.expr)
+        {
+            match chain {
+                Ok(chain) => self.bind_special(name, Special::Chain(Rc::new(chain))),
                 Err(Poison) => self.bind(name, Err(Poison)),
             }
             return;
