@@ -2413,3 +2413,31 @@ mod chains_in_variables {
         assert_close(&grad, &expected);
     }
 }
+
+mod while_let_next {
+    use super::*;
+
+    /// `while let Some(&v) = it.next()` after taking the first item.
+    #[differentiate(vjp, jvp)]
+    #[allow(clippy::while_let_on_iterator)] // The spelling under test.
+    fn decayed(x: &[f64]) -> f64 {
+        let mut it = x.iter();
+        let mut s = *it.next().unwrap();
+        while let Some(&v) = it.next() {
+            s = s * 0.5 + v * v;
+        }
+        s
+    }
+
+    #[test]
+    fn the_loop_drains_the_cursor() {
+        let grad = check_slice(decayed, decayed_vjp, decayed_jvp, &X);
+        let n = X.len();
+        let mut expected = vec![0.0; n];
+        expected[0] = 0.5_f64.powi(i32::try_from(n - 1).unwrap());
+        for k in 1..n {
+            expected[k] = 2.0 * X[k] * 0.5_f64.powi(i32::try_from(n - 1 - k).unwrap());
+        }
+        assert_close(&grad, &expected);
+    }
+}

@@ -101,12 +101,51 @@ impl Lower<'_> {
         Ok(())
     }
 
+    /// `while let Some(p) = it.next() { body }` of a cursor
+    /// (`let mut it = x.iter();`) whose body does not leave early: the `for`
+    /// over what is left, `for p in it { body }`, after which every item is
+    /// taken. `None` if the loop is not of this form.
+    fn while_let_next(&mut self, expr: &ExprWhile) -> Option<Result<(), Poison>> {
+        let syn::Expr::Let(binding) = &*expr.cond else {
+            return None;
+        };
+        let syn::Pat::TupleStruct(some) = &*binding.pat else {
+            return None;
+        };
+        let syn::Expr::MethodCall(next) = &*binding.expr else {
+            return None;
+        };
+        if !some.path.is_ident("Some")
+            || some.elems.len() != 1
+            || next.method != "next"
+            || !next.args.is_empty()
+            || expr.label.is_some()
+            || Exits::of_block(&expr.body).any()
+        {
+            return None;
+        }
+        let name = super::expr::local_name(&next.receiver)?;
+        let Some(super::Special::Cursor(view, key)) = self.special(&name) else {
+            return None;
+        };
+        let pattern = &some.elems[0];
+        let cursor = &next.receiver;
+        let body = &expr.body;
+        let for_loop: syn::ExprForLoop = syn::parse_quote!(for #pattern in #cursor #body);
+        Some(self.for_loop(&for_loop).map(|_| {
+            self.set_hidden(&key, Ok(view.len));
+        }))
+    }
+
     /// `while c { body }`: a loop whose body is `if c { body }`, going on while
     /// `c` holds and nothing broke out; its last iteration runs the empty `else`.
     pub(super) fn while_loop(&mut self, expr: &ExprWhile) -> Result<(), Poison> {
         let span = expr.span();
         if let Some(counted) = self.counted_while(expr) {
             return counted;
+        }
+        if let Some(drained) = self.while_let_next(expr) {
+            return drained;
         }
         if Exits::of_expr(&expr.cond).any() {
             self.cx.error_spanned_by(&expr.cond, msg::EXIT_IN_CONDITION);
