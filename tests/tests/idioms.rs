@@ -2441,3 +2441,43 @@ mod while_let_next {
         assert_close(&grad, &expected);
     }
 }
+
+mod positions {
+    use super::*;
+
+    /// `position` taken out of its `Option`, used as an index.
+    #[differentiate(vjp, jvp)]
+    fn first_large(x: &[f64], t: f64) -> f64 {
+        let k = x.iter().position(|&v| v > t).unwrap_or(x.len() - 1);
+        x[k] * t
+    }
+
+    #[test]
+    fn the_first_item_that_passes() {
+        // X = [0.3, -1.2, 0.8, 2.1, …]: the first above 0.5 is X[2].
+        let n = X.len();
+        let point: Vec<f64> = X.iter().copied().chain([0.5]).collect();
+        let grad = check_scalar(
+            |p| first_large(&p[..n], p[n]),
+            |p, s| {
+                let mut d = vec![0.0; n];
+                let (out, d_t) = first_large_vjp(&p[..n], &mut d, p[n], s);
+                d.push(d_t);
+                (out, d)
+            },
+            &point,
+        );
+        let mut expected = vec![0.0; n + 1];
+        expected[2] = 0.5;
+        expected[n] = X[2];
+        assert_close(&grad, &expected);
+        // None passes: the fallback, the last element.
+        assert_eq!(first_large(&X, 10.0), X[n - 1] * 10.0);
+        let mut d = vec![0.0; n];
+        let (out, d_t) = first_large_vjp(&X, &mut d, 10.0, 1.0);
+        assert_eq!((out, d_t), (X[n - 1] * 10.0, X[n - 1]));
+        assert_eq!(d[n - 1], 10.0);
+        let (jvp_out, t) = first_large_jvp(&X, &[0.0; 7], 10.0, 1.0);
+        assert_eq!((jvp_out, t), (out, X[n - 1]));
+    }
+}

@@ -507,6 +507,16 @@ impl Lower<'_> {
             let chain = self.chain_of(&inner.receiver)?;
             return Some(chain.and_then(|chain| self.reduce(call, inner, chain)));
         }
+        // `chain.position(p).unwrap()` (or `expect`, `unwrap_or(k)`).
+        if let ("unwrap" | "expect" | "unwrap_or", Expr::MethodCall(inner)) =
+            (name.as_str(), &*call.receiver)
+            && inner.method == "position"
+            && inner.args.len() == 1
+            && is_iterator_expr(&inner.receiver)
+        {
+            let chain = self.chain_of(&inner.receiver)?;
+            return Some(chain.and_then(|chain| self.position(call, inner, chain)));
+        }
         // `it.next().unwrap()` of a cursor (`let mut it = x.iter();`).
         if let ("unwrap" | "expect" | "unwrap_or", Expr::MethodCall(inner)) =
             (name.as_str(), &*call.receiver)
@@ -877,6 +887,62 @@ impl Lower<'_> {
         } else {
             Item::Ref(value)
         })
+    }
+
+    /// `chain.position(p)` taken out of its `Option`: a loop carrying
+    /// whether an item passed `p` and the position of the first that did.
+    /// Each item's test runs while none has passed (`found || p(x)`); `std`
+    /// stops there, with the same value.
+    fn position(
+        &mut self,
+        call: &ExprMethodCall,
+        inner: &ExprMethodCall,
+        chain: Chain,
+    ) -> Result<Item, Poison> {
+        let span = inner.span();
+        let p = self.callable(&inner.args[0])?;
+        let found = self.hidden_name("found");
+        let at = self.hidden_name("position");
+        let counter = self.hidden_name("index");
+        let no = self.push(Inst::Const(Const::Bool(false)), Ty::Bool, span);
+        let zero = self.int_lit(0, span);
+        self.bind(&found, Ok(no));
+        self.bind(&at, Ok(zero));
+        self.bind(&counter, Ok(zero));
+        let keys = vec![found.clone(), at.clone(), counter.clone()];
+        self.chain_loop(&chain, keys, span, &mut |this, item| {
+            let seen = this.lookup(&found).expect("bound")?;
+            let here = this.lookup(&counter).expect("bound")?;
+            let Item::Value(test) = this.apply(&p, vec![item], span)? else {
+                this.cx
+                    .error_spanned_by(&inner.args[0], msg::PREDICATE_VALUE);
+                return Err(Poison);
+            };
+            let not_seen = this.push(Inst::Unary(UnOp::Not, seen), Ty::Bool, span);
+            let hit = this.push(Inst::Binary(BinOp::And, not_seen, test), Ty::Bool, span);
+            let before = this.lookup(&at).expect("bound")?;
+            let next_at = this
+                .branch(
+                    Ok(hit),
+                    true,
+                    span,
+                    |_| Ok(Some(here)),
+                    |_| Ok(Some(before)),
+                )?
+                .expect("a value");
+            let next_seen = this.push(Inst::Binary(BinOp::Or, seen, test), Ty::Bool, span);
+            let one = this.int_lit(1, span);
+            let next_counter = this.int_op(BinOp::Add, here, one, span);
+            this.set_hidden(&found, Ok(next_seen));
+            this.set_hidden(&at, Ok(next_at));
+            this.set_hidden(&counter, Ok(next_counter));
+            Ok(())
+        })?;
+        let seen = self.lookup(&found).expect("bound")?;
+        let none = self.push(Inst::Unary(UnOp::Not, seen), Ty::Bool, span);
+        let position = self.lookup(&at).expect("bound")?;
+        let value = self.unwrapped(call, none, span, |_| Ok(position))?;
+        Ok(Item::Value(value))
     }
 
     /// The view a cursor stands for, if `init` makes one: `x.iter()` or
