@@ -2481,3 +2481,59 @@ mod positions {
         assert_eq!((jvp_out, t), (out, X[n - 1]));
     }
 }
+
+mod argmax {
+    use super::*;
+
+    /// `max_by` over `enumerate()`: the largest element with its index.
+    #[differentiate(vjp, jvp)]
+    fn weighted_max(x: &[f64]) -> f64 {
+        let (i, &v) = x
+            .iter()
+            .enumerate()
+            .max_by(|a, b| a.1.total_cmp(b.1))
+            .unwrap();
+        v * (i as f64 + 1.0)
+    }
+
+    /// `min_by` over a `zip`, compared by the product of the pair.
+    #[differentiate(vjp, jvp)]
+    fn smallest_product(x: &[f64], y: &[f64]) -> f64 {
+        let (a, b) = x
+            .iter()
+            .zip(y)
+            .min_by(|p, q| (p.0 * p.1).total_cmp(&(q.0 * q.1)))
+            .expect("not empty");
+        a * b + a
+    }
+
+    #[test]
+    fn tuples_compared_as_written() {
+        // X's largest is X[3] = 2.1.
+        let grad = check_slice(weighted_max, weighted_max_vjp, weighted_max_jvp, &X);
+        let mut expected = vec![0.0; X.len()];
+        expected[3] = 4.0;
+        assert_close(&grad, &expected);
+        // Ties: `max_by` keeps the last (a kink: no finite differences).
+        let ties = [1.0, 3.0, 3.0, 0.5];
+        let mut d = [0.0; 4];
+        assert_eq!(weighted_max_vjp(&ties, &mut d, 1.0), weighted_max(&ties));
+        assert_eq!(d, [0.0, 0.0, 3.0, 0.0]);
+
+        let grad = check_pair(
+            smallest_product,
+            smallest_product_vjp,
+            smallest_product_jvp,
+            &X,
+            &Y,
+        );
+        let k = (0..X.len())
+            .min_by(|&p, &q| (X[p] * Y[p]).total_cmp(&(X[q] * Y[q])))
+            .unwrap();
+        let n = X.len();
+        let mut expected = vec![0.0; 2 * n];
+        expected[k] = Y[k] + 1.0;
+        expected[n + k] = X[k];
+        assert_close(&grad, &expected);
+    }
+}

@@ -804,6 +804,11 @@ impl Lower<'_> {
             return Err(Poison);
         }
         let method = inner.method.to_string();
+        // Tuples of items (`enumerate()`, `zip`), compared as written: an
+        // argmax with its index.
+        if matches!(chain.shape, Shape::Tuple(_)) && method != "reduce" {
+            return self.reduce_tuples(call, inner, chain);
+        }
         let f = match method.as_str() {
             "reduce" => Some(self.callable(&inner.args[0])?),
             _ => None,
@@ -943,6 +948,104 @@ impl Lower<'_> {
         let position = self.lookup(&at).expect("bound")?;
         let value = self.unwrapped(call, none, span, |_| Ok(position))?;
         Ok(Item::Value(value))
+    }
+
+    /// `max_by(cmp)` or `min_by(cmp)` of a chain of tuples
+    /// (`x.iter().enumerate().max_by(|a, b| a.1.total_cmp(b.1)).unwrap()`),
+    /// then `unwrap` or `expect`: the first tuple, then each later one taken
+    /// when the user's `cmp` says so, component by component.
+    fn reduce_tuples(
+        &mut self,
+        call: &ExprMethodCall,
+        inner: &ExprMethodCall,
+        mut chain: Chain,
+    ) -> Result<Item, Poison> {
+        let span = inner.span();
+        if call.method == "unwrap_or" {
+            self.cx.error_spanned_by(&call.method, msg::REDUCE_RESULT);
+            return Err(Poison);
+        }
+        self.equalize(&mut chain, span);
+        let count = self.chain_count(&chain, span);
+        let zero = self.int_lit(0, span);
+        let empty = self.binary(BinOp::Eq, count, zero, span);
+        // The panic `unwrap` or `expect` makes on `None`, then the value.
+        self.unwrapped(call, empty, span, |_| Ok(zero))?;
+        let indices = self.leaf_indices(&chain, false, zero, span);
+        let mut first = None;
+        self.with_item(&chain, &indices, span, &mut |_, item| {
+            first = Some(item);
+            Ok(())
+        })?;
+        let template = first.expect("no filters");
+        if !same_shape(&template, &template) {
+            self.cx.error_spanned_by(&inner.method, msg::TUPLE_VALUE);
+            return Err(Poison);
+        }
+        let mut values = Vec::new();
+        flatten(&template, &mut values);
+        let keys: Vec<String> = values
+            .iter()
+            .map(|&value| {
+                let key = self.hidden_name("best");
+                self.bind(&key, Ok(value));
+                key
+            })
+            .collect();
+        let mut rest = chain.clone();
+        let one = self.int_lit(1, span);
+        for (_, seq) in &mut rest.leaves {
+            *seq = self.seq_skip(*seq, one, span);
+        }
+        let method = inner.method.to_string();
+        self.chain_loop(&rest, keys.clone(), span, &mut |this, item| {
+            let mut accs = Vec::new();
+            for key in &keys {
+                accs.push(this.lookup(key).expect("bound")?);
+            }
+            let mut xs = Vec::new();
+            flatten(&item, &mut xs);
+            if xs.len() != accs.len() {
+                this.cx.error_spanned_by(&inner.method, msg::TUPLE_VALUE);
+                return Err(Poison);
+            }
+            // `cmp(&acc, &x)` on the tuples as the function has them.
+            let acc_names: Vec<proc_macro2::Ident> = (0..accs.len())
+                .map(|k| proc_macro2::Ident::new(&format!("__ad_acc{k}"), span))
+                .collect();
+            let x_names: Vec<proc_macro2::Ident> = (0..xs.len())
+                .map(|k| proc_macro2::Ident::new(&format!("__ad_item{k}"), span))
+                .collect();
+            let acc_expr = shaped(&template, &mut acc_names.iter());
+            let x_expr = shaped(&item, &mut x_names.iter());
+            let cmp = &inner.args[0];
+            let order = quote::quote_spanned!(span=>
+                ::ad_runtime::__private::compare(&#acc_expr, &#x_expr, #cmp).is_gt());
+            let test = if method == "max_by" {
+                quote::quote_spanned!(span=> !#order)
+            } else {
+                order
+            };
+            let user = quote::ToTokens::to_token_stream(cmp);
+            let bindings = acc_names
+                .into_iter()
+                .zip(accs.iter().copied())
+                .chain(x_names.into_iter().zip(xs.iter().copied()))
+                .collect();
+            let take_x = this.opaque_bool(test, user, bindings, span)?;
+            for ((key, &acc), &x) in keys.iter().zip(&accs).zip(&xs) {
+                let picked = this
+                    .branch(Ok(take_x), true, span, |_| Ok(Some(x)), |_| Ok(Some(acc)))?
+                    .expect("both branches have a value");
+                this.set_hidden(key, Ok(picked));
+            }
+            Ok(())
+        })?;
+        let mut results = Vec::new();
+        for key in &keys {
+            results.push(self.lookup(key).expect("bound")?);
+        }
+        Ok(relabel(&template, &mut results.into_iter()))
     }
 
     /// The view a cursor stands for, if `init` makes one: `x.iter()` or
@@ -1563,5 +1666,36 @@ fn same_shape(a: &Item, b: &Item) -> bool {
         }
         (Item::Value(_) | Item::Ref(_), Item::Value(_) | Item::Ref(_)) => true,
         _ => false,
+    }
+}
+
+/// The tokens of an item of the shape of `template`, each value named by
+/// the next of `names`: `(i, &v)` for an `enumerate()` item of `iter()`.
+fn shaped(
+    template: &Item,
+    names: &mut std::slice::Iter<'_, proc_macro2::Ident>,
+) -> proc_macro2::TokenStream {
+    match template {
+        Item::Tuple(items) => {
+            let parts = items.iter().map(|item| shaped(item, names));
+            quote::quote!((#(#parts),*))
+        }
+        Item::Ref(_) => {
+            let name = names.next().expect("as many names as values");
+            quote::quote!(&#name)
+        }
+        _ => {
+            let name = names.next().expect("as many names as values");
+            quote::quote!(#name)
+        }
+    }
+}
+
+/// `values` in the shape of `template`, references where it has them.
+fn relabel(template: &Item, values: &mut impl Iterator<Item = Value>) -> Item {
+    match template {
+        Item::Tuple(items) => Item::Tuple(items.iter().map(|item| relabel(item, values)).collect()),
+        Item::Ref(_) => Item::Ref(values.next().expect("as many values as flattened")),
+        _ => Item::Value(values.next().expect("as many values as flattened")),
     }
 }
