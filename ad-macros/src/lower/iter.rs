@@ -641,16 +641,7 @@ impl Lower<'_> {
                     let f = self.callable(&call.args[1])?;
                     let n_pending = self.pending_mutations.len();
                     self.pending_mutations.extend(f.mutates().iter().cloned());
-                    let mut values = Vec::new();
-                    flatten(&init, &mut values);
-                    let keys: Vec<String> = values
-                        .iter()
-                        .map(|&value| {
-                            let key = self.hidden_name("acc");
-                            self.bind(&key, Ok(value));
-                            key
-                        })
-                        .collect();
+                    let keys = self.hidden_keys(&init, "acc");
                     let template = init;
                     let looped = self.chain_loop(&chain, keys.clone(), span, &mut |this, item| {
                         let mut accs = Vec::new();
@@ -982,16 +973,7 @@ impl Lower<'_> {
             self.cx.error_spanned_by(&inner.method, msg::TUPLE_VALUE);
             return Err(Poison);
         }
-        let mut values = Vec::new();
-        flatten(&template, &mut values);
-        let keys: Vec<String> = values
-            .iter()
-            .map(|&value| {
-                let key = self.hidden_name("best");
-                self.bind(&key, Ok(value));
-                key
-            })
-            .collect();
+        let keys = self.hidden_keys(&template, "best");
         let mut rest = chain.clone();
         let one = self.int_lit(1, span);
         for (_, seq) in &mut rest.leaves {
@@ -1198,6 +1180,21 @@ impl Lower<'_> {
         let take_x = self.opaque_bool(test, user, vec![(acc_name, acc), (x_name, x)], span)?;
         let picked = self.branch(Ok(take_x), true, span, |_| Ok(Some(x)), |_| Ok(Some(acc)))?;
         Ok(picked.expect("both branches have a value"))
+    }
+
+    /// One fresh hidden variable per value of `item` (a tuple's, flattened),
+    /// bound to it.
+    fn hidden_keys(&mut self, item: &Item, shown: &str) -> Vec<String> {
+        let mut values = Vec::new();
+        flatten(item, &mut values);
+        values
+            .into_iter()
+            .map(|value| {
+                let key = self.hidden_name(shown);
+                self.bind(&key, Ok(value));
+                key
+            })
+            .collect()
     }
 
     /// A fresh hidden variable (see [`Lower::name`] for how it is shown).
