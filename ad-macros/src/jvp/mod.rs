@@ -383,18 +383,14 @@ impl Forward<'_> {
     /// Pushes a copy of `value`'s instruction, operands mapped; names and
     /// spans follow.
     fn push_copy(&mut self, value: Value) -> Value {
-        let mut inst = self.primal.inst(value).clone();
-        inst.map_operands(|operand| self.copy(operand));
-        let new = self
-            .builder
-            .push(inst, self.primal.ty(value).clone(), self.primal.span(value));
+        let new = self.push_another(value);
         self.set_copy(value, new);
         new
     }
 
-    /// Pushes another copy of `value`'s instruction (a tape beside a tape),
-    /// operands mapped, without recording it as `value`'s copy.
-    fn push_copy_detached(&mut self, value: Value) -> Value {
+    /// Pushes a copy of `value`'s instruction, operands mapped, without
+    /// recording it as `value`'s copy (for a tape, the tape of its tangents).
+    fn push_another(&mut self, value: Value) -> Value {
         let mut inst = self.primal.inst(value).clone();
         inst.map_operands(|operand| self.copy(operand));
         self.builder

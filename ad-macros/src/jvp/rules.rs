@@ -208,7 +208,7 @@ pub(super) fn instruction(fx: &mut Forward<'_>, value: Value) {
         // The adjoint's own instructions, met by `_hvp` only.
         Inst::Pullback(prim, operands) => pullback(fx, prim, &operands, &ty, span),
         // A tape of floats has a tape of their tangents beside it.
-        Inst::TapeNew { .. } => fx.is_active(value).then(|| fx.push_copy_detached(value)),
+        Inst::TapeNew { .. } => fx.is_active(value).then(|| fx.push_another(value)),
         Inst::TapeReserve { tape, range } => {
             if let Some(t_tape) = fx.tangent(tape) {
                 let reserve = Inst::TapeReserve {

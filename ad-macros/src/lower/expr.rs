@@ -158,10 +158,7 @@ impl Lower<'_> {
         let Expr::MethodCall(outer) = &*binding.expr else {
             return None;
         };
-        let (end, copied) = match (outer.method.to_string().as_str(), &*outer.receiver) {
-            ("copied" | "cloned", Expr::MethodCall(end)) if outer.args.is_empty() => (end, true),
-            _ => (outer, false),
-        };
+        let (end, copied) = super::iter::through_copied(outer);
         let which = end.method.to_string();
         match (which.as_str(), end.args.len()) {
             ("first" | "last", 0) | ("get", 1) => {}
@@ -189,21 +186,12 @@ impl Lower<'_> {
                 want_value,
                 span,
                 |this| {
-                    let at = match (which.as_str(), index) {
-                        (_, Some(index)) => this.int_add(view.start, index, span),
-                        ("last", None) => {
-                            let one = this.int_lit(1, span);
-                            let before = this.int_op(BinOp::Sub, view.len, one, span);
-                            this.int_add(view.start, before, span)
-                        }
-                        _ => view.start,
+                    let at = match index {
+                        Some(index) => this.int_add(view.start, index, span),
+                        None => this.end_index(view, which == "last", span),
                     };
                     let element = this.load(view.buf, at, span);
-                    let item = if copied {
-                        super::closures::Item::Value(element)
-                    } else {
-                        super::closures::Item::Ref(element)
-                    };
+                    let item = super::iter::element_item(element, copied);
                     this.scopes.push(super::Scope::default());
                     let bound = this.bind_pattern(pattern, item);
                     let value = bound.and_then(|()| this.block(&expr.then_branch, want_value));

@@ -495,60 +495,42 @@ impl Lower<'_> {
     /// `collect`. `None` if `call` is none of them on a chain.
     pub(super) fn consume(&mut self, call: &ExprMethodCall) -> Option<Result<Item, Poison>> {
         let name = call.method.to_string();
+        // An `Option` taken out at once: `unwrap`, `expect`, `unwrap_or`.
         if let ("unwrap" | "expect" | "unwrap_or", Expr::MethodCall(inner)) =
             (name.as_str(), &*call.receiver)
-            && matches!(
+        {
+            // `chain.reduce(f)`, `max_by(cmp)`, `min_by(cmp)`, `position(p)`.
+            let folded = matches!(
                 inner.method.to_string().as_str(),
-                "reduce" | "max_by" | "min_by"
-            )
-            && inner.args.len() == 1
-            && is_iterator_expr(&inner.receiver)
-        {
-            let chain = self.chain_of(&inner.receiver)?;
-            return Some(chain.and_then(|chain| self.reduce(call, inner, chain)));
-        }
-        // `chain.position(p).unwrap()` (or `expect`, `unwrap_or(k)`).
-        if let ("unwrap" | "expect" | "unwrap_or", Expr::MethodCall(inner)) =
-            (name.as_str(), &*call.receiver)
-            && inner.method == "position"
-            && inner.args.len() == 1
-            && is_iterator_expr(&inner.receiver)
-        {
-            let chain = self.chain_of(&inner.receiver)?;
-            return Some(chain.and_then(|chain| self.position(call, inner, chain)));
-        }
-        // `it.next().unwrap()` of a cursor (`let mut it = x.iter();`).
-        if let ("unwrap" | "expect" | "unwrap_or", Expr::MethodCall(inner)) =
-            (name.as_str(), &*call.receiver)
-        {
-            let (end, copied) = match (inner.method.to_string().as_str(), &*inner.receiver) {
-                ("copied" | "cloned", Expr::MethodCall(end)) if end.args.is_empty() => (end, true),
-                _ => (inner, false),
-            };
+                "reduce" | "max_by" | "min_by" | "position"
+            );
+            if folded && inner.args.len() == 1 && is_iterator_expr(&inner.receiver) {
+                let chain = self.chain_of(&inner.receiver)?;
+                return Some(chain.and_then(|chain| {
+                    if inner.method == "position" {
+                        self.position(call, inner, chain)
+                    } else {
+                        self.reduce(call, inner, chain)
+                    }
+                }));
+            }
+            let (end, copied) = through_copied(inner);
+            if !end.args.is_empty() {
+                return None;
+            }
+            // `it.next()` of a cursor (`let mut it = x.iter();`).
             if end.method == "next"
-                && end.args.is_empty()
                 && let Some(cursor) = super::expr::local_name(&end.receiver)
                 && let Some(Special::Cursor(view, key)) = self.special(&cursor)
             {
                 return Some(self.cursor_next(call, view, &key, copied));
             }
-        }
-        // `x.first().unwrap()`, `x.last().copied().unwrap_or(0.0)`.
-        if let ("unwrap" | "expect" | "unwrap_or", Expr::MethodCall(inner)) =
-            (name.as_str(), &*call.receiver)
-        {
-            let (end, copied) = match (inner.method.to_string().as_str(), &*inner.receiver) {
-                ("copied" | "cloned", Expr::MethodCall(end)) if end.args.is_empty() => (end, true),
-                _ => (inner, false),
-            };
+            // `x.first().unwrap()`, `x.last().copied().unwrap_or(0.0)`.
             let last = match end.method.to_string().as_str() {
                 "first" => false,
                 "last" => true,
                 _ => return None,
             };
-            if !end.args.is_empty() {
-                return None;
-            }
             let view = self.view_or_buffer(&end.receiver)?;
             return Some(view.and_then(|view| self.end_element(call, view, last, copied)));
         }
@@ -681,11 +663,7 @@ impl Lower<'_> {
                     self.bind(&key, Ok(init));
                     self.chain_loop(&chain, vec![key.clone()], span, &mut |this, item| {
                         let flag = this.lookup(&key).expect("bound")?;
-                        let Item::Value(test) = this.apply(&f, vec![item], span)? else {
-                            this.cx
-                                .error_spanned_by(&call.args[0], msg::PREDICATE_VALUE);
-                            return Err(Poison);
-                        };
+                        let test = this.test(&f, item, &call.args[0], span)?;
                         let op = if any { BinOp::Or } else { BinOp::And };
                         let next = this.push(Inst::Binary(op, flag, test), Ty::Bool, span);
                         this.set_hidden(&key, Ok(next));
@@ -770,10 +748,7 @@ impl Lower<'_> {
         }
         let count = self.chain_count(&chain, span);
         let buf = self.hoisted_buf(init, None, Ty::Float, count, None, span)?;
-        let key = self.hidden_name("position");
-        let zero = self.usize_lit(0, span);
-        self.bind(&key, Ok(zero));
-        self.pending_mutations.push(key.clone());
+        let key = self.block_counter("position", span);
         self.positional.insert(buf, key);
         Ok(buf)
     }
@@ -848,11 +823,7 @@ impl Lower<'_> {
         };
         let value = self.unwrapped(call, empty, span, fold)?;
         // `x.iter().max_by(…).unwrap()` is an `&f64`, as in the function.
-        Ok(if by_ref {
-            Item::Ref(value)
-        } else {
-            Item::Value(value)
-        })
+        Ok(element_item(value, !by_ref))
     }
 
     /// The first or last element of a view, out of its `Option` by
@@ -868,21 +839,22 @@ impl Lower<'_> {
         let zero = self.int_lit(0, span);
         let empty = self.binary(BinOp::Eq, view.len, zero, span);
         let element = |this: &mut Self| {
-            let index = if last {
-                let one = this.int_lit(1, span);
-                let before = this.int_op(BinOp::Sub, view.len, one, span);
-                this.int_add(view.start, before, span)
-            } else {
-                view.start
-            };
+            let index = this.end_index(view, last, span);
             Ok(this.load(view.buf, index, span))
         };
         let value = self.unwrapped(call, empty, span, element)?;
-        Ok(if copied {
-            Item::Value(value)
-        } else {
-            Item::Ref(value)
-        })
+        Ok(element_item(value, copied))
+    }
+
+    /// The index of a view's first element, or of its last
+    /// (`start + len - 1`).
+    pub(super) fn end_index(&mut self, view: View, last: bool, span: Span) -> Value {
+        if !last {
+            return view.start;
+        }
+        let one = self.int_lit(1, span);
+        let before = self.int_op(BinOp::Sub, view.len, one, span);
+        self.int_add(view.start, before, span)
     }
 
     /// `chain.position(p)` taken out of its `Option`: a loop carrying
@@ -909,11 +881,7 @@ impl Lower<'_> {
         self.chain_loop(&chain, keys, span, &mut |this, item| {
             let seen = this.lookup(&found).expect("bound")?;
             let here = this.lookup(&counter).expect("bound")?;
-            let Item::Value(test) = this.apply(&p, vec![item], span)? else {
-                this.cx
-                    .error_spanned_by(&inner.args[0], msg::PREDICATE_VALUE);
-                return Err(Poison);
-            };
+            let test = this.test(&p, item, &inner.args[0], span)?;
             let not_seen = this.push(Inst::Unary(UnOp::Not, seen), Ty::Bool, span);
             let hit = this.push(Inst::Binary(BinOp::And, not_seen, test), Ty::Bool, span);
             let before = this.lookup(&at).expect("bound")?;
@@ -1030,6 +998,24 @@ impl Lower<'_> {
         Ok(relabel(&template, &mut results.into_iter()))
     }
 
+    /// The `bool` the test `f` (written as `written`) gives an item, for
+    /// `any`, `all` and `position`.
+    fn test(
+        &mut self,
+        f: &Callable,
+        item: Item,
+        written: &Expr,
+        span: Span,
+    ) -> Result<Value, Poison> {
+        match self.apply(f, vec![item], span)? {
+            Item::Value(test) => Ok(test),
+            _ => {
+                self.cx.error_spanned_by(written, msg::PREDICATE_VALUE);
+                Err(Poison)
+            }
+        }
+    }
+
     /// The view a cursor stands for, if `init` makes one: `x.iter()` or
     /// `x.into_iter()` of a buffer or a sub-slice.
     pub(super) fn cursor_over(&mut self, init: &Expr) -> Option<Result<View, Poison>> {
@@ -1044,10 +1030,11 @@ impl Lower<'_> {
         self.view_or_buffer(&call.receiver)
     }
 
-    /// The hidden local counting the items a cursor has given, from 0; the
-    /// loops of the block carry it (a loop may call `it.next()`).
-    pub(super) fn hidden_cursor(&mut self, name: &str, span: Span) -> String {
-        let key = self.hidden_name(&format!("{name}_taken"));
+    /// A hidden counter from 0 that the loops of the current block carry:
+    /// the items a cursor has given (a loop may call `it.next()`), the next
+    /// position of a buffer filled by pushes.
+    pub(super) fn block_counter(&mut self, shown: &str, span: Span) -> String {
+        let key = self.hidden_name(shown);
         let zero = self.int_lit(0, span);
         self.bind(&key, Ok(zero));
         self.pending_mutations.push(key.clone());
@@ -1085,11 +1072,7 @@ impl Lower<'_> {
         let one = self.int_lit(1, span);
         let next = self.int_op(BinOp::Add, taken, one, span);
         self.set_hidden(key, Ok(next));
-        Ok(if copied {
-            Item::Value(value)
-        } else {
-            Item::Ref(value)
-        })
+        Ok(element_item(value, copied))
     }
 
     /// `option.unwrap()`, `.expect(msg)` or `.unwrap_or(fallback)` of an
@@ -1694,5 +1677,24 @@ fn relabel(template: &Item, values: &mut impl Iterator<Item = Value>) -> Item {
         Item::Tuple(items) => Item::Tuple(items.iter().map(|item| relabel(item, values)).collect()),
         Item::Ref(_) => Item::Ref(values.next().expect("as many values as flattened")),
         _ => Item::Value(values.next().expect("as many values as flattened")),
+    }
+}
+
+/// `x.first().copied()` as `x.first()` and whether it is copied (also
+/// `cloned()`).
+pub(super) fn through_copied(call: &ExprMethodCall) -> (&ExprMethodCall, bool) {
+    match (call.method.to_string().as_str(), &*call.receiver) {
+        ("copied" | "cloned", Expr::MethodCall(end)) if call.args.is_empty() => (end, true),
+        _ => (call, false),
+    }
+}
+
+/// An element as an item: a value once copied, otherwise the reference
+/// Rust sees (`*x.first().unwrap()`).
+pub(super) fn element_item(value: Value, copied: bool) -> Item {
+    if copied {
+        Item::Value(value)
+    } else {
+        Item::Ref(value)
     }
 }

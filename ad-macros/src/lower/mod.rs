@@ -666,7 +666,7 @@ impl Lower<'_> {
         {
             match view {
                 Ok(view) => {
-                    let key = self.hidden_cursor(name, local.span());
+                    let key = self.block_counter(&format!("{name}_taken"), local.span());
                     self.bind_special(name, Special::Cursor(view, key));
                 }
                 Err(Poison) => self.bind(name, Err(Poison)),
