@@ -360,7 +360,8 @@ impl Lower<'_> {
         )
     }
 
-    /// Whether `expr` names a buffer the function has: `a`, `&a`, `&a[r]`.
+    /// Whether `expr` names a buffer the function has that a copy can stand
+    /// for: `a`, `&a`, `&a[r]`.
     fn names_a_buffer(&self, expr: &Expr) -> bool {
         let base = match expr {
             Expr::Reference(reference) if reference.mutability.is_none() => {
@@ -372,9 +373,14 @@ impl Lower<'_> {
             Expr::Path(_) => expr,
             _ => return false,
         };
+        // Not a `&mut` parameter: writes through the choice must reach it,
+        // and they would reach the copy instead.
+        let func = self.builder.func();
         super::expr::local_name(base).is_some_and(|name| {
             self.element(&name).is_none()
-                && matches!(self.lookup(&name), Some(Ok(value)) if matches!(self.builder.func().ty(value), Ty::Buf(_)))
+                && matches!(self.lookup(&name), Some(Ok(value))
+                    if matches!(func.ty(value), Ty::Buf(_))
+                        && !matches!(func.inst(value), Inst::Param(index) if func.params[*index as usize].mutable))
         })
     }
 
