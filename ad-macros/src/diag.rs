@@ -102,6 +102,7 @@ pub(crate) mod msg {
     pub(crate) const DBG_ARGUMENTS: &str =
         "`dbg!` is supported with one argument; write one `dbg!` per value";
     pub(crate) const CURSOR_IN_MACRO: &str = "an iterator kept in a variable (`let mut it = x.iter();`, `let pairs = x.iter().zip(y);`) cannot be named inside a macro in a `#[differentiate]` function; take the item first, `let v = it.next().unwrap();`, and name `v`";
+    pub(crate) const CURSOR_BORROWED: &str = "an iterator kept in a variable (`let mut it = x.iter();`) can give items with `it.next()` and then be consumed (`for v in it`, `it.sum()`), but not be borrowed to go on later (`it.by_ref()`, `&mut it`); take the items with an index loop over `x` instead";
     pub(crate) const CLOSURE_IN_MACRO: &str = "a closure cannot be named inside a macro in a `#[differentiate]` function (closures are inlined where they are called); compute the value first, `let y = f(x);`, and name `y`";
     pub(crate) const EARLY_RETURN: &str = "early `return` is not supported yet; make the returned value the function's final expression";
     pub(crate) const ASSIGN_TARGET: &str = "only local variables can be assigned in a `#[differentiate]` function; introduce a local with `let mut`";
@@ -128,7 +129,7 @@ pub(crate) mod msg {
     pub(crate) const RETURN_WITHOUT_VALUE: &str =
         "`return` without a value: return the function's value, `return value;`";
     pub(crate) const INDEX_NOT_BUFFER: &str = "only buffers can be indexed: `&[f64]`, `&Vec<f64>` and `&[f64; N]` parameters (or their `&mut` forms) and local `Vec`s and arrays; pass this one as a parameter, e.g. `w: &[f64]`";
-    pub(crate) const BUFFER_IN_REGION: &str = "a buffer made inside a loop or a branch needs a length known before it (a constant, a parameter's `len()`, or arithmetic on them): `Vec::new()` and `Vec::with_capacity` work there only when the `for` right after them pushes onto them once per iteration, and a `collect()` after a `filter` only at the top level of the body; create the buffer before the loop and overwrite its elements inside";
+    pub(crate) const BUFFER_IN_REGION: &str = "a buffer made inside a loop or a branch needs a length known before it (a constant, a parameter's `len()`, or arithmetic on them): `Vec::new()` and `Vec::with_capacity` work there only when the `for` right after them pushes onto them once per iteration and nothing after it pushes more, and a `collect()` after a `filter` only at the top level of the body; create the buffer before the loop and overwrite its elements inside";
     pub(crate) const PUSH_ON_FIXED: &str = "this buffer is made inside a loop, or its length sizes one, so its length must not change: `#[differentiate]` makes it once before the loop; push onto a `Vec` made at the top level of the body";
     pub(crate) const BUFFER_REASSIGN: &str = "only a buffer the function made can be assigned another (its elements are copied); a parameter cannot be rebound to another buffer: index the one you mean, or copy it into a local `Vec` first";
     pub(crate) const BUFFER_IN_BRANCH: &str = "a branch or a loop cannot choose between buffers or carry one, except `let w = if c { &a } else { &b };` at the top level of the body; create one buffer and write the chosen elements into it";

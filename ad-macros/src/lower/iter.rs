@@ -188,6 +188,10 @@ impl Lower<'_> {
             Expr::MethodCall(call) => self.adapter(call),
             Expr::Reference(reference) => {
                 let mutable = reference.mutability.is_some();
+                if mutable && self.names_cursor(&reference.expr) {
+                    self.cx.error_spanned_by(reference, msg::CURSOR_BORROWED);
+                    return Some(Err(Poison));
+                }
                 let view = self.view_or_buffer(&reference.expr)?;
                 Some(view.map(|view| self.elements_of(view, mutable, expr.span())))
             }
@@ -265,6 +269,10 @@ impl Lower<'_> {
                 return Some(Err(Poison));
             }
             return None;
+        }
+        if name == "by_ref" && self.names_cursor(&call.receiver) {
+            self.cx.error_spanned_by(&call.method, msg::CURSOR_BORROWED);
+            return Some(Err(Poison));
         }
         let chain = self.chain_of(&call.receiver)?;
         Some((|| {
@@ -541,12 +549,9 @@ impl Lower<'_> {
             _ => return None,
         };
         // `it.sum()` of a cursor (`let mut it = x.iter();`) too.
-        let cursor = super::expr::local_name(&call.receiver).is_some_and(|name| {
-            matches!(
-                self.special(&name),
-                Some(Special::Cursor(..) | Special::Chain(_))
-            )
-        });
+        let cursor = self.names_cursor(&call.receiver)
+            || super::expr::local_name(&call.receiver)
+                .is_some_and(|name| matches!(self.special(&name), Some(Special::Chain(_))));
         if call.args.len() != arity || !(is_iterator_expr(&call.receiver) || cursor) {
             return None;
         }
@@ -1041,7 +1046,15 @@ impl Lower<'_> {
         key
     }
 
-    /// What is left of a cursor: its view after the items taken.
+    /// Whether `expr` names a cursor (`let mut it = x.iter();`).
+    fn names_cursor(&self, expr: &Expr) -> bool {
+        super::expr::local_name(expr)
+            .is_some_and(|name| matches!(self.special(&name), Some(Special::Cursor(..))))
+    }
+
+    /// What is left of a cursor: its view after the items taken. Read only
+    /// where the cursor is moved (`for v in it`, `it.sum()`), so that no
+    /// later `it.next()` needs to know how far that went.
     fn cursor_rest(&mut self, view: View, key: &str, span: Span) -> Result<View, Poison> {
         let taken = self.lookup(key).expect("bound")?;
         // `min`: `it.next()` past the end panicked already (`unwrap`).

@@ -498,9 +498,9 @@ impl Lower<'_> {
             }),
             _ => false,
         };
-        self.filled_by = match (stmt, stmts.get(index + 1)) {
-            (Stmt::Local(local), Some(next)) if self.builder.depth() > 0 => {
-                filled_by_next(local, next)
+        self.filled_by = match stmt {
+            Stmt::Local(local) if self.builder.depth() > 0 => {
+                filled_by_next(local, &stmts[index + 1..])
             }
             _ => None,
         };
@@ -1007,10 +1007,12 @@ fn buffer_names(stmt: &Stmt) -> std::collections::HashSet<String> {
 }
 
 /// The `for` that fills the buffer a `let` makes empty (`Vec::new()`,
-/// `Vec::with_capacity(n)`, `vec![]`), if `next` is one that pushes onto it
-/// once per iteration: `v.push(e);` is a statement of its body, `v` is named
-/// nowhere else in it, and nothing leaves the loop early.
-fn filled_by_next(local: &Local, next: &Stmt) -> Option<syn::ExprForLoop> {
+/// `Vec::with_capacity(n)`, `vec![]`), if the statement after it is one that
+/// pushes onto it once per iteration: `v.push(e);` is a statement of its
+/// body, `v` is named nowhere else in it, nothing leaves the loop early, and
+/// nothing after the loop pushes onto `v` (its length is the trip count).
+fn filled_by_next(local: &Local, after: &[Stmt]) -> Option<syn::ExprForLoop> {
+    let (next, rest) = after.split_first()?;
     let name = bound_name(&local.pat)?;
     let init = &local.init.as_ref()?.expr;
     let empty = match strip_parens(init) {
@@ -1056,7 +1058,29 @@ fn filled_by_next(local: &Local, next: &Stmt) -> Option<syn::ExprForLoop> {
         .flat_map(flatten_tokens)
         .filter(|ident| *ident == name)
         .count();
-    (pushes == 1 && mentions == 1).then(|| for_loop.clone())
+    let pushed_later = rest.iter().any(|stmt| {
+        let tokens: Vec<String> = quote::ToTokens::to_token_stream(stmt)
+            .into_iter()
+            .flat_map(flatten_tokens_and_dots)
+            .collect();
+        tokens
+            .windows(3)
+            .any(|w| w[0] == name && w[1] == "." && w[2] == "push")
+    });
+    (pushes == 1 && mentions == 1 && !pushed_later).then(|| for_loop.clone())
+}
+
+/// The identifiers and `.`s of a token tree, at any depth, in order.
+fn flatten_tokens_and_dots(tree: proc_macro2::TokenTree) -> Vec<String> {
+    match tree {
+        proc_macro2::TokenTree::Punct(punct) if punct.as_char() == '.' => vec![".".to_owned()],
+        proc_macro2::TokenTree::Group(group) => group
+            .stream()
+            .into_iter()
+            .flat_map(flatten_tokens_and_dots)
+            .collect(),
+        tree => flatten_tokens(tree),
+    }
 }
 
 /// The identifiers in a token tree, at any depth.
