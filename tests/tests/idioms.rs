@@ -2055,6 +2055,34 @@ mod predicates_and_items {
             * SCALE
     }
 
+    /// A `const` used above where it is written (an item is visible in its
+    /// whole block), and one in a loop's body.
+    #[differentiate(vjp, jvp)]
+    #[allow(clippy::items_after_statements)] // The spelling under test.
+    fn consts_anywhere(x: &[f64]) -> f64 {
+        let scaled = x[0] * SCALE;
+        let mut s = 0.0;
+        for &v in x {
+            s += v * HALF;
+            const HALF: f64 = 0.5;
+        }
+        const SCALE: f64 = 3.0;
+        scaled + s
+    }
+
+    #[test]
+    fn items_are_visible_in_their_whole_block() {
+        let grad = check_slice(
+            consts_anywhere,
+            consts_anywhere_vjp,
+            consts_anywhere_jvp,
+            &X,
+        );
+        let mut expected = vec![0.5; X.len()];
+        expected[0] += 3.0;
+        assert_close(&grad, &expected);
+    }
+
     #[test]
     fn any_all_and_items() {
         // X has -1.2 < -1: the sum of squares.

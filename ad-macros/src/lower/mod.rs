@@ -238,6 +238,7 @@ struct Lower<'a> {
 impl Lower<'_> {
     fn fn_body(&mut self, block: &Block, output_ty: &Ty) -> Lowered {
         // A function that returns nothing updates `&mut` buffers.
+        self.consts_first(&block.stmts);
         if *output_ty == Ty::Unit {
             self.stmts(&block.stmts, false)?;
             let span = block.brace_token.span.close();
@@ -355,6 +356,7 @@ impl Lower<'_> {
         // The positions of buffers filled by pushes (`counted_buffer`) are
         // carried by the loops of this block only.
         let n_pending = self.pending_mutations.len();
+        self.consts_first(&block.stmts);
         let tail = self.stmts(&block.stmts, want_value);
         self.pending_mutations.truncate(n_pending);
         self.scopes.pop();
@@ -523,8 +525,8 @@ impl Lower<'_> {
     }
 
     /// An item in the body. `use` is declared again in each generated
-    /// function; a `const` or `static` is a local bound to its value, which
-    /// is constant data (its initialiser cannot read locals).
+    /// function; a `const` or `static` was bound before the block's
+    /// statements (see [`Lower::consts_first`]).
     fn item(&mut self, item: &syn::Item) {
         match item {
             syn::Item::Use(item_use) => {
@@ -533,20 +535,23 @@ impl Lower<'_> {
                     .items
                     .push(item_use.to_token_stream());
             }
-            syn::Item::Const(syn::ItemConst {
-                ident, ty, expr, ..
-            })
-            | syn::Item::Static(syn::ItemStatic {
-                ident,
-                ty,
-                expr,
-                mutability: syn::StaticMutability::None,
-                ..
-            }) => {
+            item if const_item(item).is_some() => {}
+            item => self.cx.error_spanned_by(item, msg::ITEM),
+        }
+    }
+
+    /// The `const` and `static` items of a block, each a local bound to its
+    /// value (constant data: an initialiser cannot read locals), before the
+    /// block's statements: an item is visible in its whole block, also
+    /// above where it is written.
+    fn consts_first(&mut self, stmts: &[Stmt]) {
+        for stmt in stmts {
+            if let Stmt::Item(item) = stmt
+                && let Some((ident, ty, expr)) = const_item(item)
+            {
                 let local: Stmt = syn::parse_quote!(let #ident: #ty = #expr;);
                 self.stmt(&local);
             }
-            item => self.cx.error_spanned_by(item, msg::ITEM),
         }
     }
 
@@ -1093,5 +1098,16 @@ fn flatten_tokens(tree: proc_macro2::TokenTree) -> Vec<String> {
             .flat_map(flatten_tokens)
             .collect(),
         _ => Vec::new(),
+    }
+}
+
+/// The name, type and value of a `const` or non-`mut` `static` item.
+fn const_item(item: &syn::Item) -> Option<(&syn::Ident, &syn::Type, &Expr)> {
+    match item {
+        syn::Item::Const(item) => Some((&item.ident, &item.ty, &item.expr)),
+        syn::Item::Static(item) if matches!(item.mutability, syn::StaticMutability::None) => {
+            Some((&item.ident, &item.ty, &item.expr))
+        }
+        _ => None,
     }
 }
