@@ -86,6 +86,7 @@
 pub use ad_macros::{Tangent, custom_jvp, custom_vjp, differentiate};
 
 pub mod check;
+pub mod checkpoint;
 mod curvature;
 mod extrema;
 pub mod float;
@@ -127,6 +128,8 @@ pub mod __private {
     pub mod curvature {
         pub use crate::curvature::*;
     }
+    pub use crate::checkpoint::emitted::{RestoreFrom, nth, state_bytes, trips};
+    pub use crate::checkpoint::{Checkpoints, Step};
     pub use crate::extrema::{
         max_over, max_over_dm, max_over_dx, max_over_rev, min_over, min_over_dm, min_over_dx,
         min_over_rev,
