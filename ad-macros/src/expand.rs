@@ -62,6 +62,7 @@ pub(crate) fn differentiate(args: TokenStream, input: TokenStream) -> TokenStrea
                 let vjp = modes.wants_vjp().then(|| generated.clone());
                 let errors = failed.1.to_compile_error();
                 let stub = stub(header);
+                let item = untouched(&item);
                 return quote!(#item #errors #vjp #stub);
             }
         }
@@ -73,6 +74,7 @@ pub(crate) fn differentiate(args: TokenStream, input: TokenStream) -> TokenStrea
                 let header = emit::hvp_header(&item, &failed.0);
                 let errors = failed.1.to_compile_error();
                 let stub = stub(header);
+                let item = untouched(&item);
                 return quote!(#item #errors #generated #stub);
             }
         }
@@ -84,7 +86,7 @@ pub(crate) fn differentiate(args: TokenStream, input: TokenStream) -> TokenStrea
     // and a free one `f`, and the attribute cannot tell which. (Under
     // `#![forbid(dead_code)]` this `allow` is an error; see
     // docs/supported.md.)
-    let mut original = item.clone();
+    let mut original = untouched(&item);
     original.attrs.push(syn::parse_quote!(#[allow(dead_code)]));
     let shown = modes.print.then(|| print(&item, &generated));
     quote!(#original #generated #shown)
@@ -240,6 +242,21 @@ fn context(args: TokenStream, applied_twice: Option<syn::Error>) -> (Ctxt, args:
     (cx, args)
 }
 
+/// The user's function as it is emitted: unchanged, but for the
+/// `#[checkpoint]` attributes on its loops, which only the macro reads
+/// (rustc would not know them).
+fn untouched(item: &ItemFn) -> ItemFn {
+    struct Strip;
+    impl syn::visit_mut::VisitMut for Strip {
+        fn visit_attributes_mut(&mut self, attrs: &mut Vec<syn::Attribute>) {
+            attrs.retain(|attr| !lower::checkpoint::is_checkpoint(attr));
+        }
+    }
+    let mut item = item.clone();
+    syn::visit_mut::VisitMut::visit_block_mut(&mut Strip, &mut item.block);
+    item
+}
+
 /// A body for a stub whose function could not be differentiated.
 fn stub(header: TokenStream) -> TokenStream {
     quote! {
@@ -374,6 +391,7 @@ fn fallback(
 ) -> TokenStream {
     let errors = error.to_compile_error();
     let vjp = stub(emit::header(item, sig));
+    let item = untouched(item);
     quote! {
         #item
         #errors

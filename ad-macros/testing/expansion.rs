@@ -958,6 +958,14 @@ check_hvp!(
     "fn f(xs: &[f64], c: f64) -> f64 { let mut p = c; for i in 0..xs.len() { p = (p * xs[i]).tanh(); } p }"
 );
 
+// A checkpointed loop: no pushes in the primal loop, the schedule's steps
+// in the adjoint, and the buffer parameter given back its final contents.
+check!(
+    checkpointed_loop,
+    "",
+    "fn f(u: &mut [f64], c: f64, n: usize) -> f64 { let mut s = c; #[checkpoint(snapshots = 8)] for t in 0..n { u[t % 4] = (u[t % 4] * s).sin(); s = s * u[t % 4]; } s }"
+);
+
 /// `print` shows the generated functions, formatted, as a deprecation note
 /// rustc prints, and changes nothing else.
 #[test]

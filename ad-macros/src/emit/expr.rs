@@ -214,9 +214,11 @@ impl Emitter<'_> {
                 let pushed = self.expr(*pushed).at(Prec::Or);
                 // In a `for`, the tape has room for every push (made with
                 // capacity, or reserved before the loop): no push grows it.
+                // A checkpointed loop's tape holds one iteration at a time.
                 let reserved = matches!(
                     self.places[value.index()],
-                    crate::ir::Place::In(owner, _) if matches!(func.inst(owner), Inst::For { .. })
+                    crate::ir::Place::In(owner, _)
+                        if matches!(func.inst(owner), Inst::For { range, .. } if range.checkpoint.is_none())
                 );
                 if reserved {
                     postfix(quote_spanned!(span=> #tape.push_reserved(#pushed)))

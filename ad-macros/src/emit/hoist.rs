@@ -54,6 +54,11 @@ impl Plan {
     pub(crate) fn new(func: &Function, places: &[Place]) -> Plan {
         let mut plan = Plan::default();
         func.walk(&mut |_, value| {
+            // A checkpointed loop's body is emitted again in its adjoint,
+            // where slices made before the primal loop are out of scope.
+            if matches!(func.inst(value), Inst::For { range, .. } if range.checkpoint.is_some()) {
+                return;
+            }
             let slices = hoisted(func, places, value);
             for (position, (slice, accesses)) in slices.into_iter().enumerate() {
                 for access in accesses {

@@ -12,43 +12,19 @@ use crate::ir::{BinOp, Const, Inst, LoopRange, Value};
 impl Emitter<'_> {
     /// `let mut c = init; for i in range { body; c = next; }`, into `stmts`.
     pub(super) fn for_loop(&self, for_value: Value, stmts: &mut Stmts) {
+        if self.checkpoints.primal.contains_key(&for_value) {
+            return self.checkpointed_primal(for_value, stmts);
+        }
+        if let Some(&primal) = self.checkpoints.adjoint.get(&for_value) {
+            return self.checkpointed_adjoint(for_value, primal, stmts);
+        }
         let func = self.func;
         let span = func.span(for_value);
         let view = func.inst(for_value).as_loop().expect("a loop");
-        let (range, inits, body, carried_yields) = (view.range, view.inits, view.body, view.next());
-        let mut assigned = Vec::new();
-        for (k, (&init, &yielded)) in inits.iter().zip(carried_yields).enumerate() {
-            let arg = body.insts[k + 1];
-            let Form::Carried(name) = &self.forms[arg.index()] else {
-                unreachable!("carried")
-            };
-            // Carried through unchanged, or assigned after each iteration.
-            let mut binding = self.binding(name, arg, yielded != arg);
-            if self.forms[init.index()] == Form::Inline
-                && let Some(annotation) = self.annotation(init)
-            {
-                binding.ty = annotation.clone();
-                binding.annotation = Some(annotation);
-            }
-            if yielded != arg {
-                assigned.push((binding.name.clone(), arg, yielded));
-            }
-            let init = self.expr(init).at(Prec::Or);
-            stmts.bind(Pattern::Single(binding), init, span);
-        }
+        let (range, body) = (view.range, view.body);
+        let assigned = self.carried(for_value, stmts);
         let body_stmts = self.stmts(body);
-        let update = match assigned.as_slice() {
-            [] => TokenStream::new(),
-            [(var, arg, yielded)] => self.assignment(var, *arg, *yielded, span),
-            // In parallel: a swap must read the old values.
-            _ => {
-                let vars = assigned.iter().map(|(var, _, _)| var);
-                let next = assigned
-                    .iter()
-                    .map(|(_, _, yielded)| self.expr(*yielded).at(Prec::Or));
-                quote_spanned!(span=> (#(#vars),*) = (#(#next),*);)
-            }
-        };
+        let update = self.update(&assigned, span);
         let Some(range) = range else {
             // `loop { body; trips += 1; carried = next; if !go_on { break; } }`
             let go_on = self.expr(view.go_on().expect("a `while`")).at(Prec::Prefix);
@@ -119,6 +95,56 @@ impl Emitter<'_> {
         block.push(for_loop);
         if !known {
             stmts.push(quote_spanned!(span=> if #end > #start { #guarded }));
+        }
+    }
+
+    /// `let mut c = init;` for each value `for_value` carries, into
+    /// `stmts`; gives those assigned after each iteration, with their
+    /// argument and next value.
+    pub(super) fn carried(
+        &self,
+        for_value: Value,
+        stmts: &mut Stmts,
+    ) -> Vec<(Ident, Value, Value)> {
+        let func = self.func;
+        let span = func.span(for_value);
+        let view = func.inst(for_value).as_loop().expect("a loop");
+        let mut assigned = Vec::new();
+        for (k, (&init, &yielded)) in view.inits.iter().zip(view.next()).enumerate() {
+            let arg = view.body.insts[k + 1];
+            let Form::Carried(name) = &self.forms[arg.index()] else {
+                unreachable!("carried")
+            };
+            // Carried through unchanged, or assigned after each iteration.
+            let mut binding = self.binding(name, arg, yielded != arg);
+            if self.forms[init.index()] == Form::Inline
+                && let Some(annotation) = self.annotation(init)
+            {
+                binding.ty = annotation.clone();
+                binding.annotation = Some(annotation);
+            }
+            if yielded != arg {
+                assigned.push((binding.name.clone(), arg, yielded));
+            }
+            let init = self.expr(init).at(Prec::Or);
+            stmts.bind(Pattern::Single(binding), init, span);
+        }
+        assigned
+    }
+
+    /// `c = next;` after an iteration, for the carried values `assigned`.
+    pub(super) fn update(&self, assigned: &[(Ident, Value, Value)], span: Span) -> TokenStream {
+        match assigned {
+            [] => TokenStream::new(),
+            [(var, arg, yielded)] => self.assignment(var, *arg, *yielded, span),
+            // In parallel: a swap must read the old values.
+            _ => {
+                let vars = assigned.iter().map(|(var, _, _)| var);
+                let next = assigned
+                    .iter()
+                    .map(|(_, _, yielded)| self.expr(*yielded).at(Prec::Or));
+                quote_spanned!(span=> (#(#vars),*) = (#(#next),*);)
+            }
         }
     }
 

@@ -19,6 +19,7 @@
 //! can never capture or shadow an identifier of the user's, and is located at the
 //! user's code it comes from, so rustc's messages point there.
 
+mod checkpoint;
 mod expr;
 mod header;
 mod hoist;
@@ -49,7 +50,15 @@ use stmts::{Binding, Pattern, Stmts};
 
 /// The generated `_vjp` function.
 pub(crate) fn vjp(item: &ItemFn, sig: &Signature, func: &Function) -> TokenStream {
-    function(header(item, sig), func)
+    let mut emitter = Emitter::new(func);
+    emitter.plan_checkpoints();
+    let header = header(item, sig);
+    let body = emitter.body();
+    quote! {
+        #header {
+            #body
+        }
+    }
 }
 
 /// The generated `_jvp` function (with `all`, its all-active twin
@@ -122,6 +131,8 @@ struct Emitter<'a> {
     declare_first: bool,
     /// The name of each of those slices, by loop and position.
     slices: HashMap<(Value, usize), String>,
+    /// The checkpointed loops, in `_vjp` only.
+    checkpoints: checkpoint::Checkpoints,
 }
 impl<'a> Emitter<'a> {
     fn new(func: &'a Function) -> Self {
@@ -147,6 +158,7 @@ impl<'a> Emitter<'a> {
             hoist,
             slices: HashMap::new(),
             declare_first: false,
+            checkpoints: checkpoint::Checkpoints::default(),
         };
         emitter.assign_forms(&uses);
         emitter.declare_first = emitter.used.len() > stmts::LONG;
@@ -210,6 +222,16 @@ impl<'a> Emitter<'a> {
         let mut stmts = Stmts::new(self.declare_first);
         for &value in &region.insts {
             let span = func.span(value);
+            // A checkpointed loop's step run without its pushes, or again
+            // (without the user's macros, which ran in the primal loop).
+            let skipped = match func.inst(value) {
+                Inst::Push(..) | Inst::TapeReserve { .. } => self.checkpoints.untaped.get(),
+                Inst::Effect { .. } => self.checkpoints.rerun.get(),
+                _ => false,
+            };
+            if skipped {
+                continue;
+            }
             match &self.forms[value.index()] {
                 _ if matches!(func.inst(value), Inst::Param(_)) => {}
                 Form::Inline if is_destructured(func, value) => {

@@ -582,12 +582,44 @@ pub(crate) struct LoopRange {
     pub(crate) inclusive: bool,
     pub(crate) step: Option<Value>,
     pub(crate) reversed: bool,
+    /// `#[checkpoint(…)]` on the loop: its adjoint keeps a few of its states
+    /// and runs its steps again, rather than taping every iteration.
+    pub(crate) checkpoint: Option<Checkpoint>,
+}
+
+/// How a checkpointed loop is reversed (see `emit/checkpoint.rs`).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Checkpoint {
+    /// How many loop states may be kept, or how many bytes they may take:
+    /// an integer computed before the loop.
+    pub(crate) budget: Budget,
+    /// On an adjoint loop: the primal loop it reverses. Not an operand (the
+    /// loop does not read its value), but renumbered with the values.
+    pub(crate) reverses: Option<Value>,
+}
+
+/// What `#[checkpoint(…)]` limits.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Budget {
+    /// `snapshots = k`: at most `k` saved states.
+    Snapshots(Value),
+    /// `memory = "64 MiB"`: saved states of at most that many bytes in all.
+    Bytes(Value),
+}
+
+impl Budget {
+    pub(crate) fn value(self) -> Value {
+        match self {
+            Budget::Snapshots(value) | Budget::Bytes(value) => value,
+        }
+    }
 }
 
 impl LoopRange {
     fn operands(&self) -> Vec<Value> {
         let mut operands = vec![self.start, self.end];
         operands.extend(self.step);
+        operands.extend(self.checkpoint.map(|checkpoint| checkpoint.budget.value()));
         operands
     }
 
@@ -596,6 +628,22 @@ impl LoopRange {
         self.end = map(self.end);
         if let Some(step) = &mut self.step {
             *step = map(*step);
+        }
+        if let Some(checkpoint) = &mut self.checkpoint {
+            match &mut checkpoint.budget {
+                Budget::Snapshots(value) | Budget::Bytes(value) => *value = map(*value),
+            }
+            if let Some(primal) = &mut checkpoint.reverses {
+                *primal = map(*primal);
+            }
+        }
+    }
+
+    /// The same range, for a tape's capacity: without the checkpoint.
+    pub(crate) fn visits(&self) -> LoopRange {
+        LoopRange {
+            checkpoint: None,
+            ..self.clone()
         }
     }
 }

@@ -81,6 +81,15 @@ fn range(loop_range: &LoopRange) -> String {
     if loop_range.reversed {
         text.push_str(" rev");
     }
+    if let Some(checkpoint) = loop_range.checkpoint {
+        let _ = match checkpoint.budget {
+            crate::ir::Budget::Snapshots(k) => write!(text, " checkpoint(snapshots {})", value(k)),
+            crate::ir::Budget::Bytes(b) => write!(text, " checkpoint(memory {})", value(b)),
+        };
+        if let Some(primal) = checkpoint.reverses {
+            let _ = write!(text, " reverses {}", value(primal));
+        }
+    }
     text
 }
 

@@ -193,6 +193,7 @@ impl Lower<'_> {
             inclusive: false,
             step: None,
             reversed: false,
+            checkpoint: None,
         };
         let carried = self.carried_body(Default::default(), span, |this, index| {
             body(this, index);

@@ -702,6 +702,14 @@ impl Lower<'_> {
             let arg = self.scalar_expr(&call.args[0])?;
             return Ok(self.push(Inst::Cast(arg, Scalar::Float), Ty::Float, call.span()));
         }
+        if let [ty, name] = segments.as_slice()
+            && generic.as_ref() == Some(ty)
+            && matches!(name.as_str(), "from" | "zero" | "one")
+        {
+            // `T::from(2.0)`, `T::zero()`: num-traits habits, which `Float`
+            // spells `T::from_f64(2.0)` and `T::ZERO`.
+            return self.unsupported(func, msg::generic_constructor(ty, name));
+        }
         let float_ty = match segments.as_slice() {
             [ty, _] => self.float_type(ty),
             _ => None,
@@ -827,7 +835,7 @@ impl Lower<'_> {
     }
 
     /// An expression that must be a number, not a buffer.
-    fn scalar_expr(&mut self, expr: &Expr) -> Lowered {
+    pub(super) fn scalar_expr(&mut self, expr: &Expr) -> Lowered {
         let value = self.expr(expr)?;
         if matches!(self.ty(value), Ty::Buf(_)) {
             return self.unsupported(expr, msg::BUFFER_AS_SCALAR);

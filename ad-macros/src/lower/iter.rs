@@ -1233,6 +1233,7 @@ impl Lower<'_> {
                 inclusive: first.inclusive,
                 step: first.step,
                 reversed: first.reversed,
+                checkpoint: None,
             };
             return (range, true);
         }
@@ -1244,6 +1245,7 @@ impl Lower<'_> {
             inclusive: false,
             step: None,
             reversed: false,
+            checkpoint: None,
         };
         (range, false)
     }

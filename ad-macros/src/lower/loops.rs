@@ -45,8 +45,10 @@ impl Lower<'_> {
             self.bind_flag(&flags.broke, span);
             extra.push(flags.broke.clone());
         }
+        let checkpoint = self.checkpoint_of(&expr.attrs);
         let chain = chain?;
-        let (range, shared) = self.driver(&chain, span);
+        let (mut range, shared) = self.driver(&chain, span);
+        range.checkpoint = checkpoint?;
         let mut names = assigned_in(&expr.body);
         names.extend(extra);
         let mut flags = Some(flags);

@@ -14,6 +14,7 @@
 
 mod buffers;
 mod calls;
+pub(crate) mod checkpoint;
 mod closures;
 mod exits;
 mod expr;
@@ -511,6 +512,19 @@ impl Lower<'_> {
     }
 
     fn stmt(&mut self, stmt: &Stmt) {
+        let attrs = match stmt {
+            Stmt::Local(local) => &local.attrs[..],
+            Stmt::Expr(Expr::While(expr), _) => &expr.attrs[..],
+            Stmt::Expr(Expr::Loop(expr), _) => &expr.attrs[..],
+            Stmt::Expr(Expr::Block(expr), _) => &expr.attrs[..],
+            Stmt::Expr(Expr::If(expr), _) => &expr.attrs[..],
+            Stmt::Expr(Expr::Match(expr), _) => &expr.attrs[..],
+            Stmt::Macro(mac) => &mac.attrs[..],
+            _ => &[],
+        };
+        if let Some(attr) = checkpoint::misplaced(attrs) {
+            self.cx.error_spanned_by(attr, msg::CHECKPOINT_PLACE);
+        }
         match stmt {
             Stmt::Local(local) => self.local(local),
             Stmt::Item(item) => self.item(item),

@@ -145,8 +145,13 @@ impl Reverse<'_> {
 
         self.grads = before;
         let reversed = match range {
+            // A checkpointed loop's adjoint says which loop it reverses.
             Some(range) => LoopRange {
                 reversed: !range.reversed,
+                checkpoint: range.checkpoint.map(|checkpoint| crate::ir::Checkpoint {
+                    reverses: Some(for_value),
+                    ..checkpoint
+                }),
                 ..range.clone()
             },
             // A `while` is reversed by running its trips again, backwards.
@@ -159,6 +164,7 @@ impl Reverse<'_> {
                     inclusive: false,
                     step: None,
                     reversed: true,
+                    checkpoint: None,
                 }
             }
         };
@@ -201,8 +207,11 @@ impl Reverse<'_> {
         while let Place::In(owner, _) = self.place(top) {
             top = owner;
         }
+        // A checkpointed loop's tapes hold one iteration at a time.
         let capacity = match self.primal.inst(for_value) {
-            Inst::For { range, .. } if top == for_value => Some(range.clone()),
+            Inst::For { range, .. } if top == for_value && range.checkpoint.is_none() => {
+                Some(range.visits())
+            }
             _ => None,
         };
         let tape = self.builder.push_detached(
@@ -229,7 +238,7 @@ impl Reverse<'_> {
             let reserve = self.builder.push_detached(
                 Inst::TapeReserve {
                     tape,
-                    range: range.clone(),
+                    range: range.visits(),
                 },
                 Ty::Unit,
                 span,

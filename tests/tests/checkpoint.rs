@@ -1,0 +1,204 @@
+//! Checkpointed loops: `#[checkpoint(snapshots = k)]` and
+//! `#[checkpoint(memory = "…")]` on a `for` loop give the same `_vjp`, bit
+//! for bit, as the loop without the attribute, for every trip count and
+//! every number of snapshots (the schedule only changes which steps run
+//! again). Each function is written once, as a `macro_rules!` taking the
+//! attribute, and expanded twice: with it and without. Both are checked
+//! against finite differences and the dot-product test; the memory the
+//! schedule keeps is measured in `tests/checkpoint_memory.rs`.
+#![allow(clippy::needless_range_loop)]
+
+use ad_runtime::{Float, differentiate};
+use ad_tests::{check_in_place, check_scalar};
+
+/// A damped pendulum stepped by semi-implicit Euler: two carried floats.
+macro_rules! pendulum {
+    ($name:ident $(, $ck:meta)?) => {
+        #[differentiate]
+        fn $name(theta: f64, omega: f64, damping: f64, steps: usize, snapshots: usize) -> f64 {
+            let _ = snapshots;
+            let (mut theta, mut omega) = (theta, omega);
+            let dt = 0.01;
+            $(#[$ck])?
+            for _ in 0..steps {
+                let alpha = -9.81 * theta.sin() - damping * omega;
+                omega += dt * alpha;
+                theta += dt * omega;
+            }
+            theta * theta + 0.5 * omega * omega
+        }
+    };
+}
+pendulum!(pendulum, checkpoint(snapshots = snapshots));
+pendulum!(pendulum_taped);
+
+#[test]
+fn a_pendulum_is_reversed_alike_for_every_trip_count_and_snapshot_count() {
+    for steps in [0, 1, 2, 3, 10, 57] {
+        for snapshots in [0, 1, 2, 3, 8, 100] {
+            let checkpointed = pendulum_vjp(0.4, -0.2, 0.3, steps, snapshots, 1.0);
+            let taped = pendulum_taped_vjp(0.4, -0.2, 0.3, steps, snapshots, 1.0);
+            assert_eq!(checkpointed, taped, "steps {steps}, snapshots {snapshots}");
+        }
+    }
+    let grad = check_scalar(
+        |p| pendulum(p[0], p[1], p[2], 40, 3),
+        |p, seed| {
+            let (out, a, b, c) = pendulum_vjp(p[0], p[1], p[2], 40, 3, seed);
+            (out, vec![a, b, c])
+        },
+        &[0.4, -0.2, 0.3],
+    );
+    // One step from rest at the bottom moves nothing: the closed form at 0.
+    let (_, d_theta, d_omega, d_damping) = pendulum_vjp(0.0, 0.0, 0.3, 5, 2, 1.0);
+    assert_eq!((d_theta, d_omega, d_damping), (0.0, 0.0, 0.0));
+    assert!(grad.iter().all(|g| g.is_finite()));
+}
+
+/// Explicit diffusion of a `&mut` buffer in place, with an inner loop and a
+/// nonlinearity: the loop state is the buffer.
+macro_rules! diffusion {
+    ($name:ident $(, $ck:meta)?) => {
+        #[differentiate]
+        fn $name(u: &mut [f64], c: f64, steps: usize) {
+            let n = u.len();
+            $(#[$ck])?
+            for _ in 0..steps {
+                for i in 1..n - 1 {
+                    let lap = u[i - 1] - 2.0 * u[i] + u[i + 1];
+                    u[i] += c * lap * (1.0 + 0.1 * u[i].tanh());
+                }
+            }
+        }
+    };
+}
+diffusion!(diffusion, checkpoint(memory = "2 KiB"));
+diffusion!(diffusion_taped);
+
+fn profile(n: usize) -> Vec<f64> {
+    (0..n).map(|i| (i as f64 * 0.37).sin() + 0.1).collect()
+}
+
+#[test]
+fn a_buffer_updated_in_place_is_restored_and_given_back() {
+    // 2 KiB holds 12 states of 20 floats: long runs recompute.
+    for steps in [0, 1, 4, 30, 200] {
+        let (mut u, mut du) = (profile(20), profile(20));
+        let (mut v, mut dv) = (profile(20), profile(20));
+        diffusion_vjp(&mut u, &mut du, 0.2, steps);
+        let d_c_taped = diffusion_taped_vjp(&mut v, &mut dv, 0.2, steps);
+        let d_c = diffusion_vjp(&mut profile(20), &mut profile(20), 0.2, steps);
+        assert_eq!(d_c, d_c_taped, "steps {steps}");
+        // The buffer ends as the primal leaves it, whatever ran again.
+        assert_eq!(u, v, "steps {steps}");
+        assert_eq!(du, dv, "steps {steps}");
+    }
+    check_in_place(
+        |state, c| diffusion(state, c, 25),
+        |state, shadow, c| diffusion_vjp(state, shadow, c, 25),
+        &profile(12),
+        0.2,
+        &profile(12),
+    );
+}
+
+/// A running sum over a buffer read-only, a local buffer the loop
+/// overwrites, a `break`, and a call to a differentiated function: what a
+/// step reads from outside is read again, what it changes is restored.
+#[differentiate]
+fn smooth(a: f64, b: f64) -> f64 {
+    (a * b).tanh() + a
+}
+
+macro_rules! mixed {
+    ($name:ident $(, $ck:meta)?) => {
+        #[differentiate]
+        fn $name(x: &[f64], w: f64, limit: f64) -> f64 {
+            let n = x.len();
+            let mut state = vec![0.0; 3];
+            let mut total = 0.0;
+            $(#[$ck])?
+            for t in 0..n {
+                if total > limit {
+                    break;
+                }
+                let k = t % 3;
+                state[k] = smooth(state[k] + x[t], w);
+                total += state[k] * state[(k + 1) % 3];
+            }
+            total + state[0]
+        }
+    };
+}
+mixed!(mixed, checkpoint(snapshots = 2));
+mixed!(mixed_taped);
+
+#[test]
+fn calls_local_buffers_and_breaks_are_checkpointed() {
+    let x: Vec<f64> = (0..23).map(|i| 0.3 * (i as f64).cos()).collect();
+    for limit in [-1.0, 0.5, 100.0] {
+        let (mut dx, mut dx_taped) = (vec![0.0; x.len()], vec![0.0; x.len()]);
+        let checkpointed = mixed_vjp(&x, &mut dx, 0.8, limit, 1.0);
+        let taped = mixed_taped_vjp(&x, &mut dx_taped, 0.8, limit, 1.0);
+        assert_eq!(checkpointed, taped, "limit {limit}");
+        assert_eq!(dx, dx_taped, "limit {limit}");
+    }
+    let n = x.len();
+    check_scalar(
+        |p| mixed(&p[..n], p[n], 100.0),
+        |p, seed| {
+            let mut dx = vec![0.0; n];
+            let (out, d_w, _) = mixed_vjp(&p[..n], &mut dx, p[n], 100.0, seed);
+            dx.push(d_w);
+            (out, dx)
+        },
+        &[x.as_slice(), &[0.8]].concat(),
+    );
+}
+
+/// Generic over the float type, stepping a reversed, strided range.
+macro_rules! decay {
+    ($name:ident $(, $ck:meta)?) => {
+        #[differentiate]
+        fn $name<T: Float>(x: T, rate: T, n: usize) -> T {
+            let mut y = x;
+            $(#[$ck])?
+            for i in (0..n).step_by(3).rev() {
+                y = y * (T::ONE - rate * T::from_i32(i as i32 % 5)) + y.sin() * rate;
+            }
+            y
+        }
+    };
+}
+decay!(decay, checkpoint(snapshots = 3));
+decay!(decay_taped);
+
+#[test]
+fn generic_strided_reversed_loops_are_checkpointed_in_f32_and_f64() {
+    for n in [0, 1, 5, 31] {
+        assert_eq!(
+            decay_vjp(0.9_f64, 0.05, n, 1.0),
+            decay_taped_vjp(0.9_f64, 0.05, n, 1.0)
+        );
+        assert_eq!(
+            decay_vjp(0.9_f32, 0.05, n, 1.0),
+            decay_taped_vjp(0.9_f32, 0.05, n, 1.0)
+        );
+    }
+    check_scalar(
+        |p| decay(p[0], p[1], 31),
+        |p, seed| {
+            let (out, a, b) = decay_vjp(p[0], p[1], 31, seed);
+            (out, vec![a, b])
+        },
+        &[0.9, 0.05],
+    );
+}
+
+#[test]
+fn the_split_api_of_a_checkpointed_function_is_the_taped_one() {
+    let (out, pullback) = pendulum_forward(0.4, -0.2, 0.3, 30, 4);
+    let (expected, a, b, c) = pendulum_vjp(0.4, -0.2, 0.3, 30, 4, 1.0);
+    assert_eq!(out, expected);
+    assert_eq!(pullback(1.0), (a, b, c));
+}
