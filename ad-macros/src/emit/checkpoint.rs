@@ -37,8 +37,9 @@
 //!
 //! The tapes then hold one iteration at a time. A step run again does not
 //! run the macros of the body (`println!`, `assert!`): they ran in the
-//! primal loop. A `&mut` buffer parameter the loop writes is given back its
-//! final contents after the adjoint loop, which overwrote it.
+//! primal loop. A buffer in the loop state is given back its final contents
+//! after the adjoint loop, which overwrote it (a parameter's caller sees
+//! them, a local buffer may be the output).
 //!
 //! A loop whose adjoint keeps nothing (no tape), runs forwards, or was
 //! fused into its primal loop needs no checkpoints: it is emitted as usual.
@@ -142,9 +143,10 @@ impl Emitter<'_> {
                     }
                 }
             }
+            // Every saved buffer gets its final contents back: a parameter's
+            // caller sees them, and a local one may be the output.
             let finals = buffers
                 .iter()
-                .filter(|&&buf| matches!(func.inst(buf), Inst::Param(_)))
                 .map(|&buf| {
                     let name = match &self.forms[buf.index()] {
                         Form::Bound(name) => format!("{name}_end"),
