@@ -15,6 +15,7 @@ fn main() {
     let config = programs::Config::default();
     let mut source = String::new();
     let mut table = String::new();
+    let mut twins = String::new();
     for seed in 0..PROGRAMS {
         let program = programs::Program::generate(seed, &config);
         let name = format!("p{seed}");
@@ -25,7 +26,18 @@ fn main() {
             "    ({seed}, {name}, {name}_vjp, {name}_jvp, {name}_hvp),"
         )
         .unwrap();
+        if let Some(twin) = checkpointed(&program.to_rust(&format!("c{seed}"))) {
+            writeln!(source, "#[::ad_runtime::differentiate]\n{twin}\n").unwrap();
+            writeln!(twins, "    ({seed}, {name}_vjp, c{seed}_vjp),").unwrap();
+        }
     }
+    writeln!(
+        source,
+        "/// The programs with a `for` loop at the top level of their body, and the\n\
+         /// `_vjp` of their twin with `#[checkpoint(snapshots = 2)]` on each.\n\
+         pub(crate) static CHECKPOINTED: &[(u64, Vjp, Vjp)] = &[\n{twins}];"
+    )
+    .unwrap();
     writeln!(
         source,
         "/// Every program of the corpus: its seed, the function, its `_vjp`, `_jvp` and `_hvp`.\n\
@@ -35,6 +47,27 @@ fn main() {
     let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("OUT_DIR is set by cargo"));
     std::fs::write(out.join("corpus.rs"), source).expect("the corpus is written");
     std::fs::write(out.join("long.rs"), long_functions()).expect("the long functions are written");
+}
+
+/// `function` with `#[checkpoint(snapshots = 2)]` on each `for` loop at
+/// the top level of its body (indented by one level), or `None` if it has
+/// none: two saved states, so that long loops run many steps again.
+fn checkpointed(function: &str) -> Option<String> {
+    let mut twin = String::new();
+    let mut any = false;
+    for line in function.lines() {
+        let statement = line.strip_prefix("    ").unwrap_or("");
+        let is_for = !statement.starts_with(' ')
+            && (statement.starts_with("for ")
+                || statement.starts_with('\'') && statement.contains(": for "));
+        if is_for {
+            any = true;
+            twin.push_str("    #[checkpoint(snapshots = 2)]\n");
+        }
+        twin.push_str(line);
+        twin.push('\n');
+    }
+    any.then_some(twin)
 }
 
 /// The long and deeply nested functions `tests/long_functions.rs` builds

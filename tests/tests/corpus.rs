@@ -246,3 +246,44 @@ fn the_corpus_compiled_by_rustc_has_correct_gradients() {
         corpus::CORPUS.len()
     );
 }
+
+/// Checkpointing changes which steps run again, never a value: each
+/// program with a `for` loop at the top level of its body has a twin with
+/// `#[checkpoint(snapshots = 2)]` on each such loop, whose `_vjp` must give
+/// the same output and gradient, bit for bit.
+#[test]
+fn checkpointed_twins_give_the_same_gradients_bit_for_bit() {
+    let mut failures = Vec::new();
+    for &(seed, taped, checkpointed) in corpus::CHECKPOINTED {
+        for k in 0..INPUTS {
+            let input = Input::generate(seed * INPUTS + k);
+            let (expected, got) = (
+                gradient(taped, &input, 1.5),
+                gradient(checkpointed, &input, 1.5),
+            );
+            let bits = |(out, grad): &(f64, Vec<f64>)| {
+                (
+                    out.to_bits(),
+                    grad.iter().map(|g| g.to_bits()).collect::<Vec<_>>(),
+                )
+            };
+            if bits(&expected) != bits(&got) {
+                failures.push(format!(
+                    "program {seed} at {input:?}: taped {expected:?}, checkpointed {got:?}"
+                ));
+                break;
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    // The generator makes top-level loops often: the family is not empty.
+    assert!(
+        corpus::CHECKPOINTED.len() >= 30,
+        "only {} programs have a top-level `for`",
+        corpus::CHECKPOINTED.len()
+    );
+    eprintln!(
+        "report: {} checkpointed twins, {INPUTS} inputs each, bit for bit",
+        corpus::CHECKPOINTED.len()
+    );
+}
