@@ -123,7 +123,8 @@ pub(crate) mod msg {
     pub(crate) const CAST_TARGET: &str = "`as` casts are supported to `f32`, `f64`, integer types and `bool`, written by name (`#[differentiate]` cannot see through type aliases); write e.g. `x as f64`";
     pub(crate) const PREDICATE_VALUE: &str =
         "the test given to `any` or `all` must return a `bool`, as `|&x| x > 0.0` does";
-    pub(crate) const TUPLE_VALUE: &str = "tuples are supported only as the function's returned value; bind each element with its own `let`";
+    pub(crate) const TUPLE_BRANCHES: &str = "the branches of this `if` give tuples of different shapes; write each branch's tuple out, `(a, b)`, with the same number of elements";
+    pub(crate) const TUPLE_VALUE: &str = "a tuple is supported where it is taken apart at once (`let (a, b) = …`, a branch's value so destructured, the value at the end of a function returning a tuple), not kept or passed as a value, nor returned early with `return (a, b)`: bind each element with its own `let`";
     pub(crate) const IF_WITHOUT_VALUE: &str =
         "this `if` has no value: add an `else` branch, and end both branches with the value";
     pub(crate) const MATCH_WITHOUT_VALUE: &str =

@@ -2565,3 +2565,135 @@ mod argmax {
         assert_close(&grad, &expected);
     }
 }
+
+/// Idioms a user probe found rejected: tuple-valued branches, `where`
+/// clauses, `std::iter::zip`.
+mod probe {
+    use super::*;
+    use ad_runtime::Float;
+
+    #[differentiate(vjp, jvp)]
+    fn ordered(x: &[f64]) -> f64 {
+        let (lo, hi) = if x[0] < x[1] {
+            (x[0], x[1] * 2.0)
+        } else {
+            (x[1], x[0] * 2.0)
+        };
+        lo * hi.sin()
+    }
+
+    #[test]
+    fn a_tuple_chosen_by_a_branch_is_destructured() {
+        for point in [[0.3, 0.7], [0.9, 0.7]] {
+            let grad = check_slice(ordered, ordered_vjp, ordered_jvp, &point);
+            let (lo, hi, lo_is_first) = if point[0] < point[1] {
+                (point[0], point[1] * 2.0, true)
+            } else {
+                (point[1], point[0] * 2.0, false)
+            };
+            let (d_lo, d_hi) = (hi.sin(), 2.0 * lo * hi.cos());
+            let expected = if lo_is_first {
+                [d_lo, d_hi]
+            } else {
+                [d_hi, d_lo]
+            };
+            assert_close(&grad, &expected);
+        }
+    }
+
+    /// A tuple output chosen by `if … else if … else`, and nested tuples in
+    /// a loop.
+    #[differentiate(vjp, jvp)]
+    fn polar_or_not(x: f64, y: f64) -> (f64, f64) {
+        let s = x * y;
+        if s > 0.0 {
+            (s.sqrt(), x)
+        } else if s < -1.0 {
+            (y, s)
+        } else {
+            (x + y, s * s)
+        }
+    }
+
+    #[test]
+    fn a_tuple_output_chosen_by_branches() {
+        for (x, y) in [(0.3, 0.7), (-3.0, 0.7), (-0.3, 0.7)] {
+            let seed = (1.0, -2.0);
+            let (out, d_x, d_y) = polar_or_not_vjp(x, y, seed);
+            assert_eq!(out, polar_or_not(x, y));
+            // Dot-product test between the modes, along (0.4, -1.1).
+            let ((_, _), (t_a, t_b)) = polar_or_not_jvp(x, 0.4, y, -1.1);
+            let lhs = seed.0 * t_a + seed.1 * t_b;
+            assert!((lhs - (d_x * 0.4 - d_y * 1.1)).abs() < 1e-12);
+            let fd = |h: f64| {
+                let (a, b) = polar_or_not(x + 0.4 * h, y - 1.1 * h);
+                let (c, d) = polar_or_not(x - 0.4 * h, y + 1.1 * h);
+                (seed.0 * (a - c) + seed.1 * (b - d)) / (2.0 * h)
+            };
+            assert!((fd(1e-6) - lhs).abs() < 1e-6 * lhs.abs().max(1.0));
+        }
+    }
+
+    #[differentiate(vjp, jvp)]
+    fn nested_in_a_loop(x: &[f64]) -> f64 {
+        let mut total = 0.0;
+        for &v in x {
+            let (a, (b, c)) = if v > 0.0 {
+                (v, (1.0, v * 2.0))
+            } else {
+                (0.5 * v, (v, 3.0))
+            };
+            total += a * b + c;
+        }
+        total
+    }
+
+    #[test]
+    fn nested_tuples_of_a_branch_in_a_loop() {
+        let grad = check_slice(
+            nested_in_a_loop,
+            nested_in_a_loop_vjp,
+            nested_in_a_loop_jvp,
+            &X,
+        );
+        let expected: Vec<f64> = X.iter().map(|&v| if v > 0.0 { 3.0 } else { v }).collect();
+        assert_close(&grad, &expected);
+    }
+
+    #[differentiate]
+    fn bounded_by_where<T>(x: T, y: T) -> T
+    where
+        T: Float,
+    {
+        x * y + x.sin()
+    }
+
+    #[test]
+    fn a_where_clause_bounds_the_float_type() {
+        let (out, d_x, d_y) = bounded_by_where_vjp(0.5_f64, 2.0, 1.0);
+        assert_eq!(out, bounded_by_where(0.5, 2.0));
+        assert_close(&[d_x, d_y], &[2.0 + 0.5_f64.cos(), 0.5]);
+        let (_, d_x, _) = bounded_by_where_vjp(0.5_f32, 2.0, 1.0);
+        assert!((d_x - (2.0 + 0.5_f32.cos())).abs() < 1e-6);
+    }
+
+    #[differentiate(vjp, jvp)]
+    fn zipped(x: &[f64], y: &[f64]) -> f64 {
+        let mut s: f64 = std::iter::zip(x, y).map(|(a, b)| a * b).sum();
+        for (a, b) in std::iter::zip(x.iter(), y) {
+            s += a * b.sin();
+        }
+        s
+    }
+
+    #[test]
+    fn std_iter_zip_is_a_zip() {
+        let grad = check_pair(zipped, zipped_vjp, zipped_jvp, &X, &Y);
+        let expected: Vec<f64> = Y
+            .iter()
+            .map(|b| b + b.sin())
+            .chain(X.iter().zip(&Y).map(|(a, b)| a + a * b.cos()))
+            .collect();
+        assert_close(&grad, &expected);
+    }
+}

@@ -26,7 +26,7 @@ use super::exits::Exits;
 use super::iter::View;
 use super::{Lower, Lowered, Poison, Scope, Special, sig};
 use crate::diag::msg;
-use crate::ir::{Mode, Prim, Ty, Value};
+use crate::ir::{Const, Inst, Mode, Prim, Ty, Value};
 use syn::visit::Visit;
 
 /// A closure defined in the body.
@@ -380,6 +380,9 @@ impl Lower<'_> {
                 self.scopes.pop();
                 item
             }
+            // `if c { (a, b) } else { (b, a) }`: each branch assigns hidden
+            // locals, one per number of the tuple.
+            Expr::If(if_expr) if if_yields_tuple(if_expr).is_some() => self.tuple_if(if_expr),
             Expr::Call(call) => match self.closure_callee(&call.func) {
                 Some(callable) => {
                     let callable = callable?;
@@ -482,6 +485,152 @@ fn has_value(expr: &Expr) -> bool {
         Expr::Block(block) => matches!(block.block.stmts.last(), Some(syn::Stmt::Expr(_, None))),
         Expr::Paren(paren) => has_value(&paren.expr),
         _ => true,
+    }
+}
+
+impl Lower<'_> {
+    /// An `if` whose branches end in tuples, as an item: hidden locals, one
+    /// per number of the tuple (as its first branch writes it), assigned by
+    /// each branch and read after it.
+    fn tuple_if(&mut self, expr: &syn::ExprIf) -> Result<Item, Poison> {
+        let span = expr.span();
+        let shape = if_yields_tuple(expr).expect("checked by the caller");
+        let Some((_, els)) = &expr.else_branch else {
+            self.cx.error_at(span, msg::TUPLE_VALUE);
+            return Err(Poison);
+        };
+        // Hidden names (`#…`, see `Lower::name`), unique like loop flags.
+        let names: Vec<String> = (0..shape.count())
+            .map(|_| {
+                self.n_loops += 1;
+                format!("#part{}", self.n_loops)
+            })
+            .collect();
+        let placeholder = self.push(Inst::Const(Const::Zero), Ty::Float, span);
+        for name in &names {
+            self.bind(name, Ok(placeholder));
+        }
+        let cond = self.expr(&expr.cond);
+        let then = &expr.then_branch;
+        self.branch(
+            cond,
+            false,
+            span,
+            |this| {
+                this.scopes.push(Scope::default());
+                let item = match then.stmts.split_last() {
+                    Some((syn::Stmt::Expr(tail, None), init)) => {
+                        this.stmts(init, false).and_then(|_| this.item_expr(tail))
+                    }
+                    _ => unreachable!("checked by `if_yields_tuple`"),
+                };
+                this.scopes.pop();
+                this.assign_hidden(&names, item?, span).map(|()| None)
+            },
+            |this| {
+                let item = this.item_expr(els)?;
+                this.assign_hidden(&names, item, els.span()).map(|()| None)
+            },
+        )?;
+        let mut values = names.iter().map(|name| {
+            let value = self.lookup(name).expect("bound above");
+            value.map(Item::Value)
+        });
+        shape.build(&mut values)
+    }
+
+    /// Assigns the numbers of `item`, in order, to the hidden locals `names`.
+    fn assign_hidden(&mut self, names: &[String], item: Item, span: Span) -> Result<(), Poison> {
+        let mut values = Vec::new();
+        self.flatten(item, span, &mut values)?;
+        if values.len() != names.len() {
+            self.cx.error_at(span, msg::TUPLE_BRANCHES);
+            return Err(Poison);
+        }
+        for (name, value) in names.iter().zip(values) {
+            let slot = self.lookup_mut(name).expect("bound before the `if`");
+            *slot = Ok(value);
+        }
+        Ok(())
+    }
+
+    /// The numbers of an item, in order.
+    pub(super) fn flatten(
+        &mut self,
+        item: Item,
+        span: Span,
+        out: &mut Vec<Value>,
+    ) -> Result<(), Poison> {
+        match item {
+            Item::Tuple(items) => {
+                for item in items {
+                    self.flatten(item, span, out)?;
+                }
+                Ok(())
+            }
+            item => {
+                out.push(self.scalar_item(item, span)?);
+                Ok(())
+            }
+        }
+    }
+}
+
+/// The shape of the tuple an `if … else …` yields, from its first branch's
+/// tail: `None` if that tail is not a tuple written out.
+pub(super) fn if_yields_tuple(expr: &syn::ExprIf) -> Option<TupleShape> {
+    let Some(syn::Stmt::Expr(tail, None)) = expr.then_branch.stmts.last() else {
+        return None;
+    };
+    expr.else_branch.as_ref()?;
+    match TupleShape::of(tail) {
+        shape @ TupleShape::Tuple(_) => Some(shape),
+        TupleShape::One => None,
+    }
+}
+
+/// Where the numbers of a tuple go: `(a, (b, c))` is a tuple of one and a
+/// tuple of two.
+pub(super) enum TupleShape {
+    One,
+    Tuple(Vec<TupleShape>),
+}
+
+impl TupleShape {
+    fn of(expr: &Expr) -> TupleShape {
+        match expr {
+            Expr::Paren(paren) => TupleShape::of(&paren.expr),
+            Expr::Tuple(tuple) if !tuple.elems.is_empty() => {
+                TupleShape::Tuple(tuple.elems.iter().map(TupleShape::of).collect())
+            }
+            Expr::Block(block) if block.label.is_none() => match block.block.stmts.last() {
+                Some(syn::Stmt::Expr(tail, None)) => TupleShape::of(tail),
+                _ => TupleShape::One,
+            },
+            _ => TupleShape::One,
+        }
+    }
+
+    fn count(&self) -> usize {
+        match self {
+            TupleShape::One => 1,
+            TupleShape::Tuple(parts) => parts.iter().map(TupleShape::count).sum(),
+        }
+    }
+
+    /// The item of this shape holding `values`, in order.
+    fn build(
+        &self,
+        values: &mut impl Iterator<Item = Result<Item, Poison>>,
+    ) -> Result<Item, Poison> {
+        match self {
+            TupleShape::One => values.next().expect("one value per number"),
+            TupleShape::Tuple(parts) => parts
+                .iter()
+                .map(|part| part.build(values))
+                .collect::<Result<Vec<_>, _>>()
+                .map(Item::Tuple),
+        }
     }
 }
 

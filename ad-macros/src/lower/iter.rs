@@ -186,6 +186,12 @@ impl Lower<'_> {
                 Ok(Chain::new(Leaf::Index, seq))
             })()),
             Expr::MethodCall(call) => self.adapter(call),
+            // `std::iter::zip(a, b)` is `a.into_iter().zip(b)`.
+            Expr::Call(call) if is_iter_zip(call) => {
+                let (a, b) = (&call.args[0], &call.args[1]);
+                let zipped: ExprMethodCall = syn::parse_quote_spanned!(call.span()=> (#a).zip(#b));
+                self.adapter(&zipped)
+            }
             Expr::Reference(reference) => {
                 let mutable = reference.mutability.is_some();
                 if mutable && self.names_cursor(&reference.expr) {
@@ -1712,4 +1718,24 @@ pub(super) fn element_item(value: Value, copied: bool) -> Item {
     } else {
         Item::Ref(value)
     }
+}
+
+/// `zip(a, b)`, `iter::zip(a, b)`, `std::iter::zip(a, b)` (or `core::`).
+fn is_iter_zip(call: &syn::ExprCall) -> bool {
+    let Expr::Path(path) = &*call.func else {
+        return false;
+    };
+    let names: Vec<String> = path
+        .path
+        .segments
+        .iter()
+        .map(|segment| segment.ident.to_string())
+        .collect();
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    call.args.len() == 2
+        && path.qself.is_none()
+        && matches!(
+            names.as_slice(),
+            ["zip"] | ["iter", "zip"] | ["std" | "core", "iter", "zip"]
+        )
 }

@@ -315,6 +315,25 @@ impl Lower<'_> {
                 Err(Poison)
             }
             (Expr::Paren(paren), _) => self.output(&paren.expr, output_ty),
+            // `if c { (a, b) } else { (b, a) }` as a tuple output.
+            (Expr::If(if_expr), Ty::Tuple(tys)) if closures::if_yields_tuple(if_expr).is_some() => {
+                let span = expr.span();
+                let item = self.item_expr(expr)?;
+                let mut elems = Vec::new();
+                self.flatten(item, span, &mut elems)?;
+                if elems.len() != tys.len() {
+                    self.cx.error_at(span, msg::TUPLE_BRANCHES);
+                    return Err(Poison);
+                }
+                for (&value, ty) in elems.iter().zip(tys) {
+                    self.builder.refine_ty(value, ty);
+                }
+                let tys = elems
+                    .iter()
+                    .map(|&value| self.builder.func().ty(value).clone())
+                    .collect();
+                Ok(self.builder.push(Inst::Tuple(elems), Ty::Tuple(tys), span))
+            }
             _ => self.expr(expr),
         }
     }

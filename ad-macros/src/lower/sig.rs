@@ -73,7 +73,10 @@ pub(crate) fn signature(cx: &Ctxt, func: &ItemFn, args: &Args) -> Signature {
     let float_param = float_param(&sig.generics);
     if float_param.is_none() && !sig.generics.params.is_empty() {
         cx.error_spanned_by(&sig.generics, msg::GENERICS);
-    } else if let Some(where_clause) = &sig.generics.where_clause {
+    } else if let Some(where_clause) = &sig.generics.where_clause
+        && !where_clause.predicates.is_empty()
+        && float_param.is_none()
+    {
         cx.error_spanned_by(where_clause, msg::GENERICS);
     }
     let generic = float_param.as_ref();
@@ -446,16 +449,31 @@ pub(crate) fn scalar_type(ty: &Type, generic: Option<&Ident>) -> Option<Scalar> 
     }
 }
 
-/// `T` of `<T: Float>` (the runtime's trait, or any trait called `Float`):
-/// one type parameter with that bound and nothing else.
+/// `T` of `<T: Float>` or `<T> … where T: Float` (the runtime's trait, or
+/// any trait called `Float`): one type parameter with that bound, and a
+/// `where` clause, if any, that bounds only it.
 fn float_param(generics: &syn::Generics) -> Option<Ident> {
     let [syn::GenericParam::Type(param)] = generics.params.iter().collect::<Vec<_>>()[..] else {
         return None;
     };
-    let is_float = param.bounds.iter().any(|bound| {
+    let is_float_bound = |bound: &syn::TypeParamBound| {
         matches!(bound, syn::TypeParamBound::Trait(bound)
             if bound.path.segments.last().is_some_and(|segment| segment.ident == "Float"))
-    });
+    };
+    let mut is_float = param.bounds.iter().any(is_float_bound);
+    if let Some(where_clause) = &generics.where_clause {
+        for predicate in &where_clause.predicates {
+            let syn::WherePredicate::Type(predicate) = predicate else {
+                return None;
+            };
+            let bounds_param = matches!(&predicate.bounded_ty, Type::Path(path)
+                if path.qself.is_none() && path.path.is_ident(&param.ident));
+            if !bounds_param || predicate.lifetimes.is_some() {
+                return None;
+            }
+            is_float |= predicate.bounds.iter().any(is_float_bound);
+        }
+    }
     (is_float && param.default.is_none()).then(|| param.ident.clone())
 }
 
