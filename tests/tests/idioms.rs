@@ -2696,4 +2696,52 @@ mod probe {
             .collect();
         assert_close(&grad, &expected);
     }
+
+    #[differentiate(vjp, jvp)]
+    fn spherical(r: f64, th: f64, ph: f64) -> [f64; 3] {
+        [
+            r * th.sin() * ph.cos(),
+            r * th.sin() * ph.sin(),
+            r * th.cos(),
+        ]
+    }
+
+    #[differentiate(vjp, jvp)]
+    fn taken_apart(p: &[f64]) -> f64 {
+        let [x, y, z] = spherical(p[0], p[1], p[2]);
+        let q = spherical(p[2], p[1], p[0]);
+        let [u, _, w] = q;
+        x * y + z * u - w * q[1]
+    }
+
+    #[test]
+    fn an_array_returned_by_a_callee_is_taken_apart() {
+        let grad = check_slice(
+            taken_apart,
+            taken_apart_vjp,
+            taken_apart_jvp,
+            &[1.2, 0.4, 0.9],
+        );
+        assert!(grad.iter().all(|g| g.is_finite() && *g != 0.0));
+    }
+
+    // Written as users write it; clippy suggests `next_back()`.
+    #[allow(clippy::double_ended_iterator_last)]
+    #[differentiate(vjp, jvp)]
+    fn ends_of_chains(x: &[f64]) -> f64 {
+        let last = x.iter().map(|v| v * 3.0).last().unwrap();
+        let first = x.iter().map(|v| v.sin()).next().unwrap_or(0.0);
+        let skipped = x.iter().skip(1).copied().last().expect("two items");
+        last + first * skipped
+    }
+
+    #[test]
+    fn last_and_next_of_a_chain() {
+        let grad = check_slice(ends_of_chains, ends_of_chains_vjp, ends_of_chains_jvp, &X);
+        let n = X.len();
+        let mut expected = vec![0.0; n];
+        expected[n - 1] += 3.0 + X[0].sin();
+        expected[0] += X[0].cos() * X[n - 1];
+        assert_close(&grad, &expected);
+    }
 }

@@ -539,6 +539,18 @@ impl Lower<'_> {
             {
                 return Some(self.cursor_next(call, view, &key, copied));
             }
+            // `chain.last().unwrap()`: the item a `reduce` keeping the later
+            // one ends with (`chain.next()`, the earlier one).
+            if (end.method == "last" || end.method == "next") && is_iterator_expr(&end.receiver) {
+                let chain = self.chain_of(&end.receiver)?;
+                let receiver = &end.receiver;
+                let pick: ExprMethodCall = if end.method == "last" {
+                    syn::parse_quote_spanned!(end.span()=> #receiver.reduce(|_, item| item))
+                } else {
+                    syn::parse_quote_spanned!(end.span()=> #receiver.reduce(|item, _| item))
+                };
+                return Some(chain.and_then(|chain| self.reduce(call, &pick, chain)));
+            }
             // `x.first().unwrap()`, `x.last().copied().unwrap_or(0.0)`.
             let last = match end.method.to_string().as_str() {
                 "first" => false,

@@ -753,6 +753,13 @@ impl Lower<'_> {
             self.bind(name, value);
             return;
         }
+        // `let [x, y, z] = cross(&a, &b);`: the callee's buffer, taken apart.
+        if let (Pat::Slice(_), Some((func, call))) = (pat, self.user_call_of(&init.expr)) {
+            if let Ok(value) = self.user_call_buffer(func, call) {
+                let _ = self.bind_pattern(pat, closures::Item::Value(value));
+            }
+            return;
+        }
         // `let (r, theta) = polar(x, y);`: the pattern says how many floats
         // the callee returns.
         if let (Pat::Tuple(tuple), Some((func, call))) = (pat, self.user_call_of(&init.expr))
@@ -1041,6 +1048,14 @@ fn buffer_names(stmt: &Stmt) -> std::collections::HashSet<String> {
     }
     let mut uses = Uses::default();
     uses.visit_stmt(stmt);
+    // `let [x, y, z] = p;` takes a buffer apart.
+    if let Stmt::Local(local) = stmt
+        && matches!(&local.pat, Pat::Slice(_))
+        && let Some(init) = &local.init
+        && let Some(name) = expr::local_name(&init.expr)
+    {
+        uses.0.insert(name);
+    }
     uses.0
 }
 
