@@ -33,7 +33,7 @@ fn main() {
     }
     writeln!(
         source,
-        "/// The programs with a `for` loop at the top level of their body, and the\n\
+        "/// The programs with a loop at the top level of their body, and the\n\
          /// `_vjp` of their twin with `#[checkpoint(snapshots = 2)]` on each.\n\
          pub(crate) static CHECKPOINTED: &[(u64, Vjp, Vjp)] = &[\n{twins}];"
     )
@@ -49,17 +49,19 @@ fn main() {
     std::fs::write(out.join("long.rs"), long_functions()).expect("the long functions are written");
 }
 
-/// `function` with `#[checkpoint(snapshots = 2)]` on each `for` loop at
-/// the top level of its body (indented by one level), or `None` if it has
+/// `function` with `#[checkpoint(snapshots = 2)]` on each loop (`for`,
+/// `while`, `loop`) at the top level of its body (indented by one level), or `None` if it has
 /// none: two saved states, so that long loops run many steps again.
 fn checkpointed(function: &str) -> Option<String> {
     let mut twin = String::new();
     let mut any = false;
     for line in function.lines() {
         let statement = line.strip_prefix("    ").unwrap_or("");
-        let is_for = !statement.starts_with(' ')
-            && (statement.starts_with("for ")
-                || statement.starts_with('\'') && statement.contains(": for "));
+        let is_loop = ["for ", "while ", "loop "].iter().any(|keyword| {
+            statement.starts_with(keyword)
+                || statement.starts_with('\'') && statement.contains(&format!(": {keyword}"))
+        });
+        let is_for = !statement.starts_with(' ') && is_loop;
         if is_for {
             any = true;
             twin.push_str("    #[checkpoint(snapshots = 2)]\n");

@@ -83,8 +83,8 @@ pub(crate) mod msg {
     pub(crate) const CHECKPOINT_ARGS: &str = "`#[checkpoint]` takes how many loop states to keep, `#[checkpoint(snapshots = 16)]` (an integer expression, computed before the loop), or how much memory they may take, `#[checkpoint(memory = \"64 MiB\")]`";
     pub(crate) const CHECKPOINT_MEMORY: &str = "write the memory as a number and a unit: `\"64 MiB\"`, `\"1.5 GB\"`, `\"512 KiB\"` (B, KB, MB, GB, KiB, MiB, GiB), or a number of bytes";
     pub(crate) const CHECKPOINT_TWICE: &str = "`#[checkpoint]` is given twice; keep one";
-    pub(crate) const CHECKPOINT_NESTED: &str = "`#[checkpoint]` is supported on a `for` loop at the top level of the function body, not yet inside another loop or a branch: checkpoint the outer loop, or move the loop into a `#[differentiate]` function of its own and call it";
-    pub(crate) const CHECKPOINT_PLACE: &str = "`#[checkpoint]` goes on a `for` loop (`#[checkpoint(snapshots = 16)] for i in 0..n { … }`); a `while` or `loop` whose trip count is not known in advance is not supported yet: write it as a `for` over an upper bound with a `break`";
+    pub(crate) const CHECKPOINT_NESTED: &str = "`#[checkpoint]` is supported on a loop at the top level of the function body, not yet inside another loop or a branch: checkpoint the outer loop, or move the loop into a `#[differentiate]` function of its own and call it";
+    pub(crate) const CHECKPOINT_PLACE: &str = "`#[checkpoint]` goes on a loop, `for`, `while` or `loop` (`#[checkpoint(snapshots = 16)] for i in 0..n { … }`), not on a `let`, a block, an `if`, a `match` or a macro";
     pub(crate) const GENERICS: &str = "`#[differentiate]` supports one generic parameter, the float type: write `fn f<T: ad_runtime::Float>(…)`, or write the function for `f64` or `f32`";
     pub(crate) const RECEIVER: &str = "`#[differentiate]` methods take `&self`; a method taking `&mut self` or `self` is not supported: take what it changes as a `&mut` buffer parameter";
     pub(crate) const ASYNC: &str = "`async fn` cannot be differentiated; write a plain `fn`";

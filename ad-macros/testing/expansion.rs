@@ -966,6 +966,13 @@ check!(
     "fn f(u: &mut [f64], c: f64, n: usize) -> f64 { let mut s = c; #[checkpoint(snapshots = 8)] for t in 0..n { u[t % 4] = (u[t % 4] * s).sin(); s = s * u[t % 4]; } s }"
 );
 
+// A checkpointed `while`: the online schedule, the count as the index.
+check!(
+    checkpointed_while,
+    "",
+    "fn f(x: f64, tol: f64) -> f64 { let mut y = x; #[checkpoint(snapshots = 4)] while y.abs() > tol { y = y.sin() * 0.9; } y }"
+);
+
 /// `print` shows the generated functions, formatted, as a deprecation note
 /// rustc prints, and changes nothing else.
 #[test]

@@ -325,7 +325,7 @@ impl Machine<'_> {
                 }
                 Val::Tuple(carried)
             }
-            Inst::While { inits, body } => {
+            Inst::While { inits, body, .. } => {
                 let mut carried = self.gets(inits)?;
                 let mut trips = 0;
                 loop {

@@ -105,6 +105,19 @@ pub struct Checkpoints<S> {
     max_stored: usize,
     /// Whether the adjoint pass has begun.
     started: bool,
+    /// For a loop whose trip count is not known when it starts: the
+    /// spacing of the states the primal pass saves, and how many it keeps.
+    online: Option<Online>,
+}
+
+/// The online schedule's primal pass: the state is saved every `spacing`
+/// steps; when more than `limit` are saved, every other one is dropped and
+/// the spacing doubles. The other half of the states is left for reversing
+/// each stretch between two saved states by the binomial schedule.
+#[derive(Clone, Copy, Debug)]
+struct Online {
+    spacing: usize,
+    limit: usize,
 }
 
 impl<S> Checkpoints<S> {
@@ -126,6 +139,7 @@ impl<S> Checkpoints<S> {
             advances: 0,
             max_stored: 0,
             started: false,
+            online: None,
         };
         schedule.make_plan();
         schedule
@@ -136,6 +150,65 @@ impl<S> Checkpoints<S> {
     #[must_use]
     pub fn with_memory(trips: usize, bytes: usize, state_bytes: usize) -> Self {
         Self::new(trips, bytes / state_bytes.max(1))
+    }
+
+    /// The schedule of a loop whose trip count is not known when it starts
+    /// (a `while` or a `loop`), keeping at most `snapshots` states (at least
+    /// two). The primal pass keeps at most half of them, evenly spaced (the
+    /// spacing doubles when they are too many); once it ends, each stretch
+    /// between two of them is reversed by the binomial schedule with the
+    /// states left.
+    #[must_use]
+    pub fn online(snapshots: usize) -> Self {
+        let snapshots = snapshots.max(2);
+        Checkpoints {
+            trips: 0,
+            snapshots,
+            saved: Vec::with_capacity(snapshots),
+            plan: Vec::new(),
+            next_planned: 0,
+            primal_step: 0,
+            frames: Vec::new(),
+            position: None,
+            advances: 0,
+            max_stored: 0,
+            started: false,
+            online: Some(Online {
+                spacing: 1,
+                limit: snapshots / 2,
+            }),
+        }
+    }
+
+    /// [`Checkpoints::online`] keeping as many states as `bytes` hold, each
+    /// `state_bytes` long.
+    #[must_use]
+    pub fn online_with_memory(bytes: usize, state_bytes: usize) -> Self {
+        Self::online(bytes / state_bytes.max(1))
+    }
+
+    /// The online schedule once the primal pass has ended: each stretch
+    /// between saved states, last first, reversed with the states left.
+    fn plan_stretches(&mut self) {
+        self.trips = self.primal_step;
+        self.advances = self.trips;
+        self.frames.clear();
+        let starts: Vec<usize> = self.saved.iter().map(|saved| saved.0).collect();
+        // A stack: the last stretch on top, each stretch's state dropped
+        // before the one before it is reversed.
+        let mut ordered = Vec::with_capacity(2 * starts.len());
+        for (j, &lo) in starts.iter().enumerate() {
+            let hi = starts.get(j + 1).copied().unwrap_or(self.trips);
+            ordered.push(Frame::Reverse {
+                lo,
+                hi,
+                slots: self.snapshots - j,
+            });
+            if j + 1 < starts.len() {
+                ordered.push(Frame::Drop);
+            }
+        }
+        self.frames = ordered;
     }
 
     /// How many states the schedule may keep.
@@ -170,6 +243,9 @@ impl<S> Checkpoints<S> {
     pub fn step(&mut self) -> bool {
         let k = self.primal_step;
         self.primal_step += 1;
+        if let Some(online) = self.online {
+            return k > 0 && k.is_multiple_of(online.spacing);
+        }
         if self.plan.get(self.next_planned) == Some(&k) {
             self.next_planned += 1;
             true
@@ -189,6 +265,15 @@ impl<S> Checkpoints<S> {
         };
         self.saved.push((at, state));
         self.max_stored = self.max_stored.max(self.saved.len());
+        // Online, too many states: keep every other one, twice as far apart.
+        if let Some(online) = &mut self.online
+            && !self.started
+            && self.saved.len() > online.limit.max(1)
+        {
+            online.spacing *= 2;
+            let spacing = online.spacing;
+            self.saved.retain(|saved| saved.0.is_multiple_of(spacing));
+        }
     }
 
     /// The latest saved state.
@@ -204,6 +289,9 @@ impl<S> Checkpoints<S> {
     /// The next step of the adjoint pass, or `None` when every step of the
     /// loop is reversed.
     pub fn next_step(&mut self) -> Option<Step> {
+        if !self.started && self.online.is_some() {
+            self.plan_stretches();
+        }
         self.started = true;
         loop {
             match self.frames.pop()? {
@@ -507,6 +595,61 @@ mod tests {
         }
         assert_eq!(reps, 6);
         assert!(schedule.forward_steps() <= trips * (reps + 1));
+    }
+
+    /// [`run`] for the online schedule: the trip count is not told.
+    fn run_online(trips: usize, snapshots: usize) -> Checkpoints<usize> {
+        let mut schedule = Checkpoints::online(snapshots);
+        schedule.store(0);
+        // The state before step `k` is `k`.
+        for k in 0..trips {
+            if schedule.step() {
+                schedule.store(k);
+            }
+            assert!(schedule.saved.len() <= snapshots.max(2) / 2 + 1);
+        }
+        let (mut work, mut reversed) = (usize::MAX, Vec::new());
+        while let Some(step) = schedule.next_step() {
+            match step {
+                Step::Restore => work = *schedule.top(),
+                Step::Store => schedule.store(work),
+                Step::Advance(k) => {
+                    assert_eq!(work, k);
+                    work += 1;
+                }
+                Step::Reverse(k) => {
+                    assert_eq!(work, k);
+                    reversed.push(k);
+                    work = usize::MAX;
+                }
+            }
+            assert!(schedule.saved.len() <= snapshots.max(2));
+        }
+        assert_eq!(reversed, (0..trips).rev().collect::<Vec<_>>());
+        schedule
+    }
+
+    #[test]
+    fn the_online_schedule_reverses_every_step_from_the_right_state() {
+        for trips in 0..80 {
+            for snapshots in 0..9 {
+                run_online(trips, snapshots);
+            }
+        }
+    }
+
+    #[test]
+    fn the_online_schedule_stays_within_its_states_on_long_loops() {
+        let (trips, snapshots) = (200_000, 40);
+        let schedule = run_online(trips, snapshots);
+        assert!(schedule.max_stored() <= snapshots);
+        // Stretches of at most 2 N / (K / 2) steps, each reversed with at
+        // least K / 2 states: C(20 + t, t) >= 20,000 for t = 6.
+        assert!(
+            schedule.forward_steps() <= trips * 8,
+            "{} forward steps",
+            schedule.forward_steps()
+        );
     }
 
     #[test]

@@ -247,3 +247,100 @@ fn a_returned_buffer_is_the_final_state() {
         &seed,
     );
 }
+
+/// A `while` until a tolerance: its trip count is not known when it
+/// starts, so the schedule is the online one.
+macro_rules! settle {
+    ($name:ident $(, $ck:meta)?) => {
+        #[differentiate]
+        fn $name(x0: f64, k: f64, tol: f64) -> f64 {
+            let mut x = x0;
+            let mut v = 0.0;
+            let mut t = 0.0;
+            $(#[$ck])?
+            while x.abs() > tol {
+                v = 0.9 * v - 0.05 * k * x.sin();
+                x += v;
+                t += x * x;
+            }
+            t + v
+        }
+    };
+}
+settle!(settle, checkpoint(snapshots = 4));
+settle!(settle_taped);
+
+/// A `loop` left by a `break`, changing a buffer, with a memory budget.
+macro_rules! relax {
+    ($name:ident $(, $ck:meta)?) => {
+        #[differentiate]
+        fn $name(x: &mut [f64], c: f64) -> f64 {
+            let mut steps = 0;
+            let mut e = 1.0;
+            $(#[$ck])?
+            loop {
+                for i in 1..x.len() {
+                    x[i] = x[i] * c + x[i - 1].tanh() * 0.1;
+                }
+                e = e * c + x[0] * x[1];
+                steps += 1;
+                if steps >= 25 || e > 40.0 {
+                    break;
+                }
+            }
+            e + x[2]
+        }
+    };
+}
+relax!(relax, checkpoint(memory = "200 B"));
+relax!(relax_taped);
+
+/// A counting `while`, which is the `for` it stands for: the offline schedule.
+macro_rules! counted {
+    ($name:ident $(, $ck:meta)?) => {
+        #[differentiate]
+        fn $name(x: f64, n: usize) -> f64 {
+            let mut y = x;
+            let mut i = 0;
+            $(#[$ck])?
+            while i < n {
+                y = (y * 1.1).sin() + i as f64 * 0.01;
+                i += 1;
+            }
+            y
+        }
+    };
+}
+counted!(counted, checkpoint(snapshots = 3));
+counted!(counted_taped);
+
+#[test]
+fn while_and_loop_are_checkpointed_online() {
+    for x0 in [0.01, 1.0, 2.5, -2.0] {
+        for tol in [1e-3, 0.2] {
+            assert_eq!(
+                settle_vjp(x0, 2.0, tol, 1.0),
+                settle_taped_vjp(x0, 2.0, tol, 1.0),
+                "x0 {x0}, tol {tol}"
+            );
+        }
+    }
+    check_scalar(
+        |p| settle(p[0], p[1], 1e-3),
+        |p, seed| {
+            let (out, a, b, _) = settle_vjp(p[0], p[1], 1e-3, seed);
+            (out, vec![a, b])
+        },
+        &[1.0, 2.0],
+    );
+    for c in [0.5, 1.3] {
+        let (mut x, mut dx) = (vec![0.3, 0.5, -0.2, 0.9], vec![0.1, 0.2, 0.3, 0.4]);
+        let (mut y, mut dy) = (x.clone(), dx.clone());
+        let checkpointed = relax_vjp(&mut x, &mut dx, c, 1.0);
+        assert_eq!(checkpointed, relax_taped_vjp(&mut y, &mut dy, c, 1.0));
+        assert_eq!((x, dx), (y, dy), "c {c}");
+    }
+    for n in [0, 1, 7, 40] {
+        assert_eq!(counted_vjp(0.4, n, 1.0), counted_taped_vjp(0.4, n, 1.0));
+    }
+}

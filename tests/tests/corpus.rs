@@ -279,7 +279,7 @@ fn checkpointed_twins_give_the_same_gradients_bit_for_bit() {
     // The generator makes top-level loops often: the family is not empty.
     assert!(
         corpus::CHECKPOINTED.len() >= 30,
-        "only {} programs have a top-level `for`",
+        "only {} programs have a top-level loop",
         corpus::CHECKPOINTED.len()
     );
     eprintln!(

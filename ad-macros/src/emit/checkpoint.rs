@@ -94,8 +94,15 @@ impl Emitter<'_> {
             let Some(primal) = range.checkpoint.and_then(|checkpoint| checkpoint.reverses) else {
                 continue;
             };
-            let Inst::For { range: visits, .. } = func.inst(primal) else {
-                continue;
+            // A `for` reversed by a loop in the other direction, or a
+            // `while` by the loop over its trips backwards.
+            let reversed = match func.inst(primal) {
+                Inst::For { range: visits, .. } => visits.reversed != range.reversed,
+                Inst::While {
+                    checkpoint: Some(_),
+                    ..
+                } => range.reversed,
+                _ => continue,
             };
             let nested = func.nested(primal);
             let taped = nested
@@ -108,11 +115,7 @@ impl Emitter<'_> {
                     Ty::F32 | Ty::F64 | Ty::Float | Ty::Int | Ty::Bool
                 ) && matches!(self.forms[arg.index()], Form::Carried(_))
             });
-            if visits.reversed != range.reversed
-                && taped
-                && scalars
-                && func.body.insts.contains(&primal)
-            {
+            if reversed && taped && scalars && func.body.insts.contains(&primal) {
                 pairs.push((primal, adjoint, nested));
             }
         }
@@ -203,26 +206,47 @@ impl Emitter<'_> {
         let plan = &self.checkpoints.primal[&primal];
         let span = func.span(primal);
         let view = func.inst(primal).as_loop().expect("a loop");
-        let range = view.range.expect("a `for`");
         let assigned = self.carried(primal, stmts);
         let schedule = ident(&plan.schedule, span);
-        let iter = self.range(range, span);
-        let trips = quote_spanned!(span=> __ad::trips(&(#iter)));
-        let checkpoint = range.checkpoint.expect("checkpointed");
-        let budget = self.expr(checkpoint.budget.value()).at(Prec::Or);
-        let make = match checkpoint.budget {
-            Budget::Snapshots(_) => {
-                quote_spanned!(span=> __ad::Checkpoints::new(#trips, #budget))
+        // A `for` knows its trip count: the offline schedule; a `while`
+        // the online one.
+        let (checkpoint, trips, counter) = match func.inst(primal) {
+            Inst::For { range, .. } => {
+                let iter = self.range(range, span);
+                let trips = quote_spanned!(span=> __ad::trips(&(#iter)), );
+                (range.checkpoint, trips, None)
             }
-            Budget::Bytes(_) => {
+            Inst::While { checkpoint, .. } => (
+                *checkpoint,
+                TokenStream::new(),
+                Some(self.while_counter(primal, stmts)),
+            ),
+            _ => unreachable!("a loop"),
+        };
+        let checkpoint = checkpoint.expect("checkpointed");
+        let budget = self.expr(checkpoint.budget.value()).at(Prec::Or);
+        let online = counter.is_some();
+        let make = match (checkpoint.budget, online) {
+            (Budget::Snapshots(_), false) => {
+                quote_spanned!(span=> __ad::Checkpoints::new(#trips #budget))
+            }
+            (Budget::Snapshots(_), true) => {
+                quote_spanned!(span=> __ad::Checkpoints::online(#budget))
+            }
+            (Budget::Bytes(_), _) => {
                 let scalars = self.state_scalars(primal);
                 let sizes = plan.buffers.iter().map(|&buf| {
                     let buf = self.expr(buf).at(Prec::Postfix);
                     quote_spanned!(span=> ::core::mem::size_of_val(&#buf[..]))
                 });
+                let make = if online {
+                    quote_spanned!(span=> online_with_memory)
+                } else {
+                    quote_spanned!(span=> with_memory)
+                };
                 quote_spanned!(span=>
-                    __ad::Checkpoints::with_memory(
-                        #trips,
+                    __ad::Checkpoints::#make(
+                        #trips
                         #budget,
                         __ad::state_bytes(&(#(#scalars,)*), &[#(#sizes),*]),
                     )
@@ -236,16 +260,22 @@ impl Emitter<'_> {
         let body = self.stmts(view.body);
         self.checkpoints.untaped.set(false);
         let update = self.update(&assigned, span);
-        let index = self.loop_index(view.body.insts[0], span);
-        stmts.push(quote_spanned!(span=>
-            for #index in #iter {
-                if #schedule.step() {
-                    #schedule.store(#state);
-                }
-                #body
-                #update
+        let save = quote_spanned!(span=>
+            if #schedule.step() {
+                #schedule.store(#state);
             }
-        ));
+        );
+        stmts.push(match (view.range, counter) {
+            (Some(range), _) => {
+                let index = self.loop_index(view.body.insts[0], span);
+                let iter = self.range(range, span);
+                quote_spanned!(span=> for #index in #iter { #save #body #update })
+            }
+            (None, Some((count, stop))) => {
+                quote_spanned!(span=> loop { #save #body #count #update #stop })
+            }
+            (None, None) => unreachable!("a `while` has a counter"),
+        });
     }
 
     /// The adjoint loop: the schedule's steps, each restoring, saving,
@@ -256,7 +286,6 @@ impl Emitter<'_> {
         let span = func.span(adjoint);
         let primal_view = func.inst(primal).as_loop().expect("a loop");
         let adjoint_view = func.inst(adjoint).as_loop().expect("a loop");
-        let range = primal_view.range.expect("a `for`");
         let assigned = self.carried(adjoint, stmts);
         let [schedule, step, state, number, index] = [
             &plan.schedule,
@@ -297,8 +326,15 @@ impl Emitter<'_> {
         let uses =
             (!plan.buffers.is_empty()).then(|| quote_spanned!(span=> use __ad::RestoreFrom as _;));
 
-        // One step of the primal loop, with or without its pushes.
-        let iter = self.range(range, span);
+        // One step of the primal loop, with or without its pushes: the
+        // index of step `k` of a `for`, or `k` itself, a `while`'s count.
+        let index_of = |number: &syn::Ident| match primal_view.range {
+            Some(range) => {
+                let iter = self.range(range, span);
+                quote_spanned!(span=> __ad::nth(#iter, #number))
+            }
+            None => number.to_token_stream(),
+        };
         let primal_index = self.loop_index(primal_view.body.insts[0], span);
         let adjoint_index = self.loop_index(adjoint_view.body.insts[0], span);
         let primal_assigned = self.primal_assignments(primal);
@@ -313,8 +349,9 @@ impl Emitter<'_> {
         };
         let advance = run(false);
         // A loop that does not read its index does not compute it.
+        let nth = index_of(&number);
         let advance_index = (primal_index.to_string() != "_")
-            .then(|| quote_spanned!(span=> let #primal_index = __ad::nth(#iter, #number);));
+            .then(|| quote_spanned!(span=> let #primal_index = #nth;));
         let forward = run(true);
         let adjoint_body = self.stmts(adjoint_view.body);
         let adjoint_update = self.update(&assigned, span);
@@ -336,7 +373,7 @@ impl Emitter<'_> {
                         #advance
                     }
                     __ad::Step::Reverse(#number) => {
-                        let #index = __ad::nth(#iter, #number);
+                        let #index = #nth;
                         let #primal_index = #index;
                         #forward
                         let #adjoint_index = #index;
@@ -364,10 +401,13 @@ impl Emitter<'_> {
             .collect()
     }
 
-    /// The pattern binding a loop's index: its name, or `_`.
+    /// The pattern binding a loop's index (a `while`'s count): its name,
+    /// or `_`.
     pub(super) fn loop_index(&self, index: Value, span: proc_macro2::Span) -> TokenStream {
         match &self.forms[index.index()] {
-            Form::Bound(name) if name != "_" => ident(name, span).into_token_stream(),
+            Form::Bound(name) | Form::Carried(name) if name != "_" => {
+                ident(name, span).into_token_stream()
+            }
             _ => quote_spanned!(span=> _),
         }
     }

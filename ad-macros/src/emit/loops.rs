@@ -27,31 +27,7 @@ impl Emitter<'_> {
         let update = self.update(&assigned, span);
         let Some(range) = range else {
             // `loop { body; trips += 1; carried = next; if !go_on { break; } }`
-            let go_on = self.expr(view.go_on().expect("a `while`")).at(Prec::Prefix);
-            let count = match &self.forms[body.insts[0].index()] {
-                Form::Carried(name) if name != "_" => {
-                    let trips = ident(name, span);
-                    let binding = Binding {
-                        name: trips.clone(),
-                        mutable: true,
-                        ty: quote!(usize),
-                        annotation: None,
-                    };
-                    stmts.bind(
-                        Pattern::Single(binding),
-                        quote_spanned!(span=> 0_usize),
-                        span,
-                    );
-                    quote_spanned!(span=> #trips += 1;)
-                }
-                _ => TokenStream::new(),
-            };
-            // A decision known at compile time: run once, or until a `return`.
-            let stop = match func.inst(view.go_on().expect("a `while`")) {
-                Inst::Const(Const::Bool(true)) => TokenStream::new(),
-                Inst::Const(Const::Bool(false)) => quote_spanned!(span=> break;),
-                _ => quote_spanned!(span=> if !#go_on { break; }),
-            };
+            let (count, stop) = self.while_counter(for_value, stmts);
             stmts.push(quote_spanned!(span=> loop { #body_stmts #count #update #stop }));
             return;
         };
@@ -96,6 +72,45 @@ impl Emitter<'_> {
         if !known {
             stmts.push(quote_spanned!(span=> if #end > #start { #guarded }));
         }
+    }
+
+    /// A `while`'s iteration counter, `let mut trips = 0_usize;` into
+    /// `stmts` if the body reads it, and the statements that end each
+    /// iteration: `trips += 1;` and `if !go_on { break; }`.
+    pub(super) fn while_counter(
+        &self,
+        while_value: Value,
+        stmts: &mut Stmts,
+    ) -> (TokenStream, TokenStream) {
+        let func = self.func;
+        let span = func.span(while_value);
+        let view = func.inst(while_value).as_loop().expect("a loop");
+        let go_on = self.expr(view.go_on().expect("a `while`")).at(Prec::Prefix);
+        let count = match &self.forms[view.body.insts[0].index()] {
+            Form::Carried(name) if name != "_" => {
+                let trips = ident(name, span);
+                let binding = Binding {
+                    name: trips.clone(),
+                    mutable: true,
+                    ty: quote!(usize),
+                    annotation: None,
+                };
+                stmts.bind(
+                    Pattern::Single(binding),
+                    quote_spanned!(span=> 0_usize),
+                    span,
+                );
+                quote_spanned!(span=> #trips += 1;)
+            }
+            _ => TokenStream::new(),
+        };
+        // A decision known at compile time: run once, or until a `return`.
+        let stop = match func.inst(view.go_on().expect("a `while`")) {
+            Inst::Const(Const::Bool(true)) => TokenStream::new(),
+            Inst::Const(Const::Bool(false)) => quote_spanned!(span=> break;),
+            _ => quote_spanned!(span=> if !#go_on { break; }),
+        };
+        (count, stop)
     }
 
     /// `let mut c = init;` for each value `for_value` carries, into

@@ -368,6 +368,8 @@ pub(crate) enum Inst {
     While {
         inits: Vec<Value>,
         body: Region,
+        /// `#[checkpoint(…)]` on the loop (see [`LoopRange::checkpoint`]).
+        checkpoint: Option<Checkpoint>,
     },
     /// An argument of the loop body that contains it: 0 is the index (the
     /// iteration number of a `while`), `k` the `k`-th carried value at the start
@@ -607,6 +609,17 @@ pub(crate) enum Budget {
     Bytes(Value),
 }
 
+impl Checkpoint {
+    fn map(&mut self, map: &mut impl FnMut(Value) -> Value) {
+        match &mut self.budget {
+            Budget::Snapshots(value) | Budget::Bytes(value) => *value = map(*value),
+        }
+        if let Some(primal) = &mut self.reverses {
+            *primal = map(*primal);
+        }
+    }
+}
+
 impl Budget {
     pub(crate) fn value(self) -> Value {
         match self {
@@ -630,12 +643,7 @@ impl LoopRange {
             *step = map(*step);
         }
         if let Some(checkpoint) = &mut self.checkpoint {
-            match &mut checkpoint.budget {
-                Budget::Snapshots(value) | Budget::Bytes(value) => *value = map(*value),
-            }
-            if let Some(primal) = &mut checkpoint.reverses {
-                *primal = map(*primal);
-            }
+            checkpoint.map(map);
         }
     }
 
@@ -662,9 +670,14 @@ impl Inst {
                     *init = map(*init);
                 }
             }
-            Inst::While { inits, .. } => {
+            Inst::While {
+                inits, checkpoint, ..
+            } => {
                 for init in inits {
                     *init = map(*init);
+                }
+                if let Some(checkpoint) = checkpoint {
+                    checkpoint.map(&mut map);
                 }
             }
             Inst::Push(tape, value) => {
@@ -761,7 +774,7 @@ impl Inst {
                 inits,
                 body,
             }),
-            Inst::While { inits, body } => Some(Loop {
+            Inst::While { inits, body, .. } => Some(Loop {
                 range: None,
                 inits,
                 body,
@@ -828,7 +841,13 @@ impl Inst {
                 operands.extend(inits);
                 operands
             }
-            Inst::While { inits, .. } => inits.clone(),
+            Inst::While {
+                inits, checkpoint, ..
+            } => {
+                let mut operands = inits.clone();
+                operands.extend(checkpoint.map(|checkpoint| checkpoint.budget.value()));
+                operands
+            }
             Inst::Push(tape, value) => vec![*tape, *value],
             Inst::TapeReserve { tape, range } => {
                 let mut operands = vec![*tape];

@@ -743,6 +743,7 @@ fn looped(fx: &mut Forward<'_>, value: Value) {
         _ => Inst::While {
             inits: new_inits,
             body: new_body,
+            checkpoint: None,
         },
     };
     let new = fx.builder.push(new_inst, Ty::Tuple(new_tys), span);

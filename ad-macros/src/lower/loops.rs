@@ -153,6 +153,7 @@ impl Lower<'_> {
             self.cx.error_spanned_by(&expr.cond, msg::EXIT_IN_CONDITION);
             return Err(Poison);
         }
+        let checkpoint = self.checkpoint_of(&expr.attrs)?;
         let flags = self.new_flags(expr.label.as_ref(), false);
         let exits = Exits::of_block(&expr.body);
         let extra = self.outer_flags(&exits);
@@ -184,7 +185,7 @@ impl Lower<'_> {
                 None => cond,
             }))
         });
-        self.finish_while(carried, span)?;
+        self.finish_while(carried, checkpoint, span)?;
         Ok(())
     }
 
@@ -275,7 +276,13 @@ impl Lower<'_> {
             }
         };
         let for_loop = syn::ExprForLoop {
-            attrs: Vec::new(),
+            // `#[checkpoint]` on the `while` is on the `for` it stands for.
+            attrs: expr
+                .attrs
+                .iter()
+                .filter(|attr| super::checkpoint::is_checkpoint(attr))
+                .cloned()
+                .collect(),
             label: None,
             for_token: Default::default(),
             pat: Box::new(pat),
@@ -322,6 +329,7 @@ impl Lower<'_> {
         want_value: bool,
     ) -> Result<Option<Value>, Poison> {
         let span = expr.span();
+        let checkpoint = self.checkpoint_of(&expr.attrs)?;
         let flags = self.new_flags(expr.label.as_ref(), want_value);
         let mut extra = self.outer_flags(&Exits::of_block(&expr.body));
         if let Some(value) = &flags.value {
@@ -346,7 +354,7 @@ impl Lower<'_> {
                 None => this.push(Inst::Const(Const::Bool(true)), Ty::Bool, span),
             }))
         });
-        self.finish_while(carried, span)?;
+        self.finish_while(carried, checkpoint, span)?;
         match value_key {
             Some(key) => self.lookup(&key).expect("bound").map(Some),
             None => Ok(None),
@@ -439,11 +447,20 @@ impl Lower<'_> {
     fn finish_while(
         &mut self,
         carried: Result<CarriedBody, Poison>,
+        checkpoint: Option<crate::ir::Checkpoint>,
         span: proc_macro2::Span,
     ) -> Result<(), Poison> {
         let (inits, body, positions, mut tys) = carried?;
         tys.push(Ty::Int);
-        let while_value = self.push(Inst::While { inits, body }, Ty::Tuple(tys.clone()), span);
+        let while_value = self.push(
+            Inst::While {
+                inits,
+                body,
+                checkpoint,
+            },
+            Ty::Tuple(tys.clone()),
+            span,
+        );
         let trips = u32::try_from(tys.len() - 1).expect("small");
         let trips = self.push(Inst::Extract(while_value, trips), Ty::Int, span);
         self.builder.name(trips, "trips");

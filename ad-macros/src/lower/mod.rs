@@ -533,8 +533,6 @@ impl Lower<'_> {
     fn stmt(&mut self, stmt: &Stmt) {
         let attrs = match stmt {
             Stmt::Local(local) => &local.attrs[..],
-            Stmt::Expr(Expr::While(expr), _) => &expr.attrs[..],
-            Stmt::Expr(Expr::Loop(expr), _) => &expr.attrs[..],
             Stmt::Expr(Expr::Block(expr), _) => &expr.attrs[..],
             Stmt::Expr(Expr::If(expr), _) => &expr.attrs[..],
             Stmt::Expr(Expr::Match(expr), _) => &expr.attrs[..],

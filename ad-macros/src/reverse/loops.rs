@@ -164,7 +164,16 @@ impl Reverse<'_> {
                     inclusive: false,
                     step: None,
                     reversed: true,
-                    checkpoint: None,
+                    checkpoint: match primal.inst(for_value) {
+                        Inst::While {
+                            checkpoint: Some(checkpoint),
+                            ..
+                        } => Some(crate::ir::Checkpoint {
+                            reverses: Some(for_value),
+                            ..*checkpoint
+                        }),
+                        _ => None,
+                    },
                 }
             }
         };
@@ -280,7 +289,7 @@ impl Reverse<'_> {
         let func = self.builder.func_mut();
         for for_value in loops {
             let after = &by_loop[&for_value];
-            let (Inst::For { inits, body, .. } | Inst::While { inits, body }) =
+            let (Inst::For { inits, body, .. } | Inst::While { inits, body, .. }) =
                 &mut func.insts[for_value.index()].inst
             else {
                 unreachable!("taped values come from loops")

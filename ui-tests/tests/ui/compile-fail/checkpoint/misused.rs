@@ -1,4 +1,4 @@
-// `#[checkpoint]` goes on a `for` loop at the top level of the body, with
+// `#[checkpoint]` goes on a loop at the top level of the body, with
 // `snapshots = k` or `memory = "…"`.
 use ad_runtime::differentiate;
 
@@ -15,12 +15,9 @@ fn nested(x: f64, n: usize) -> f64 {
 }
 
 #[differentiate]
-fn on_a_while(x: f64) -> f64 {
-    let mut y = x;
+fn on_a_let(x: f64) -> f64 {
     #[checkpoint(snapshots = 4)]
-    while y > 0.1 {
-        y = y * 0.5;
-    }
+    let y = x * 0.5;
     y
 }
 
