@@ -518,17 +518,19 @@ mod tests {
     /// every restore finds the state it should and every step is reversed
     /// once, in reverse order.
     fn run(trips: usize, snapshots: usize) -> Checkpoints<usize> {
-        let mut schedule = Checkpoints::new(trips, snapshots);
-        let mut state = 0_usize;
-        schedule.store(state);
-        for _ in 0..trips {
+        run_with(Checkpoints::new(trips, snapshots), trips, snapshots.max(1))
+    }
+
+    /// Runs `schedule` on a loop of `trips` steps whose state before step
+    /// `k` is `k`, keeping at most `most` states.
+    fn run_with(mut schedule: Checkpoints<usize>, trips: usize, most: usize) -> Checkpoints<usize> {
+        schedule.store(0);
+        for k in 0..trips {
             if schedule.step() {
-                schedule.store(state);
+                schedule.store(k);
             }
-            state += 1;
+            assert!(schedule.saved.len() <= most);
         }
-        assert_eq!(state, trips);
-        let primal = schedule.forward_steps();
         let (mut work, mut reversed) = (usize::MAX, Vec::new());
         while let Some(step) = schedule.next_step() {
             match step {
@@ -544,14 +546,13 @@ mod tests {
                     work = usize::MAX;
                 }
             }
-            assert!(schedule.saved.len() <= snapshots.max(1));
+            assert!(schedule.saved.len() <= most);
         }
         assert_eq!(reversed, (0..trips).rev().collect::<Vec<_>>());
         assert!(
             schedule.saved.len() <= 1,
             "every state but the first is dropped"
         );
-        let _ = primal;
         schedule
     }
 
@@ -597,35 +598,11 @@ mod tests {
         assert!(schedule.forward_steps() <= trips * (reps + 1));
     }
 
-    /// [`run`] for the online schedule: the trip count is not told.
+    /// [`run`] for the online schedule: the trip count is not told, and
+    /// the primal pass keeps at most half the states.
     fn run_online(trips: usize, snapshots: usize) -> Checkpoints<usize> {
-        let mut schedule = Checkpoints::online(snapshots);
-        schedule.store(0);
-        // The state before step `k` is `k`.
-        for k in 0..trips {
-            if schedule.step() {
-                schedule.store(k);
-            }
-            assert!(schedule.saved.len() <= snapshots.max(2) / 2 + 1);
-        }
-        let (mut work, mut reversed) = (usize::MAX, Vec::new());
-        while let Some(step) = schedule.next_step() {
-            match step {
-                Step::Restore => work = *schedule.top(),
-                Step::Store => schedule.store(work),
-                Step::Advance(k) => {
-                    assert_eq!(work, k);
-                    work += 1;
-                }
-                Step::Reverse(k) => {
-                    assert_eq!(work, k);
-                    reversed.push(k);
-                    work = usize::MAX;
-                }
-            }
-            assert!(schedule.saved.len() <= snapshots.max(2));
-        }
-        assert_eq!(reversed, (0..trips).rev().collect::<Vec<_>>());
+        let schedule = run_with(Checkpoints::online(snapshots), trips, snapshots.max(2));
+        assert!(schedule.max_stored() <= snapshots.max(2));
         schedule
     }
 
