@@ -246,14 +246,70 @@ fn context(args: TokenStream, applied_twice: Option<syn::Error>) -> (Ctxt, args:
 /// `#[checkpoint]` attributes on its loops, which only the macro reads
 /// (rustc would not know them).
 fn untouched(item: &ItemFn) -> ItemFn {
-    struct Strip;
+    /// The parameters' names as the signature spells them: a name in the
+    /// attribute may come from elsewhere (a `macro_rules!` invocation),
+    /// with other hygiene.
+    struct Strip(Vec<syn::Ident>);
+    impl Strip {
+        fn respell(&self, expr: &mut syn::Expr) {
+            struct Respell<'a>(&'a [syn::Ident]);
+            impl syn::visit_mut::VisitMut for Respell<'_> {
+                fn visit_expr_path_mut(&mut self, path: &mut syn::ExprPath) {
+                    if let Some(ident) = path.path.get_ident()
+                        && let Some(param) = self.0.iter().find(|param| *param == ident)
+                    {
+                        path.path.segments[0].ident = param.clone();
+                    }
+                }
+            }
+            syn::visit_mut::VisitMut::visit_expr_mut(&mut Respell(&self.0), expr);
+        }
+    }
     impl syn::visit_mut::VisitMut for Strip {
         fn visit_attributes_mut(&mut self, attrs: &mut Vec<syn::Attribute>) {
             attrs.retain(|attr| !lower::checkpoint::is_checkpoint(attr));
         }
+
+        // `#[checkpoint(snapshots = k)]` may be the only use of `k`: the
+        // loop keeps it named, in a closure that is never called.
+        fn visit_block_mut(&mut self, block: &mut syn::Block) {
+            let mut stmts = Vec::with_capacity(block.stmts.len());
+            for stmt in std::mem::take(&mut block.stmts) {
+                let attrs = match &stmt {
+                    syn::Stmt::Expr(syn::Expr::ForLoop(expr), _) => &expr.attrs[..],
+                    syn::Stmt::Expr(syn::Expr::While(expr), _) => &expr.attrs[..],
+                    syn::Stmt::Expr(syn::Expr::Loop(expr), _) => &expr.attrs[..],
+                    _ => &[],
+                };
+                for attr in attrs {
+                    if lower::checkpoint::is_checkpoint(attr)
+                        && let Some(mut expr) = lower::checkpoint::snapshots_expr(attr)
+                    {
+                        self.respell(&mut expr);
+                        let span = syn::spanned::Spanned::span(&expr);
+                        stmts.push(syn::parse_quote_spanned!(span=> let _ = || #expr;));
+                    }
+                }
+                stmts.push(stmt);
+            }
+            block.stmts = stmts;
+            syn::visit_mut::visit_block_mut(self, block);
+        }
     }
+    let params = item
+        .sig
+        .inputs
+        .iter()
+        .filter_map(|input| match input {
+            syn::FnArg::Typed(typed) => match &*typed.pat {
+                syn::Pat::Ident(pat) => Some(pat.ident.clone()),
+                _ => None,
+            },
+            syn::FnArg::Receiver(_) => None,
+        })
+        .collect();
     let mut item = item.clone();
-    syn::visit_mut::VisitMut::visit_block_mut(&mut Strip, &mut item.block);
+    syn::visit_mut::VisitMut::visit_block_mut(&mut Strip(params), &mut item.block);
     item
 }
 

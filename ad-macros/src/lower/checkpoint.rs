@@ -63,8 +63,10 @@ impl Lower<'_> {
                 Budget::Bytes(self.push(Inst::Const(bytes), Ty::Int, span))
             }
         };
+        // An integer (or what only rustc knows the type of, as
+        // `k.max(2)`), not a float or a `bool`.
         if let Budget::Snapshots(value) = budget
-            && self.ty(value) != Ty::Int
+            && !matches!(self.ty(value), Ty::Int | Ty::Unknown)
         {
             self.cx.error_spanned_by(attr, msg::CHECKPOINT_ARGS);
             return Err(Poison);
@@ -118,6 +120,16 @@ fn bytes(text: &str) -> Option<u64> {
     let bytes = number * scale;
     #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
     (1.0..9e18).contains(&bytes).then_some(bytes as u64)
+}
+
+/// The expression of `snapshots = expr`, if the attribute is that and the
+/// expression is not a literal: what the primal, without the attribute,
+/// must still name so that its variables are used.
+pub(crate) fn snapshots_expr(attr: &Attribute) -> Option<Expr> {
+    match attr.parse_args_with(parse_limit) {
+        Ok(Limit::Snapshots(expr)) if !matches!(expr, Expr::Lit(_)) => Some(expr),
+        _ => None,
+    }
 }
 
 /// The attributes `#[checkpoint]` may not stand on: anywhere but a `for`.

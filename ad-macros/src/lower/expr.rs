@@ -611,6 +611,10 @@ impl Lower<'_> {
         for arg in args {
             operands.push(arg?);
         }
+        // `n.max(2)`, `k.abs()` of an integer: the integer method, as written.
+        if self.ty(operands[0]) == Ty::Int {
+            return self.integer_call(call, operands, Ty::Int);
+        }
         Ok(self.prim(prim, operands, None, call.span()))
     }
 
@@ -819,15 +823,27 @@ impl Lower<'_> {
     /// constant data, so the call runs as written, its receiver and
     /// arguments bound to their values.
     fn integer_method(&mut self, call: &ExprMethodCall, receiver: Value, ty: Ty) -> Lowered {
-        let span = call.span();
-        let mut values = vec![(proc_macro2::Ident::new("__ad_receiver", span), receiver)];
-        for (k, arg) in call.args.iter().enumerate() {
-            let value = self.scalar_expr(arg)?;
-            values.push((
-                proc_macro2::Ident::new(&format!("__ad_arg{k}"), span),
-                value,
-            ));
+        let mut operands = vec![receiver];
+        for arg in &call.args {
+            operands.push(self.scalar_expr(arg)?);
         }
+        self.integer_call(call, operands, ty)
+    }
+
+    /// [`Lower::integer_method`] with its receiver and arguments lowered.
+    fn integer_call(&mut self, call: &ExprMethodCall, operands: Vec<Value>, ty: Ty) -> Lowered {
+        let span = call.span();
+        let values: Vec<(proc_macro2::Ident, Value)> = operands
+            .into_iter()
+            .enumerate()
+            .map(|(k, value)| {
+                let name = match k {
+                    0 => "__ad_receiver".to_owned(),
+                    k => format!("__ad_arg{}", k - 1),
+                };
+                (proc_macro2::Ident::new(&name, span), value)
+            })
+            .collect();
         let (receiver_name, args) = (&values[0].0, values[1..].iter().map(|(name, _)| name));
         let method = &call.method;
         let tokens = quote_spanned!(span=> #receiver_name.#method(#(#args),*));
