@@ -9,13 +9,9 @@
 //! Run with `cargo run --release --example memory`; the table is in
 //! `docs/performance.md`.
 
-// The counting allocator needs `unsafe impl GlobalAlloc`; see its SAFETY comment.
-#![allow(unsafe_code)]
-
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::hint::black_box;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
+use ad_examples::counting::{Counting, human};
 use ad_examples::gradbench::{gmm, llsq, lse, lstm, ode};
 use ad_examples::workloads::*;
 
@@ -23,79 +19,16 @@ use ad_examples::workloads::*;
 type Primal = fn(&[f64]) -> f64;
 type Vjp = fn(&[f64], &mut [f64], f64) -> f64;
 
-/// The system allocator, counting bytes in use, their peak and allocations.
-struct Counting;
-
-static CURRENT: AtomicUsize = AtomicUsize::new(0);
-static PEAK: AtomicUsize = AtomicUsize::new(0);
-static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
-
-fn grow(bytes: usize) {
-    let now = CURRENT.fetch_add(bytes, Ordering::Relaxed) + bytes;
-    PEAK.fetch_max(now, Ordering::Relaxed);
-    ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-}
-
-// SAFETY: every method forwards to `System` with the same arguments, so this
-// implementation upholds the `GlobalAlloc` contract; the only addition is
-// counting, which neither allocates nor touches the memory.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        grow(layout.size());
-        // SAFETY: forwarded unchanged; the caller upholds `alloc`'s contract.
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        grow(layout.size());
-        // SAFETY: as for `alloc`.
-        unsafe { System.alloc_zeroed(layout) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        CURRENT.fetch_sub(layout.size(), Ordering::Relaxed);
-        // SAFETY: forwarded unchanged; `ptr` came from this allocator.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        CURRENT.fetch_sub(layout.size(), Ordering::Relaxed);
-        grow(new_size);
-        // SAFETY: forwarded unchanged; the caller upholds `realloc`'s contract.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
 #[global_allocator]
 static ALLOCATOR: Counting = Counting;
 
 /// Runs `f` once and returns the peak bytes it added over what was in use before,
-/// and the number of allocations it made.
-///
-/// The thread's tape pool is emptied first, so the call allocates its tapes as
-/// a first call does; a later call would reuse them and allocate less.
+/// and the number of allocations it made (see [`ad_examples::counting::measure`]).
 fn measure<T>(f: impl FnOnce() -> T) -> (usize, usize) {
-    ad_runtime::tape::release_pool();
-    let before = CURRENT.load(Ordering::Relaxed);
-    PEAK.store(before, Ordering::Relaxed);
-    let count = ALLOCATIONS.load(Ordering::Relaxed);
-    black_box(f());
-    (
-        PEAK.load(Ordering::Relaxed) - before,
-        ALLOCATIONS.load(Ordering::Relaxed) - count,
-    )
-}
-
-/// Bytes in a readable unit.
-fn human(bytes: usize) -> String {
-    let b = bytes as f64;
-    if bytes < 1 << 10 {
-        format!("{bytes} B")
-    } else if bytes < 1 << 20 {
-        format!("{:.1} KiB", b / 1024.0)
-    } else {
-        format!("{:.1} MiB", b / (1024.0 * 1024.0))
-    }
+    let ((), peak, allocations) = ad_examples::counting::measure(|| {
+        black_box(f());
+    });
+    (peak, allocations)
 }
 
 /// The size of the inputs, for scale.

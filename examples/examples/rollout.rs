@@ -12,39 +12,10 @@
 //! Run with `cargo run --release --example rollout` (`-- 50000` for fewer
 //! steps); see docs/checkpointing.md.
 
-// The counting allocator needs `unsafe impl GlobalAlloc`; see its SAFETY comment.
-#![allow(unsafe_code)]
-
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
+use ad_examples::counting::{Counting, measure};
 use ad_runtime::differentiate;
-
-struct Counting;
-
-static CURRENT: AtomicUsize = AtomicUsize::new(0);
-static PEAK: AtomicUsize = AtomicUsize::new(0);
-
-// SAFETY: every method forwards its arguments unchanged to `System`, whose
-// implementation upholds the `GlobalAlloc` contract; the only addition is
-// updating two atomic counters, which neither allocates nor touches the
-// memory being managed (`alloc_zeroed` and `realloc` are the defaults,
-// through `alloc` and `dealloc`).
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let now = CURRENT.fetch_add(layout.size(), Ordering::Relaxed) + layout.size();
-        PEAK.fetch_max(now, Ordering::Relaxed);
-        // SAFETY: forwarded unchanged; the caller upholds `alloc`'s contract.
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        CURRENT.fetch_sub(layout.size(), Ordering::Relaxed);
-        // SAFETY: forwarded unchanged; the caller upholds `dealloc`'s contract.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
 
 #[global_allocator]
 static ALLOCATOR: Counting = Counting;
@@ -103,13 +74,10 @@ fn main() {
     let mut loss = first;
     println!("{steps} steps of a chain of {m} masses; fitting stiffness and damping");
     for iteration in 1..=15 {
-        let before = CURRENT.load(Ordering::Relaxed);
-        PEAK.store(before, Ordering::Relaxed);
         let start = Instant::now();
-        let (value, d_stiffness, d_damping) =
-            misfit_vjp(stiffness, damping, &target, &mut d_target, steps, 1.0);
+        let ((value, d_stiffness, d_damping), peak, _) =
+            measure(|| misfit_vjp(stiffness, damping, &target, &mut d_target, steps, 1.0));
         let seconds = start.elapsed().as_secs_f64();
-        let peak = PEAK.load(Ordering::Relaxed) - before;
         loss = value;
         println!(
             "iteration {iteration:2}: loss {loss:.3e}, stiffness {stiffness:.4}, damping {damping:.4}, \

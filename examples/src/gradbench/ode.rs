@@ -11,49 +11,68 @@ use serde_json::Value;
 
 use super::{Evaluation, parse, timed, unknown_function};
 
-/// `y(2)` after `s ≥ 1` Runge–Kutta steps of size `2 / s`.
-#[differentiate]
-pub fn primal(x: &[f64], s: usize) -> Vec<f64> {
-    let n = x.len();
-    let h = 2.0 / (s as f64);
-    let mut y = vec![0.0; n];
-    let mut k1 = vec![0.0; n];
-    let mut k2 = vec![0.0; n];
-    let mut k3 = vec![0.0; n];
-    let mut k4 = vec![0.0; n];
-    let mut tmp = vec![0.0; n];
-    for _ in 0..s {
-        k1[0] = x[0];
-        for i in 1..n {
-            k1[i] = x[i] * y[i - 1];
+/// The objective, written once: `primal`, and `primal_checkpointed` with its
+/// step loop under `#[checkpoint]` (for `examples/checkpointing.rs`).
+macro_rules! runge_kutta {
+    ($(#[$doc:meta])* $name:ident ($($snapshots:ident)?) $(, $ck:meta)?) => {
+        $(#[$doc])*
+        #[differentiate]
+        pub fn $name(x: &[f64], s: usize $(, $snapshots: usize)?) -> Vec<f64> {
+            let n = x.len();
+            let h = 2.0 / (s as f64);
+            let mut y = vec![0.0; n];
+            let mut k1 = vec![0.0; n];
+            let mut k2 = vec![0.0; n];
+            let mut k3 = vec![0.0; n];
+            let mut k4 = vec![0.0; n];
+            let mut tmp = vec![0.0; n];
+            $(#[$ck])?
+            for _ in 0..s {
+                k1[0] = x[0];
+                for i in 1..n {
+                    k1[i] = x[i] * y[i - 1];
+                }
+                for i in 0..n {
+                    tmp[i] = y[i] + h * k1[i] / 2.0;
+                }
+                k2[0] = x[0];
+                for i in 1..n {
+                    k2[i] = x[i] * tmp[i - 1];
+                }
+                for i in 0..n {
+                    tmp[i] = y[i] + h * k2[i] / 2.0;
+                }
+                k3[0] = x[0];
+                for i in 1..n {
+                    k3[i] = x[i] * tmp[i - 1];
+                }
+                for i in 0..n {
+                    tmp[i] = y[i] + h * k3[i];
+                }
+                k4[0] = x[0];
+                for i in 1..n {
+                    k4[i] = x[i] * tmp[i - 1];
+                }
+                for i in 0..n {
+                    y[i] += h * (k1[i] + 2.0 * k2[i] + 2.0 * k3[i] + k4[i]) / 6.0;
+                }
+            }
+            y
         }
-        for i in 0..n {
-            tmp[i] = y[i] + h * k1[i] / 2.0;
-        }
-        k2[0] = x[0];
-        for i in 1..n {
-            k2[i] = x[i] * tmp[i - 1];
-        }
-        for i in 0..n {
-            tmp[i] = y[i] + h * k2[i] / 2.0;
-        }
-        k3[0] = x[0];
-        for i in 1..n {
-            k3[i] = x[i] * tmp[i - 1];
-        }
-        for i in 0..n {
-            tmp[i] = y[i] + h * k3[i];
-        }
-        k4[0] = x[0];
-        for i in 1..n {
-            k4[i] = x[i] * tmp[i - 1];
-        }
-        for i in 0..n {
-            y[i] += h * (k1[i] + 2.0 * k2[i] + 2.0 * k3[i] + k4[i]) / 6.0;
-        }
-    }
-    y
+    };
 }
+
+runge_kutta!(
+    /// `y(2)` after `s ≥ 1` Runge–Kutta steps of size `2 / s`.
+    primal()
+);
+
+runge_kutta!(
+    /// [`primal`] with its steps checkpointed, keeping at most `snapshots`
+    /// states (docs/checkpointing.md): the same values and gradient.
+    primal_checkpointed(snapshots),
+    checkpoint(snapshots = snapshots)
+);
 
 /// The gradient of the last entry of [`primal`], from its `_vjp` seeded with the last
 /// basis vector.
