@@ -947,3 +947,32 @@ impl<T: Float, const N: usize> ZerosLike for [T; N] {
 pub fn zeros_like<B: ?Sized + ZerosLike>(buf: &B) -> B::Zeros {
     buf.zeros_like()
 }
+
+/// A copy of the seed of a buffer output, after checking that it has as
+/// many elements as the output: `_vjp` of a function returning a `Vec`
+/// takes its seed as a slice, whose length only the caller knows.
+///
+/// ```
+/// use ad_runtime::__private::seed_copy;
+///
+/// assert_eq!(seed_copy(&vec![1.0, 2.0], &[0.5, 0.25][..]), vec![0.5, 0.25]);
+/// assert_eq!(seed_copy(&[1.0_f32; 2], &[3.0; 2]), [3.0; 2]);
+/// ```
+///
+/// # Panics
+///
+/// If the lengths differ.
+#[inline]
+#[track_caller]
+pub fn seed_copy<T, B, S>(out: &B, seed: &S) -> S::Owned
+where
+    B: AsRef<[T]> + ?Sized,
+    S: AsRef<[T]> + ToOwned + ?Sized,
+{
+    let (expected, given) = (out.as_ref().len(), seed.as_ref().len());
+    assert!(
+        expected == given,
+        "the seed of the output has {given} elements, the output {expected}: pass one adjoint per element of the output"
+    );
+    seed.to_owned()
+}

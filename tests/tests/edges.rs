@@ -1019,3 +1019,40 @@ fn max_and_min_in_a_loop_split_ties_and_clip() {
     let expected = [d_m_first, 0.5, 0.5 + d_m_tie / 2.0, 0.5];
     assert_close(&grad, &expected);
 }
+
+/// A `Vec` output's seed is a slice: a seed of another length is reported
+/// as such, where `_vjp` is called, not as an index out of bounds.
+#[differentiate]
+fn smoothed(x: &[f64], k: f64) -> Vec<f64> {
+    let mut y = x.to_vec();
+    for i in 1..y.len() {
+        y[i] += k * x[i - 1];
+    }
+    y
+}
+
+#[test]
+#[should_panic(expected = "the seed of the output has 2 elements, the output 3")]
+fn a_seed_of_the_wrong_length_is_reported() {
+    let mut d_x = [0.0; 3];
+    let _ = smoothed_vjp(&[1.0, 2.0, 3.0], &mut d_x, 0.5, &[1.0, 1.0]);
+}
+
+#[test]
+fn a_seed_of_the_right_length_gives_the_gradient() {
+    let x = [1.0, 2.0, 3.0];
+    let seed = [1.0, -1.0, 0.5];
+    let grad = ad_tests::check_vector(
+        |p| smoothed(&p[..3], p[3]),
+        |p, seed| {
+            let mut d_x = vec![0.0; 3];
+            let (out, d_k) = smoothed_vjp(&p[..3], &mut d_x, p[3], seed);
+            d_x.push(d_k);
+            (out, d_x)
+        },
+        &[x[0], x[1], x[2], 0.5],
+        &seed,
+    );
+    // y₁ = x₁ + k x₀, y₂ = x₂ + k x₁: the closed form.
+    assert_eq!(grad, vec![1.0 - 0.5, -1.0 + 0.25, 0.5, -1.0 + 1.0]);
+}

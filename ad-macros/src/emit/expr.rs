@@ -363,10 +363,13 @@ impl Emitter<'_> {
                 postfix(quote_spanned!(span=> __ad::zeros_like(#of)))
             }
             Inst::Shadow {
-                seed: Some(seed), ..
+                of,
+                seed: Some(seed),
             } => {
-                let seed = self.expr(*seed).at(Prec::Postfix);
-                postfix(quote_spanned!(span=> #seed.to_owned()))
+                // Its length is checked: a `Vec` output's seed is a slice.
+                let of = self.argument(*of, Mode::Ref);
+                let seed = self.expr(*seed).at(Prec::Or);
+                postfix(quote_spanned!(span=> __ad::seed_copy(#of, #seed)))
             }
             Inst::PopShadow(shadow) => {
                 let shadow = self.argument(*shadow, Mode::Mut);
