@@ -2744,4 +2744,30 @@ mod probe {
         expected[0] += X[0].cos() * X[n - 1];
         assert_close(&grad, &expected);
     }
+
+    #[differentiate(vjp, jvp)]
+    fn peak_or_floor(x: &[f64]) -> f64 {
+        let floor = 0.1;
+        let mut s = if let Some(m) = x.iter().copied().reduce(f64::max) {
+            m * 2.0 + floor
+        } else {
+            floor
+        };
+        if let Some(&m) = x.iter().min_by(|a, b| a.total_cmp(b)) {
+            s += m * m;
+        }
+        s
+    }
+
+    #[test]
+    fn if_let_of_a_reduced_chain() {
+        let grad = check_slice(peak_or_floor, peak_or_floor_vjp, peak_or_floor_jvp, &X);
+        let (max_at, min_at) = (3, 1);
+        let mut expected = vec![0.0; X.len()];
+        expected[max_at] += 2.0;
+        expected[min_at] += 2.0 * X[min_at];
+        assert_close(&grad, &expected);
+        let (out, _) = peak_or_floor_jvp(&[], &[]);
+        assert_eq!(out, 0.1);
+    }
 }

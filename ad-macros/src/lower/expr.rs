@@ -117,6 +117,11 @@ impl Lower<'_> {
         {
             return lowered;
         }
+        if let Expr::Let(binding) = &*expr.cond
+            && let Some(desugared) = if_let_reduced(expr, binding)
+        {
+            return self.if_(&desugared, want_value);
+        }
         let cond = self.expr(&expr.cond);
         self.branch(
             cond,
@@ -1059,7 +1064,7 @@ fn describe(expr: &Expr) -> (&'static str, &'static str) {
         ),
         Expr::Async(_) | Expr::Await(_) => ("`async` code is", "write synchronous code"),
         Expr::Let(_) => (
-            "`if let` and `let` expressions other than `if let Some(v) = xs.first()` (or `.last()`, `.get(i)`) are",
+            "`if let` and `let` expressions other than `if let Some(v) = xs.first()` (or `.last()`, `.get(i)`, a chain's `.reduce(f)`, `.max_by(cmp)`, `.min_by(cmp)`) are",
             "test the value with `==` or a `match` on integers, or bind it with a `let` statement",
         ),
         Expr::Const(_) => (
@@ -1087,4 +1092,42 @@ fn integer_method(name: &str) -> Option<Ty> {
         "is_power_of_two" | "is_positive" | "is_negative" => Some(Ty::Bool),
         _ => None,
     }
+}
+
+/// `if let Some(m) = chain.reduce(f) { a } else { b }` (also `max_by`,
+/// `min_by`, `copied()` before them) as the `if` it stands for:
+/// `if chain.count() > 0 { let m = chain.reduce(f).unwrap(); a } else { b }`.
+/// The chain is read twice; it holds no `filter` (which `reduce` rejects),
+/// so its count is that of its items. `None` if the `if` is not of this form.
+fn if_let_reduced(expr: &ExprIf, binding: &syn::ExprLet) -> Option<ExprIf> {
+    let syn::Pat::TupleStruct(some) = &*binding.pat else {
+        return None;
+    };
+    if !some.path.is_ident("Some") || some.elems.len() != 1 {
+        return None;
+    }
+    let Expr::MethodCall(reduced) = &*binding.expr else {
+        return None;
+    };
+    let folds = matches!(
+        reduced.method.to_string().as_str(),
+        "reduce" | "max_by" | "min_by"
+    );
+    if !folds || reduced.args.len() != 1 || !super::iter::is_iterator_expr(&reduced.receiver) {
+        return None;
+    }
+    let span = binding.span();
+    let chain = &reduced.receiver;
+    let pattern = &some.elems[0];
+    let whole = &binding.expr;
+    let then = &expr.then_branch;
+    let stmts = &then.stmts;
+    let mut desugared: ExprIf = syn::parse_quote_spanned! {span=>
+        if #chain.count() > 0 {
+            let #pattern = #whole.unwrap();
+            #(#stmts)*
+        }
+    };
+    desugared.else_branch.clone_from(&expr.else_branch);
+    Some(desugared)
 }
