@@ -126,11 +126,18 @@ impl<S> Checkpoints<S> {
     #[must_use]
     pub fn new(trips: usize, snapshots: usize) -> Self {
         let snapshots = snapshots.max(1);
-        let mut schedule = Checkpoints {
+        // Room for every state it will save, and no more.
+        let mut schedule = Self::empty(trips, snapshots, snapshots.min(trips + 1), None);
+        schedule.make_plan();
+        schedule
+    }
+
+    /// A schedule that has done nothing yet.
+    fn empty(trips: usize, snapshots: usize, room: usize, online: Option<Online>) -> Self {
+        Checkpoints {
             trips,
             snapshots,
-            // Room for every state it will save, and no more.
-            saved: Vec::with_capacity(snapshots.min(trips + 1)),
+            saved: Vec::with_capacity(room),
             plan: Vec::new(),
             next_planned: 0,
             primal_step: 0,
@@ -139,10 +146,8 @@ impl<S> Checkpoints<S> {
             advances: 0,
             max_stored: 0,
             started: false,
-            online: None,
-        };
-        schedule.make_plan();
-        schedule
+            online,
+        }
     }
 
     /// The schedule of a loop of `trips` steps keeping as many states as
@@ -161,23 +166,11 @@ impl<S> Checkpoints<S> {
     #[must_use]
     pub fn online(snapshots: usize) -> Self {
         let snapshots = snapshots.max(2);
-        Checkpoints {
-            trips: 0,
-            snapshots,
-            saved: Vec::with_capacity(snapshots),
-            plan: Vec::new(),
-            next_planned: 0,
-            primal_step: 0,
-            frames: Vec::new(),
-            position: None,
-            advances: 0,
-            max_stored: 0,
-            started: false,
-            online: Some(Online {
-                spacing: 1,
-                limit: snapshots / 2,
-            }),
-        }
+        let online = Online {
+            spacing: 1,
+            limit: snapshots / 2,
+        };
+        Self::empty(0, snapshots, snapshots, Some(online))
     }
 
     /// [`Checkpoints::online`] keeping as many states as `bytes` hold, each
@@ -191,24 +184,29 @@ impl<S> Checkpoints<S> {
     /// between saved states, last first, reversed with the states left.
     fn plan_stretches(&mut self) {
         self.trips = self.primal_step;
+        let starts: Vec<usize> = self.saved.iter().map(|saved| saved.0).collect();
+        self.reverse_stretches(&starts);
+    }
+
+    /// The adjoint pass's work once states before each of `starts` (from
+    /// step 0, increasing) are saved: the stretch from each to the next,
+    /// the last first, each with the states the earlier ones leave, and
+    /// each stretch's state dropped before the one before it is reversed.
+    /// Every step has run once, in the primal pass.
+    fn reverse_stretches(&mut self, starts: &[usize]) {
         self.advances = self.trips;
         self.frames.clear();
-        let starts: Vec<usize> = self.saved.iter().map(|saved| saved.0).collect();
-        // A stack: the last stretch on top, each stretch's state dropped
-        // before the one before it is reversed.
-        let mut ordered = Vec::with_capacity(2 * starts.len());
         for (j, &lo) in starts.iter().enumerate() {
+            if j > 0 {
+                self.frames.push(Frame::Drop);
+            }
             let hi = starts.get(j + 1).copied().unwrap_or(self.trips);
-            ordered.push(Frame::Reverse {
+            self.frames.push(Frame::Reverse {
                 lo,
                 hi,
                 slots: self.snapshots - j,
             });
-            if j + 1 < starts.len() {
-                ordered.push(Frame::Drop);
-            }
         }
-        self.frames = ordered;
     }
 
     /// How many states the schedule may keep.
@@ -221,20 +219,15 @@ impl<S> Checkpoints<S> {
     /// the state before, and the work left for the adjoint pass.
     fn make_plan(&mut self) {
         let (mut lo, hi, mut slots) = (0, self.trips, self.snapshots);
-        self.plan = vec![0];
-        self.frames.clear();
+        let mut plan = vec![0];
         while hi - lo > 1 && slots > 1 {
-            let mid = split(hi - lo, slots) + lo;
-            self.plan.push(mid);
-            self.frames.push(Frame::Reverse { lo, hi: mid, slots });
-            self.frames.push(Frame::Drop);
-            lo = mid;
+            lo += split(hi - lo, slots);
+            plan.push(lo);
             slots -= 1;
         }
-        self.frames.push(Frame::Reverse { lo, hi, slots });
+        self.reverse_stretches(&plan);
+        self.plan = plan;
         self.next_planned = 1;
-        // The primal pass runs every step once, saving at the planned ones.
-        self.advances = self.trips;
     }
 
     /// Called by the primal pass at the start of each iteration: whether to
@@ -428,12 +421,7 @@ fn split(len: usize, slots: usize) -> usize {
     if len <= slots + 1 {
         return 1;
     }
-    // The fewest repetitions `reps` with `C(slots + reps, slots) >= len`.
-    let (mut reps, mut range) = (0_usize, 1_usize);
-    while range < len {
-        reps += 1;
-        range = range * (reps + slots) / reps;
-    }
+    let (reps, range) = repetitions(len, slots);
     let bino1 = range * reps / (slots + reps);
     let bino2 = if slots > 1 {
         bino1 * slots / (slots + reps - 1)
@@ -459,6 +447,17 @@ fn split(len: usize, slots: usize) -> usize {
         len - bino2 - bino3
     };
     mid.clamp(1, len - 1)
+}
+
+/// The fewest repetitions `t` with `C(slots + t, t) >= len` (each step runs
+/// forward at most `t` more times), and that binomial.
+fn repetitions(len: usize, slots: usize) -> (usize, usize) {
+    let (mut reps, mut range) = (0_usize, 1_usize);
+    while range < len {
+        reps += 1;
+        range = range * (reps + slots) / reps;
+    }
+    (reps, range)
 }
 
 /// The fewest steps any schedule runs forward to reverse `len` steps
@@ -589,11 +588,7 @@ mod tests {
         assert_eq!(schedule.max_stored(), snapshots);
         // The fewest repetitions t with C(20 + t, t) >= 10^5 is 6: no step
         // runs forward more than t + 1 times.
-        let (mut reps, mut range) = (0, 1);
-        while range < trips {
-            reps += 1;
-            range = range * (reps + snapshots) / reps;
-        }
+        let (reps, _) = repetitions(trips, snapshots);
         assert_eq!(reps, 6);
         assert!(schedule.forward_steps() <= trips * (reps + 1));
     }
