@@ -337,7 +337,7 @@ impl Emitter<'_> {
         };
         let primal_index = self.loop_index(primal_view.body.insts[0], span);
         let adjoint_index = self.loop_index(adjoint_view.body.insts[0], span);
-        let primal_assigned = self.primal_assignments(primal);
+        let primal_assigned = self.assignments(primal);
         let primal_update = self.update(&primal_assigned, span);
         let run = |taped: bool| {
             self.checkpoints.untaped.set(!taped);
@@ -383,22 +383,6 @@ impl Emitter<'_> {
             }
             #(#give_back)*
         }));
-    }
-
-    /// `c = next;` for the values the primal loop carries and assigns.
-    fn primal_assignments(&self, primal: Value) -> Vec<(syn::Ident, Value, Value)> {
-        let func = self.func;
-        let span = func.span(primal);
-        let view = func.inst(primal).as_loop().expect("a loop");
-        view.args()
-            .iter()
-            .zip(view.next())
-            .filter(|&(&arg, &next)| arg != next)
-            .filter_map(|(&arg, &next)| match &self.forms[arg.index()] {
-                Form::Carried(name) => Some((ident(name, span), arg, next)),
-                _ => None,
-            })
-            .collect()
     }
 
     /// The pattern binding a loop's index (a `while`'s count): its name,

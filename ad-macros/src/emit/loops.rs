@@ -31,11 +31,7 @@ impl Emitter<'_> {
             stmts.push(quote_spanned!(span=> loop { #body_stmts #count #update #stop }));
             return;
         };
-        let index = match &self.forms[body.insts[0].index()] {
-            Form::Bound(name) if name == "_" => quote!(_),
-            Form::Bound(name) => ident(name, span).into_token_stream(),
-            _ => unreachable!("the index is bound"),
-        };
+        let index = self.loop_index(body.insts[0], span);
         let iter = self.range(range, span);
         let for_loop = quote_spanned!(span=> for #index in #iter { #body_stmts #update });
         let Some(slices) = self.hoist.loops.get(&for_value) else {
@@ -124,7 +120,6 @@ impl Emitter<'_> {
         let func = self.func;
         let span = func.span(for_value);
         let view = func.inst(for_value).as_loop().expect("a loop");
-        let mut assigned = Vec::new();
         for (k, (&init, &yielded)) in view.inits.iter().zip(view.next()).enumerate() {
             let arg = view.body.insts[k + 1];
             let Form::Carried(name) = &self.forms[arg.index()] else {
@@ -138,13 +133,27 @@ impl Emitter<'_> {
                 binding.ty = annotation.clone();
                 binding.annotation = Some(annotation);
             }
-            if yielded != arg {
-                assigned.push((binding.name.clone(), arg, yielded));
-            }
             let init = self.expr(init).at(Prec::Or);
             stmts.bind(Pattern::Single(binding), init, span);
         }
-        assigned
+        self.assignments(for_value)
+    }
+
+    /// The values a loop carries and assigns after each iteration: each
+    /// local, its argument and its next value.
+    pub(super) fn assignments(&self, for_value: Value) -> Vec<(Ident, Value, Value)> {
+        let view = self.func.inst(for_value).as_loop().expect("a loop");
+        view.args()
+            .iter()
+            .zip(view.next())
+            .filter(|&(&arg, &next)| arg != next)
+            .map(|(&arg, &next)| {
+                let Form::Carried(name) = &self.forms[arg.index()] else {
+                    unreachable!("carried")
+                };
+                (ident(name, self.func.span(arg)), arg, next)
+            })
+            .collect()
     }
 
     /// `c = next;` after an iteration, for the carried values `assigned`.

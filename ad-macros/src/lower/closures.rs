@@ -499,12 +499,8 @@ impl Lower<'_> {
             self.cx.error_at(span, msg::TUPLE_VALUE);
             return Err(Poison);
         };
-        // Hidden names (`#…`, see `Lower::name`), unique like loop flags.
         let names: Vec<String> = (0..shape.count())
-            .map(|_| {
-                self.n_loops += 1;
-                format!("#part{}", self.n_loops)
-            })
+            .map(|_| self.hidden_name("part"))
             .collect();
         let placeholder = self.push(Inst::Const(Const::Zero), Ty::Float, span);
         for name in &names {
@@ -548,8 +544,7 @@ impl Lower<'_> {
             return Err(Poison);
         }
         for (name, value) in names.iter().zip(values) {
-            let slot = self.lookup_mut(name).expect("bound before the `if`");
-            *slot = Ok(value);
+            self.set_hidden(name, Ok(value));
         }
         Ok(())
     }

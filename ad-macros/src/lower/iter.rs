@@ -1212,7 +1212,7 @@ impl Lower<'_> {
     }
 
     /// A fresh hidden variable (see [`Lower::name`] for how it is shown).
-    fn hidden_name(&mut self, shown: &str) -> String {
+    pub(super) fn hidden_name(&mut self, shown: &str) -> String {
         let n = self.n_loops;
         self.n_loops += 1;
         format!("#{shown}{n}")
@@ -1737,12 +1737,7 @@ fn is_iter_zip(call: &syn::ExprCall) -> bool {
     let Expr::Path(path) = &*call.func else {
         return false;
     };
-    let names: Vec<String> = path
-        .path
-        .segments
-        .iter()
-        .map(|segment| segment.ident.to_string())
-        .collect();
+    let names = super::expr::segments(&path.path);
     let names: Vec<&str> = names.iter().map(String::as_str).collect();
     call.args.len() == 2
         && path.qself.is_none()

@@ -504,7 +504,7 @@ impl Lower<'_> {
     }
 
     /// Sets a hidden variable (a flag, a returned or broken-out value).
-    fn set_hidden(&mut self, key: &str, value: Lowered) {
+    pub(super) fn set_hidden(&mut self, key: &str, value: Lowered) {
         if let Some(slot) = self.lookup_mut(key) {
             *slot = value;
         }
@@ -1071,12 +1071,7 @@ fn filled_by_next(local: &Local, after: &[Stmt]) -> Option<syn::ExprForLoop> {
             let Expr::Path(path) = &*call.func else {
                 return None;
             };
-            let segments: Vec<String> = path
-                .path
-                .segments
-                .iter()
-                .map(|segment| segment.ident.to_string())
-                .collect();
+            let segments = expr::segments(&path.path);
             matches!(
                 (segments.as_slice(), call.args.len()),
                 ([vec, new], 0) if vec == "Vec" && new == "new"
