@@ -428,7 +428,8 @@ impl<'a> Emitter<'a> {
         let mut parts: Vec<Option<Binding>> = (0..elems.len()).map(|_| None).collect();
         for &(index, extract) in &self.extracts[tuple.index()] {
             if let Form::Component(Some(name)) = &self.forms[extract.index()] {
-                let mut binding = self.binding(name, extract, false);
+                // A buffer a call returned, then written (`let mut v = g(x);`).
+                let mut binding = self.binding(name, extract, self.written.contains(&extract));
                 binding.name = ident(name, span);
                 parts[index] = Some(binding);
             }
