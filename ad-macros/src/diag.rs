@@ -180,13 +180,6 @@ pub(crate) mod msg {
         )
     }
 
-    pub(crate) fn array_by_value(ty: &str) -> String {
-        let ty = ty.replace(';', "; ");
-        format!(
-            "arrays are taken by reference by `#[differentiate]` functions: write `&{ty}` (its shadow in `_vjp` is `&mut {ty}`), and return `{ty}` as you do"
-        )
-    }
-
     pub(crate) fn closure_arity(params: usize, given: usize) -> String {
         let plural = if params == 1 { "" } else { "s" };
         format!("this closure takes {params} parameter{plural}, and is given {given}")
@@ -324,9 +317,10 @@ pub(crate) mod msg {
     pub(crate) const TANGENT_ATTRIBUTE: &str = "unknown `tangent` attribute on the field `{field}`: write `#[tangent(skip)]` to leave the field out of the gradient";
     pub(crate) const TANGENT_ATTRIBUTE_ON_STRUCT: &str = "`#[tangent(skip)]` applies to fields, not to the struct: put it above each field that is not a parameter (a size, a label)";
     pub(crate) const FIELD_OF_A_NON_STRUCT: &str = "only fields of parameter structs (`p: &Params` or `&self`) can be read; pass the value as its own `f64` parameter";
+    pub(crate) const MUT_ARRAY_PARAM: &str = "an array taken by value cannot be `mut` in a `#[differentiate]` function; take it without `mut` and change a copy: `let mut a = a;`";
     pub(crate) const MUT_STRUCT: &str = "a parameter struct is taken by `&`: a differentiated function cannot change it; take what it changes as a `&mut` buffer parameter";
     pub(crate) const CALL_REFERENCE: &str = "only buffers can be passed by reference to a function called from differentiated code: pass floats and integers by value";
-    pub(crate) const CALL_BUFFER_BY_VALUE: &str = "pass the buffer by reference (`&v` or `&mut v`): functions called from differentiated code cannot take buffers by value";
+    pub(crate) const CALL_BUFFER_BY_VALUE: &str = "pass the `Vec` by reference (`&v` or `&mut v`): functions called from differentiated code cannot take a `Vec` by value (arrays they can)";
 
     pub(crate) fn field_both(path: &str) -> String {
         format!(

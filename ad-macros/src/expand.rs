@@ -213,6 +213,18 @@ pub(crate) fn second_order(
     applied_twice: Option<syn::Error>,
 ) -> Result<(Signature, Function), Box<(Signature, syn::Error)>> {
     let (sig, primal, activity) = checked_primal(args, item, applied_twice, true)?;
+    if let Some(param) = sig
+        .params
+        .iter()
+        .find(|param| param.by_value.is_some() && param.role == crate::ir::Role::Active)
+    {
+        let what = format!(
+            "arrays taken by value (take `&{}`)",
+            lower::type_string(param.outer_ty()).replace(';', "; ")
+        );
+        let error = syn::Error::new(param.span, crate::diag::msg::hvp_unsupported(&what));
+        return Err(Box::new((sig, error)));
+    }
     let writes = analysis::writes(&primal);
     let n = primal.insts.len();
     let vjp = verified(reverse::vjp(&primal, &activity, &writes, &sig), "reverse");

@@ -548,6 +548,11 @@ check!(
     "fn f(xs: &[f64], u: &mut [f64], c: f64) -> f64 { advance(&mut u, xs, c); dot3(xs, &u) }"
 );
 check!(
+    arrays_by_value,
+    "",
+    "fn f(a: [f64; 3], b: [f64; 3], s: f64) -> f64 { let n: [f64; 3] = cross(a, b); let mut m = n; m[0] *= s; norm(m) + a[1] * s }"
+);
+check!(
     recursive_call,
     "",
     "fn f(x: f64, n: usize) -> f64 { if n == 0 { x } else { f(x, n - 1).sin() * x } }"

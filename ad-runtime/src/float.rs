@@ -78,6 +78,7 @@ pub trait Float:
     + Sum
     + Product
     + crate::tape::Recycle
+    + crate::__private::FloatResult
     + crate::Tangent<Scalar = Self>
     + 'static
 {

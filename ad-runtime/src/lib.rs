@@ -137,7 +137,7 @@ pub mod __private {
     pub use crate::linalg::{
         add_assign, axpy_da, axpy_dx, dot_dx, logsumexp_dx, logsumexp_dx_kept, logsumexp_jvp,
         logsumexp_keep, matmul_acc, matmul_da, matmul_db, matvec_acc, matvec_da, matvec_dx,
-        norm2_dx, norm2_jvp, pop_shadow, seed_copy, softmax_dx, sum_dx, zero, zeros_like,
+        norm2_dx, norm2_jvp, pop_shadow, seed_copy, softmax_dx, sum_dx, to_array, zero, zeros_like,
     };
     pub use crate::reads::{
         abs, acos, acosh, asin, asinh, atan, atan2, atanh, cbrt, clamp, copysign, cos, cosh, exp,
@@ -158,6 +158,27 @@ pub mod __private {
         cmp: F,
     ) -> core::cmp::Ordering {
         cmp(a, b)
+    }
+
+    /// Implemented by the floats: the type of a call's result that the macro
+    /// took for a float (see [`float_result`]).
+    #[diagnostic::on_unimplemented(
+        message = "`#[differentiate]` took the result of this call for a float, and it is `{Self}`",
+        label = "this call returns `{Self}`",
+        note = "a result that is only passed on by value looks like a float to the macro: give its binding a type (`let v: [f64; 3] = …;`) or use it as a buffer (index it, iterate it, or pass `&v`)"
+    )]
+    pub trait FloatResult {}
+
+    impl FloatResult for f32 {}
+    impl FloatResult for f64 {}
+
+    /// Compiles only if the first part of a call's `(result, pullback)` is a
+    /// float: the macro cannot see a callee's return type, and takes a result
+    /// it sees used only as a value for a float. This makes a wrong guess an
+    /// error that says so, before the errors it causes.
+    #[inline(always)]
+    pub fn float_result<F: FloatResult, P>(pair: (F, P)) -> (F, P) {
+        pair
     }
 
     /// Implemented by a function item for itself only (each function item has a

@@ -948,6 +948,33 @@ pub fn zeros_like<B: ?Sized + ZerosLike>(buf: &B) -> B::Zeros {
     buf.zeros_like()
 }
 
+/// A copy of a buffer as an array, for a function of the user's that takes
+/// an array by value (`cross(a, b)` with `a: [f64; 3]`): the callee's
+/// parameter type gives the length, the caller's buffer may be a `Vec`.
+///
+/// ```
+/// use ad_runtime::__private::to_array;
+///
+/// let a: [f64; 3] = to_array(&vec![1.0, 2.0, 3.0]);
+/// assert_eq!(a, [1.0, 2.0, 3.0]);
+/// assert_eq!(to_array::<f32, 2>(&[4.0, 5.0]), [4.0, 5.0]);
+/// ```
+///
+/// # Panics
+///
+/// If the buffer does not have `N` elements, as converting it would.
+#[inline]
+#[track_caller]
+pub fn to_array<T: Copy, const N: usize>(buf: &[T]) -> [T; N] {
+    match <[T; N]>::try_from(buf) {
+        Ok(array) => array,
+        Err(_) => panic!(
+            "a buffer of {} elements is passed as an array of {N}",
+            buf.len()
+        ),
+    }
+}
+
 /// A copy of the seed of a buffer output, after checking that it has as
 /// many elements as the output: `_vjp` of a function returning a `Vec`
 /// takes its seed as a slice, whose length only the caller knows.

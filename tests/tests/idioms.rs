@@ -2771,3 +2771,278 @@ mod probe {
         assert_eq!(out, 0.1);
     }
 }
+
+/// Small arrays taken by value, as geometry code passes points and vectors:
+/// `_vjp` returns their adjoints by value, callers pass them by value (from
+/// parameters, locals and array literals), in loops too.
+mod arrays_by_value {
+    use super::*;
+    use ad_runtime::Float;
+    use ad_tests::check_vector;
+
+    #[differentiate(vjp, jvp)]
+    fn sub(a: [f64; 3], b: [f64; 3]) -> [f64; 3] {
+        [a[0] - b[0], a[1] - b[1], a[2] - b[2]]
+    }
+
+    #[differentiate(vjp, jvp)]
+    fn cross(a: [f64; 3], b: [f64; 3]) -> [f64; 3] {
+        [
+            a[1] * b[2] - a[2] * b[1],
+            a[2] * b[0] - a[0] * b[2],
+            a[0] * b[1] - a[1] * b[0],
+        ]
+    }
+
+    #[differentiate(vjp, jvp)]
+    fn norm<T: Float>(v: [T; 3]) -> T {
+        let mut s = T::ZERO;
+        for x in v {
+            s += x * x;
+        }
+        s.sqrt()
+    }
+
+    /// Composition by value: each intermediate array is annotated, so the
+    /// macro knows the call returns an array.
+    #[differentiate(vjp, jvp)]
+    fn triangle_area(a: [f64; 3], b: [f64; 3], c: [f64; 3]) -> f64 {
+        let ab: [f64; 3] = sub(b, a);
+        let ac: [f64; 3] = sub(c, a);
+        let n: [f64; 3] = cross(ab, ac);
+        0.5 * norm(n)
+    }
+
+    /// The `k`th point of a slice of points.
+    fn point(p: &[f64], k: usize) -> [f64; 3] {
+        [p[3 * k], p[3 * k + 1], p[3 * k + 2]]
+    }
+
+    /// The inputs of a function of three points, as one slice.
+    fn points(p: &[f64]) -> ([f64; 3], [f64; 3], [f64; 3]) {
+        (point(p, 0), point(p, 1), point(p, 2))
+    }
+
+    #[test]
+    fn a_triangle_area_from_array_helpers() {
+        let x = [0.1, 0.2, -0.3, 1.2, 0.4, 0.1, -0.2, 1.1, 0.5];
+        let f = |p: &[f64]| {
+            let (a, b, c) = points(p);
+            triangle_area(a, b, c)
+        };
+        let grad = check_scalar(
+            f,
+            |p, seed| {
+                let (a, b, c) = points(p);
+                let (out, d_a, d_b, d_c) = triangle_area_vjp(a, b, c, seed);
+                (out, [d_a, d_b, d_c].concat())
+            },
+            &x,
+        );
+        check_jvp(
+            f,
+            |p, u| {
+                let ((a, b, c), (t_a, t_b, t_c)) = (points(p), points(u));
+                triangle_area_jvp(a, t_a, b, t_b, c, t_c)
+            },
+            &grad,
+            &x,
+        );
+        // Closed form: moving a vertex changes the area by half the normal
+        // crossed with the opposite edge, d area / d a = ½ n̂ × (c − b).
+        let (a, b, c) = points(&x);
+        let n = cross(sub(b, a), sub(c, a));
+        let unit = n.map(|v| v / norm(n));
+        let half = |e: [f64; 3]| cross(unit, e).map(|v| 0.5 * v);
+        let expected = [half(sub(c, b)), half(sub(a, c)), half(sub(b, a))].concat();
+        assert_close(&grad, &expected);
+    }
+
+    /// `let [x, y, z] = cross(a, b);` with arrays passed by value, an array
+    /// literal passed by value, and the generic callee at `f64`.
+    #[differentiate(vjp, jvp)]
+    fn torque(r: [f64; 3], f: [f64; 3], s: f64) -> f64 {
+        let [x, y, z] = cross(r, f);
+        let w: [f64; 3] = cross([x, y, z], [s, 1.0, 2.0]);
+        w[0] + w[1] * w[2] + norm(r)
+    }
+
+    #[test]
+    fn destructured_results_and_literal_arguments() {
+        let x = [1.0, 2.0, 3.0, 0.5, -1.0, 2.0, 0.3];
+        let f = |p: &[f64]| torque(point(p, 0), point(p, 1), p[6]);
+        let grad = check_scalar(
+            f,
+            |p, seed| {
+                let (out, d_r, d_f, d_s) = torque_vjp(point(p, 0), point(p, 1), p[6], seed);
+                (out, [&d_r[..], &d_f[..], &[d_s]].concat())
+            },
+            &x,
+        );
+        check_jvp(
+            f,
+            |p, u| {
+                torque_jvp(
+                    point(p, 0),
+                    point(u, 0),
+                    point(p, 1),
+                    point(u, 1),
+                    p[6],
+                    u[6],
+                )
+            },
+            &grad,
+            &x,
+        );
+        // d/ds: w = t × (s, 1, 2) with t = r × f, so dw/ds = t × e₀.
+        let t = cross(point(&x, 0), point(&x, 1));
+        let w = cross(t, [x[6], 1.0, 2.0]);
+        let dw = cross(t, [1.0, 0.0, 0.0]);
+        assert_close(&[grad[6]], &[dw[0] + dw[1] * w[2] + w[1] * dw[2]]);
+    }
+
+    /// An array returned by value from an array taken by value, changed
+    /// through a copy (`let mut q = p;`).
+    #[differentiate(vjp, jvp)]
+    fn rotate(p: [f64; 2], theta: f64) -> [f64; 2] {
+        let mut q = p;
+        let (s, c) = theta.sin_cos();
+        q[0] = c * p[0] - s * p[1];
+        q[1] = s * p[0] + c * p[1];
+        q
+    }
+
+    #[test]
+    fn an_array_output_from_an_array_input() {
+        let x = [0.7, -0.2, 0.4];
+        let f = |p: &[f64]| rotate([p[0], p[1]], p[2]).to_vec();
+        let adjoint = check_vector(
+            f,
+            |p, seed| {
+                let (out, d_p, d_theta) = rotate_vjp([p[0], p[1]], p[2], &[seed[0], seed[1]]);
+                (out.to_vec(), vec![d_p[0], d_p[1], d_theta])
+            },
+            &x,
+            &[1.0, -0.5],
+        );
+        // Rotating a seed back: d_p = Rᵀ seed; d_theta = seed · R' p.
+        let (s, c) = x[2].sin_cos();
+        let expected = [
+            c - 0.5 * s,
+            -s - 0.5 * c,
+            (-s * x[0] - c * x[1]) - 0.5 * (c * x[0] - s * x[1]),
+        ];
+        assert_close(&adjoint, &expected);
+        // The tangent of the output along (u, t) is R u + t R' p.
+        let ((_, t_out), (s, c)) = (rotate_jvp([x[0], x[1]], [0.3, 0.1], x[2], 2.0), (s, c));
+        let expected = [
+            c * 0.3 - s * 0.1 + 2.0 * (-s * x[0] - c * x[1]),
+            s * 0.3 + c * 0.1 + 2.0 * (c * x[0] - s * x[1]),
+        ];
+        assert_close(&t_out, &expected);
+    }
+
+    #[differentiate(vjp, jvp)]
+    fn length2(v: [f64; 2]) -> f64 {
+        (v[0] * v[0] + v[1] * v[1]).sqrt()
+    }
+
+    /// A polyline's length: an array literal made in the loop and passed
+    /// by value each iteration.
+    #[differentiate(vjp, jvp)]
+    fn polyline(x: &[f64]) -> f64 {
+        let n = x.len() / 2;
+        let mut total = 0.0;
+        for i in 1..n {
+            total += length2([x[2 * i] - x[2 * i - 2], x[2 * i + 1] - x[2 * i - 1]]);
+        }
+        total
+    }
+
+    #[test]
+    fn by_value_calls_in_a_loop() {
+        let x = [0.0, 0.0, 1.0, 0.5, 1.5, -0.5, 3.0, 0.2];
+        let grad = check_slice(polyline, polyline_vjp, polyline_jvp, &x);
+        // Each vertex gets the unit vectors of its two segments.
+        let unit = |i: usize| {
+            let (dx, dy) = (x[2 * i] - x[2 * i - 2], x[2 * i + 1] - x[2 * i - 1]);
+            let l = dx.hypot(dy);
+            [dx / l, dy / l]
+        };
+        let mut expected = vec![0.0; x.len()];
+        for i in 1..4 {
+            let u = unit(i);
+            for k in 0..2 {
+                expected[2 * i + k] += u[k];
+                expected[2 * i - 2 + k] -= u[k];
+            }
+        }
+        assert_close(&grad, &expected);
+    }
+
+    /// `*a` of a `&[f64; 3]` parameter passes a copy; the returned array is
+    /// then changed in place (`let mut n = …;`).
+    #[differentiate(vjp, jvp)]
+    fn scaled_normal(a: &[f64; 3], b: &[f64; 3], s: f64) -> f64 {
+        let mut n = cross(*a, *b);
+        n[0] *= s;
+        norm(n)
+    }
+
+    #[test]
+    fn copies_of_referenced_arrays_and_written_results() {
+        let x = [1.0, 2.0, 3.0, 0.5, -1.0, 2.0, 0.3];
+        let f = |p: &[f64]| scaled_normal(&point(p, 0), &point(p, 1), p[6]);
+        let grad = check_scalar(
+            f,
+            |p, seed| {
+                let (mut d_a, mut d_b) = ([0.0; 3], [0.0; 3]);
+                let (a, b) = (point(p, 0), point(p, 1));
+                let (out, d_s) = scaled_normal_vjp(&a, &mut d_a, &b, &mut d_b, p[6], seed);
+                (out, [&d_a[..], &d_b[..], &[d_s]].concat())
+            },
+            &x,
+        );
+        check_jvp(
+            f,
+            |p, u| {
+                let (a, b, t_a, t_b) = (point(p, 0), point(p, 1), point(u, 0), point(u, 1));
+                scaled_normal_jvp(&a, &t_a, &b, &t_b, p[6], u[6])
+            },
+            &grad,
+            &x,
+        );
+        // d/ds of |(s n₀, n₁, n₂)| is s n₀² / |·|.
+        let n = cross(point(&x, 0), point(&x, 1));
+        let m = [x[6] * n[0], n[1], n[2]];
+        assert_close(&[grad[6]], &[m[0] * n[0] / norm(m)]);
+    }
+
+    /// `wrt` leaves an array by value out; an integer array is constant.
+    #[differentiate(wrt(a))]
+    fn weighted(a: [f64; 2], b: [f64; 2], idx: [usize; 2]) -> f64 {
+        a[idx[0]] * b[idx[1]] + a[idx[1]].powi(2)
+    }
+
+    #[test]
+    fn wrt_and_constant_arrays() {
+        let (out, d_a) = weighted_vjp([0.5, 2.0], [3.0, 4.0], [1, 0], 1.0);
+        assert_eq!(out, weighted([0.5, 2.0], [3.0, 4.0], [1, 0]));
+        // a₁ b₀ + a₀²: d_a = (2 a₀, b₀).
+        assert_eq!(d_a, [1.0, 3.0]);
+    }
+
+    #[test]
+    fn f32_and_the_split_api() {
+        let (out, d_v) = norm_vjp([3.0_f32, 4.0, 0.0], 2.0);
+        assert_eq!((out, d_v), (5.0, [1.2, 1.6, 0.0]));
+        // `_forward` reads the array as a buffer: its pullback takes it
+        // again, with a shadow the adjoint is added into.
+        let v = [1.0, -2.0, 2.0];
+        let (out, pullback) = norm_forward(v);
+        let mut d_v = [0.5; 3];
+        pullback(&v, &mut d_v, 3.0);
+        assert_eq!(out, 3.0);
+        assert_close(&d_v, &[1.5, -1.5, 2.5]);
+    }
+}

@@ -380,7 +380,17 @@ impl Emitter<'_> {
                 let path = &call.path;
                 let forward = entry_path(path, call.suffix);
                 let args = args.iter().map(|&(arg, mode)| self.argument(arg, mode));
-                let call = quote_spanned!(span=> #forward(#(#args),*));
+                let mut call = quote_spanned!(span=> #forward(#(#args),*));
+                // A float result that is used: the macro's guess, checked.
+                let used = self.extracts[value.index()]
+                    .iter()
+                    .any(|&(index, part)| index == 0 && self.uses[part.index()] > 0);
+                if let Ty::Tuple(parts) = func.ty(value)
+                    && parts.first().is_some_and(Ty::is_float)
+                    && used
+                {
+                    call = quote_spanned!(span=> __ad::float_result(#call));
+                }
                 match &self.split {
                     // A function calling itself keeps its callee's pullback in
                     // its own: boxed, or its type would contain itself.
@@ -486,6 +496,11 @@ impl Emitter<'_> {
             Mode::Ref => quote!(&#tokens),
             Mode::Mut => quote!(&mut #tokens),
             Mode::Val => tokens,
+            // The callee's parameter type says the array's length.
+            Mode::Copy => {
+                let buf = self.argument(value, Mode::Ref);
+                quote!(::ad_runtime::__private::to_array(#buf))
+            }
         }
     }
 

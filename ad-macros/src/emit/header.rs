@@ -20,12 +20,17 @@ pub(crate) fn header(item: &ItemFn, sig: &Signature) -> TokenStream {
     let vjp_ident = sig.vjp_ident();
     let params = sig.params.iter().map(|param| {
         let ident = ident(&param.name, param.span);
-        let ty = &param.ty;
-        let shadow = param.shadow.as_ref().map(|shadow| {
-            let name = self::ident(&shadow.name, param.span);
-            let ty = &shadow.ty;
-            quote!(#name: #ty,)
-        });
+        let ty = param.outer_ty();
+        // An array by value has its adjoint returned, not a shadow.
+        let shadow = param
+            .shadow
+            .as_ref()
+            .filter(|_| param.by_value.is_none())
+            .map(|shadow| {
+                let name = self::ident(&shadow.name, param.span);
+                let ty = &shadow.ty;
+                quote!(#name: #ty,)
+            });
         if param.is_receiver() {
             return quote!(&self, #shadow);
         }
@@ -37,8 +42,9 @@ pub(crate) fn header(item: &ItemFn, sig: &Signature) -> TokenStream {
         quote!(#seed: #seed_ty)
     });
     let scalar_actives: Vec<_> = sig
-        .active()
-        .filter(|param| param.shadow.is_none())
+        .params
+        .iter()
+        .filter(|param| param.adjoint_returned())
         .collect();
     let mut returned: Vec<TokenStream> = Vec::new();
     if sig.seed_ty.is_some() {
@@ -47,7 +53,7 @@ pub(crate) fn header(item: &ItemFn, sig: &Signature) -> TokenStream {
     returned.extend(
         scalar_actives
             .iter()
-            .map(|param| param.ty.to_token_stream()),
+            .map(|param| param.outer_ty().to_token_stream()),
     );
     let ret = match returned.as_slice() {
         [] => TokenStream::new(),
@@ -130,7 +136,7 @@ pub(crate) fn jvp_header_named(item: &ItemFn, sig: &Signature, all: bool) -> Tok
             return quote!(&self, #tangent);
         }
         let ident = ident(&param.name, param.span);
-        let ty = &param.ty;
+        let ty = param.outer_ty();
         quote!(#ident: #ty, #tangent)
     });
     let output = &sig.output;
@@ -242,7 +248,10 @@ pub(crate) fn jvp_params(sig: &Signature) -> Vec<(syn::Ident, TokenStream)> {
     let tangents = crate::jvp::tangent_names(sig);
     let mut params = Vec::new();
     for (param, tangent) in sig.params.iter().zip(&tangents) {
-        params.push((ident(&param.name, param.span), param.ty.to_token_stream()));
+        params.push((
+            ident(&param.name, param.span),
+            param.outer_ty().to_token_stream(),
+        ));
         if let Some(name) = tangent {
             params.push((ident(name, param.span), tangent_ty(param)));
         }
@@ -254,6 +263,9 @@ pub(crate) fn jvp_params(sig: &Signature) -> Vec<(syn::Ident, TokenStream)> {
 /// struct; for a buffer, a slice (or array) like its shadow's, `&mut` only
 /// for a `&mut` buffer.
 fn tangent_ty(param: &crate::lower::SigParam) -> TokenStream {
+    if let Some(array) = &param.by_value {
+        return array.to_token_stream();
+    }
     match &param.shadow {
         Some(shadow) if param.ir_ty.is_float_buf() => match &shadow.ty {
             syn::Type::Reference(reference) if !param.mutable => {
@@ -264,6 +276,27 @@ fn tangent_ty(param: &crate::lower::SigParam) -> TokenStream {
         },
         _ => param.ty.to_token_stream(),
     }
+}
+
+/// `let a = &a;` for each array taken by value, so that the body reads it as
+/// the buffer it is inside (see [`SigParam::by_value`]); in `_vjp`, also
+/// `let d_a = &mut zeros;`, the shadow `_vjp` returns by value.
+pub(crate) fn by_value_prologue(sig: &Signature, shadows: bool) -> TokenStream {
+    let mut stmts = TokenStream::new();
+    for param in &sig.params {
+        if param.by_value.is_none() {
+            continue;
+        }
+        let name = ident(&param.name, param.span);
+        stmts.extend(quote!(let #name = &#name;));
+        if let (true, Some(shadow)) = (shadows, &param.shadow) {
+            let shadow = ident(&shadow.name, param.span);
+            stmts.extend(quote!(
+                let #shadow = &mut ::ad_runtime::__private::zeros_like(#name);
+            ));
+        }
+    }
+    stmts
 }
 
 /// The lints generated functions allow, each for a reason.

@@ -54,9 +54,54 @@ pub(crate) fn vjp(item: &ItemFn, sig: &Signature, func: &Function) -> TokenStrea
     emitter.plan_checkpoints();
     let header = header(item, sig);
     let body = emitter.body();
+    if sig.params.iter().all(|param| param.by_value.is_none()) {
+        return quote! {
+            #header {
+                #body
+            }
+        };
+    }
+    // Arrays taken by value: the body reads them as buffers, adds into
+    // local shadows, and their adjoints join the returned ones in the
+    // parameters' order.
+    let prologue = header::by_value_prologue(sig, true);
+    let has_out = sig.seed_ty.is_some();
+    let scalars = sig
+        .params
+        .iter()
+        .filter(|param| param.adjoint_returned() && param.by_value.is_none())
+        .count();
+    let results: Vec<Ident> = (0..usize::from(has_out) + scalars)
+        .map(|k| Ident::new(&format!("__ad_result{k}"), Span::mixed_site()))
+        .collect();
+    let mut taken = results.iter();
+    let mut returned: Vec<TokenStream> = Vec::new();
+    if has_out {
+        returned.extend(taken.next().map(ToTokens::to_token_stream));
+    }
+    for param in sig.params.iter().filter(|param| param.adjoint_returned()) {
+        match (&param.by_value, &param.shadow) {
+            (Some(_), Some(shadow)) => {
+                let shadow = ident(&shadow.name, param.span);
+                returned.push(quote!(*#shadow));
+            }
+            _ => returned.extend(taken.next().map(ToTokens::to_token_stream)),
+        }
+    }
+    let bind = match results.as_slice() {
+        [] => quote!({ #body };),
+        [single] => quote!(let #single = { #body };),
+        results => quote!(let (#(#results),*) = { #body };),
+    };
+    let returned = match returned.as_slice() {
+        [single] => single.clone(),
+        returned => quote!((#(#returned),*)),
+    };
     quote! {
         #header {
-            #body
+            #prologue
+            #bind
+            #returned
         }
     }
 }
@@ -64,7 +109,22 @@ pub(crate) fn vjp(item: &ItemFn, sig: &Signature, func: &Function) -> TokenStrea
 /// The generated `_jvp` function (with `all`, its all-active twin
 /// `_jvp_all`).
 pub(crate) fn jvp(item: &ItemFn, sig: &Signature, func: &Function, all: bool) -> TokenStream {
-    function(jvp_header_named(item, sig, all), func)
+    let header = jvp_header_named(item, sig, all);
+    // Arrays taken by value, and their tangents, are read as buffers.
+    let mut prologue = header::by_value_prologue(sig, false);
+    for (param, tangent) in sig.params.iter().zip(crate::jvp::tangent_names(sig)) {
+        if let (Some(_), Some(tangent)) = (&param.by_value, tangent) {
+            let tangent = ident(&tangent, param.span);
+            prologue.extend(quote!(let #tangent = &#tangent;));
+        }
+    }
+    let body = Emitter::new(func).body();
+    quote! {
+        #header {
+            #prologue
+            #body
+        }
+    }
 }
 
 /// The generated `_hvp` function.
@@ -189,7 +249,8 @@ impl<'a> Emitter<'a> {
             | Inst::Curvature(..)
             | Inst::TapeNew { .. }
             | Inst::Shadow { .. }
-            | Inst::PopShadow(_) => true,
+            | Inst::PopShadow(_)
+            | Inst::Forward { .. } => true,
             Inst::Call(callee, _) => !callee.is_primitive(),
             _ => false,
         }) {

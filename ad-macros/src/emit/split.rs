@@ -99,7 +99,7 @@ pub(crate) fn forward_header(
     });
     let params = sig.params.iter().map(|param| {
         let ident = ident(&param.name, param.span);
-        let ty = &param.ty;
+        let ty = param.outer_ty();
         quote!(#ident: #ty)
     });
     let output = &sig.output;
@@ -140,7 +140,19 @@ fn pullback_inputs(sig: &Signature) -> Vec<(Option<Ident>, TokenStream)> {
         .iter()
         .filter(|param| param.ir_ty.is_by_reference())
     {
-        inputs.push((Some(ident(&param.name, param.span)), shared(&param.ty)));
+        let name = ident(&param.name, param.span);
+        // An array taken by value is read as a slice: a caller may hold
+        // the array it passed in a `Vec` (made in a loop).
+        if let Some(Type::Array(array)) = &param.by_value {
+            let elem = &array.elem;
+            inputs.push((Some(name), quote!(&[#elem])));
+            if let Some(shadow) = &param.shadow {
+                let name = ident(&shadow.name, param.span);
+                inputs.push((Some(name), quote!(&mut [#elem])));
+            }
+            continue;
+        }
+        inputs.push((Some(name), shared(&param.ty)));
         if let Some(shadow) = &param.shadow {
             let name = ident(&shadow.name, param.span);
             inputs.push((Some(name), shadow.ty.to_token_stream()));
@@ -225,7 +237,8 @@ impl Emitter<'_> {
     /// The primal statements, then `(out, move |…| { adjoint })`.
     fn split_body(&self, sig: &Signature, start: usize) -> TokenStream {
         let func = self.func;
-        let mut stmts = self.prologue();
+        let mut stmts = super::header::by_value_prologue(sig, false);
+        stmts.extend(self.prologue());
         let (primal, adjoint) = func.body.insts.split_at(start);
         stmts.extend(
             self.stmts(&crate::ir::Region {

@@ -216,6 +216,10 @@ pub(crate) enum Mode {
     Ref,
     /// A buffer, by `&mut`.
     Mut,
+    /// An array passed by value to a function of the user's
+    /// (`cross(a, b)`): the call gets a copy, and its pullback reads the
+    /// buffer by `&` like [`Mode::Ref`].
+    Copy,
 }
 
 macro_rules! callees {

@@ -267,6 +267,7 @@ fn moded(args: &[(Value, Mode)]) -> String {
             Mode::Val => value(arg),
             Mode::Ref => format!("&{}", value(arg)),
             Mode::Mut => format!("&mut {}", value(arg)),
+            Mode::Copy => format!("copy {}", value(arg)),
         })
         .collect::<Vec<_>>()
         .join(", ")

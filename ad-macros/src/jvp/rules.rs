@@ -163,17 +163,16 @@ pub(super) fn instruction(fx: &mut Forward<'_>, value: Value) {
             );
             Some(fx.builder.push(inst, ty, span))
         }
-        Inst::CloneBuf { src, .. } => {
-            // `to_vec`: the tangent of a `&Vec` parameter is a slice.
+        Inst::CloneBuf { src, clone } => {
+            // The tangent has the type of the copy: `to_vec` makes a `Vec`
+            // (the tangent of a `&Vec` parameter is a slice), and `clone`,
+            // of a local or of an array taken by value, the source's type.
             let inst = fx.tangent(src).map_or(
                 Inst::Shadow {
                     of: new,
                     seed: None,
                 },
-                |t_src| Inst::CloneBuf {
-                    src: t_src,
-                    clone: false,
-                },
+                |t_src| Inst::CloneBuf { src: t_src, clone },
             );
             Some(fx.builder.push(inst, ty, span))
         }

@@ -203,6 +203,31 @@ impl Lower<'_> {
     }
 
     /// `copy[j] = src[j]` for `j` in `0..len`.
+    /// A copy of `buf` (`clone` keeps its type, else a `Vec`). In a loop, a
+    /// buffer made before it, overwritten with the elements here.
+    fn copy_of(&mut self, buf: Value, clone: bool, node: impl ToTokens, span: Span) -> Lowered {
+        if self.builder.depth() > 0 {
+            let elem = self.elem_ty(buf);
+            let len = self.push(Inst::Len(buf), Ty::Int, span);
+            let copy = self.hoisted_buf(node, None, elem, len, None, span)?;
+            self.copy_elements(buf, copy, len, span)?;
+            return Ok(copy);
+        }
+        let ty = self.builder.func().ty(buf).clone();
+        Ok(self.push(Inst::CloneBuf { src: buf, clone }, ty, span))
+    }
+
+    /// An array parameter taken by value, bound or returned as a whole
+    /// (`let mut b = a;`, `a` as the output): a copy, since the generated
+    /// functions hold it by reference.
+    pub(super) fn by_value_copy(&mut self, value: Value, node: &impl ToTokens) -> Lowered {
+        if !self.by_value.contains(&value) {
+            return Ok(value);
+        }
+        let span = node.span();
+        self.copy_of(value, true, node, span)
+    }
+
     fn copy_elements(
         &mut self,
         src: Value,
@@ -710,19 +735,8 @@ impl Lower<'_> {
                 ("clone", 0) if self.builder.func().is_param(buf) => {
                     self.unsupported(&call.method, msg::CLONE_PARAM)
                 }
-                ("to_vec" | "clone", 0) if self.builder.depth() > 0 => {
-                    // A copy made in a loop: a buffer made before it,
-                    // overwritten with the elements here.
-                    let elem = self.elem_ty(buf);
-                    let len = self.push(Inst::Len(buf), Ty::Int, span);
-                    let copy = self.hoisted_buf(call, None, elem, len, None, span)?;
-                    self.copy_elements(buf, copy, len, span)?;
-                    Ok(copy)
-                }
                 (method @ ("to_vec" | "clone"), 0) => {
-                    let ty = self.builder.func().ty(buf).clone();
-                    let clone = method == "clone";
-                    Ok(self.push(Inst::CloneBuf { src: buf, clone }, ty, span))
+                    self.copy_of(buf, method == "clone", call, span)
                 }
                 _ => self.unsupported(&call.method, msg::buffer_method(&name)),
             }
@@ -748,7 +762,7 @@ impl Lower<'_> {
         for (arg, mode) in call.args.iter().zip(modes) {
             let value = match mode {
                 Mode::Val => self.expr(arg),
-                Mode::Ref | Mode::Mut => match self.buffer_of(arg) {
+                Mode::Ref | Mode::Mut | Mode::Copy => match self.buffer_of(arg) {
                     Some(buf) => buf,
                     None => match self.slice_arg(arg) {
                         Some(slice) => slice,

@@ -46,6 +46,18 @@ pub(super) fn is_user_function(path: &ExprPath) -> bool {
     lower_case && !foreign && path.qself.is_none()
 }
 
+/// Whether `buf` is a `Vec` the function made (`vec![…]`, `Vec::new()`,
+/// `to_vec()`, or a clone of one), which no differentiated function takes
+/// by value.
+fn is_vec(func: &crate::ir::Function, buf: crate::ir::Value) -> bool {
+    match func.inst(buf) {
+        Inst::NewBuf(crate::ir::NewBuf::Vec { .. } | crate::ir::NewBuf::Empty { .. }) => true,
+        Inst::CloneBuf { clone: false, .. } => true,
+        Inst::CloneBuf { src, clone: true } => is_vec(func, *src),
+        _ => false,
+    }
+}
+
 /// What a call of a differentiated function returns, as the caller's
 /// code shows it.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -181,9 +193,23 @@ impl Lower<'_> {
                     .map(|value| (value, Mode::Val)),
             };
         }
+        // `g(*a)` of an array parameter `a: &[f64; 3]`: a copy.
+        if let Expr::Unary(unary) = arg
+            && matches!(unary.op, syn::UnOp::Deref(_))
+            && let Some(buf) = self.buffer_of(&unary.expr)
+        {
+            return buf.map(|buf| (buf, Mode::Copy));
+        }
         let value = self.expr(arg)?;
         let func = self.builder.func();
         match func.ty(value) {
+            // An array taken by value, or a local one: passed by value, a copy.
+            Ty::Buf(_)
+                if self.by_value.contains(&value)
+                    || !(func.is_param(value) || is_vec(func, value)) =>
+            {
+                Ok((value, Mode::Copy))
+            }
             Ty::Buf(_) | Ty::Struct => match func.inst(value) {
                 Inst::Param(index) if func.params[*index as usize].mutable => {
                     Ok((value, Mode::Mut))

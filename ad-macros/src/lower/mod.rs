@@ -24,7 +24,7 @@ mod loops;
 mod macros;
 mod sig;
 
-pub(crate) use sig::{SigParam, Signature, signature};
+pub(crate) use sig::{SigParam, Signature, signature, type_string};
 
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -154,6 +154,7 @@ pub(crate) fn body(cx: &Ctxt, func: &ItemFn, sig: &Signature) -> Option<Function
         let_is_buffer: false,
         filled_by: None,
         positional: HashMap::new(),
+        by_value: Vec::new(),
         returned: match (&sig.output_ty, func.block.stmts.last()) {
             (Ty::Buf(_), Some(Stmt::Expr(tail, None))) => expr::local_name(tail),
             _ => None,
@@ -178,6 +179,9 @@ pub(crate) fn body(cx: &Ctxt, func: &ItemFn, sig: &Signature) -> Option<Function
         );
         if param.mutable {
             lower.builder.mark_mutable();
+        }
+        if param.by_value.is_some() {
+            lower.by_value.push(value);
         }
         // A parameter whose type was rejected: its uses are not reported again.
         let bound = if param.ir_ty == Ty::Unknown {
@@ -227,6 +231,8 @@ struct Lower<'a> {
     let_is_buffer: bool,
     /// The variable the body returns, when it returns a buffer.
     returned: Option<String>,
+    /// The parameters that are arrays taken by value (`a: [f64; 3]`).
+    by_value: Vec<Value>,
     /// Set by [`Lower::stmt_among`] for `let mut v = Vec::new();` in a loop
     /// or a branch followed by a `for` that pushes onto `v` once per
     /// iteration: that loop.
@@ -277,7 +283,8 @@ impl Lower<'_> {
                 return Err(Poison);
             }
         };
-        self.output(tail, output_ty)
+        let out = self.output(tail, output_ty)?;
+        self.by_value_copy(out, tail)
     }
 
     /// The returned expression: a tuple output is lowered element by element.
@@ -809,6 +816,7 @@ impl Lower<'_> {
             }
         }
         if let Some(name) = name {
+            let value = value.and_then(|value| self.by_value_copy(value, &init.expr));
             if let Ok(value) = value {
                 self.name(value, &name);
             }

@@ -37,6 +37,10 @@ pub(crate) struct SigParam {
     pub(crate) mutable: bool,
     /// For an active buffer, the shadow `_vjp` takes right after it.
     pub(crate) shadow: Option<ShadowParam>,
+    /// An array taken by value (`a: [f64; 3]`), as the user wrote it. Inside
+    /// the generated functions it is a buffer like `a: &[f64; 3]` (`ty`),
+    /// bound by `emit::header::by_value_prologue` from the parameter of this type.
+    pub(crate) by_value: Option<Type>,
 }
 
 /// The shadow of an active buffer parameter: `d_xs: &mut [f64]`.
@@ -49,6 +53,17 @@ impl SigParam {
     /// Whether this is the `&self` of a method.
     pub(crate) fn is_receiver(&self) -> bool {
         self.name == "self" && self.ir_ty == Ty::Struct
+    }
+
+    /// The type generated signatures give the parameter: the user's.
+    pub(crate) fn outer_ty(&self) -> &Type {
+        self.by_value.as_ref().unwrap_or(&self.ty)
+    }
+
+    /// Whether `_vjp` returns this parameter's adjoint (a float, or an
+    /// active array taken by value) rather than adding it into a shadow.
+    pub(crate) fn adjoint_returned(&self) -> bool {
+        self.role == Role::Active && (self.shadow.is_none() || self.by_value.is_some())
     }
 }
 
@@ -106,6 +121,7 @@ pub(crate) fn signature(cx: &Ctxt, func: &ItemFn, args: &Args) -> Signature {
                 if matches!(receiver.kind, syn::ReceiverKind::Reference(_, _, None)) =>
             {
                 params.push(SigParam {
+                    by_value: None,
                     name: "self".to_owned(),
                     span: receiver.self_token.span,
                     ty: syn::parse_quote!(&Self),
@@ -123,6 +139,11 @@ pub(crate) fn signature(cx: &Ctxt, func: &ItemFn, args: &Args) -> Signature {
                 // One error per parameter: a rejected pattern hides its type.
                 let (name, span, pattern_ok) = match &*typed.pat {
                     Pat::Ident(pat) if pat.by_ref.is_none() && pat.subpat.is_none() => {
+                        if let Some(mutability) = pat.mutability
+                            && array_by_value(&typed.ty, generic).is_some()
+                        {
+                            cx.error_spanned_by(mutability, msg::MUT_ARRAY_PARAM);
+                        }
                         (pat.ident.unraw().to_string(), pat.ident.span(), true)
                     }
                     pat => {
@@ -130,7 +151,13 @@ pub(crate) fn signature(cx: &Ctxt, func: &ItemFn, args: &Args) -> Signature {
                         (format!("arg{index}"), Span::call_site(), false)
                     }
                 };
-                let buffer = buffer_param(&typed.ty, generic).or_else(|| struct_param(&typed.ty));
+                // `a: [f64; 3]` is the buffer `a: &[f64; 3]` inside.
+                let by_value = array_by_value(&typed.ty, generic);
+                let ty = match &by_value {
+                    Some(array) => syn::parse_quote!(&#array),
+                    None => (*typed.ty).clone(),
+                };
+                let buffer = buffer_param(&ty, generic).or_else(|| struct_param(&ty));
                 let ir_ty = match (scalar_type(&typed.ty, generic), &buffer) {
                     (Some(scalar), _) => scalar.ty(),
                     (None, Some(buffer)) if buffer.is_struct => Ty::Struct,
@@ -140,14 +167,6 @@ pub(crate) fn signature(cx: &Ctxt, func: &ItemFn, args: &Args) -> Signature {
                         let is_generic = matches!(&*typed.ty, Type::Path(path) if path.path.get_ident().is_some_and(|ident| generic_types.contains(&ident)));
                         if pattern_ok && is_mut_struct(&typed.ty) {
                             cx.error_spanned_by(&typed.ty, msg::MUT_STRUCT);
-                        } else if pattern_ok
-                            && let Type::Array(array) = &*typed.ty
-                            && scalar_type(&array.elem, generic).is_some()
-                        {
-                            cx.error_spanned_by(
-                                &typed.ty,
-                                msg::array_by_value(&type_string(&typed.ty)),
-                            );
                         } else if pattern_ok && !is_generic {
                             cx.error_spanned_by(
                                 &typed.ty,
@@ -163,9 +182,10 @@ pub(crate) fn signature(cx: &Ctxt, func: &ItemFn, args: &Args) -> Signature {
                     Role::Constant
                 };
                 params.push(SigParam {
+                    by_value: by_value.cloned(),
                     name,
                     span,
-                    ty: (*typed.ty).clone(),
+                    ty,
                     ir_ty,
                     role,
                     mutable: buffer.as_ref().is_some_and(|buffer| buffer.mutable),
@@ -347,6 +367,15 @@ fn buffer_param(ty: &Type, generic: Option<&Ident>) -> Option<BufferParam> {
         shadow_ty,
         is_struct: false,
     })
+}
+
+/// `[T; N]` of numbers, taken by value.
+fn array_by_value<'a>(ty: &'a Type, generic: Option<&Ident>) -> Option<&'a Type> {
+    match ty {
+        Type::Array(array) if scalar_type(&array.elem, generic).is_some() => Some(ty),
+        Type::Paren(paren) => array_by_value(&paren.elem, generic),
+        _ => None,
+    }
 }
 
 /// `T` in `Vec<T>`.

@@ -50,7 +50,7 @@ impl Reverse<'_> {
                         floats.push(arg);
                     }
                 }
-                Mode::Ref | Mode::Mut => {
+                Mode::Ref | Mode::Mut | Mode::Copy => {
                     let contents = self.read_back(arg, call);
                     operands.push((contents, Mode::Ref));
                     if primal.ty(arg).is_float_buf() || *primal.ty(arg) == Ty::Struct {
