@@ -125,12 +125,11 @@ fn print(item: &ItemFn, generated: &TokenStream) -> TokenStream {
 /// `_vjp` and the split API.
 fn reverse_mode(item: &ItemFn, stages: &Stages) -> TokenStream {
     let vjp = emit::vjp(item, &stages.sig, &stages.vjp);
-    // A method has no split API: its pullback could not take `self`
-    // again, and calls of methods are not differentiated.
-    let is_method = stages.sig.params.iter().any(|param| param.is_receiver());
     // `f_forward` honours `wrt` as `_vjp` does; callers call
-    // `f_forward_all`, with every float parameter active.
-    let forward = (!is_method).then(|| {
+    // `f_forward_all`, with every float parameter active. A method's are
+    // associated functions taking `self_: &Self` (`self.g(x)` in another
+    // method calls `Self::g_forward_all(self, x)`).
+    let forward = {
         let primal_len = stages.primal.insts.len();
         let forward = emit::forward(
             item,
@@ -155,7 +154,7 @@ fn reverse_mode(item: &ItemFn, stages: &Stages) -> TokenStream {
             ),
         };
         quote!(#forward #all)
-    });
+    };
     quote!(#vjp #forward)
 }
 

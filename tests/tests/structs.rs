@@ -194,7 +194,7 @@ fn gradient_descent_on_a_struct_lowers_the_loss() {
 
 impl Layer {
     /// `Σⱼ tanh(wⱼ·x + bⱼ)` for a layer with one input.
-    #[differentiate]
+    #[differentiate(vjp, jvp)]
     fn response(&self, x: f64) -> f64 {
         let mut s = 0.0;
         for j in 0..self.b.len() {
@@ -260,6 +260,54 @@ fn methods_with_an_active_or_a_constant_self() {
     let point = [0.5, -1.5, 2.0, 0.1, 0.2, -0.3, 0.7];
     check::gradient(f, grad, &point).assert_within(1e-7);
     check::dot_product_scalar(f, grad, &point).assert_within(1e-7);
+}
+
+impl Layer {
+    /// A method calling another with `self.response(x)`: `_vjp` calls its
+    /// split API, `Self::response_forward_all(self, x)`, and the split API
+    /// of this one is there for methods calling it in turn.
+    #[differentiate(vjp, jvp)]
+    fn fit(&self, x: f64, y: f64) -> f64 {
+        let r = self.response(x) - y;
+        r * r + 0.1 * self.b[0] * self.response(0.5 * x)
+    }
+
+    #[differentiate]
+    fn twice(&self, x: f64) -> f64 {
+        self.fit(x, 1.0) + self.fit(-x, 0.0)
+    }
+}
+
+#[test]
+fn methods_calling_methods() {
+    let flat = [0.5, -1.5, 2.0, 0.1, 0.2, -0.3, 0.7];
+    let layer_of = |p: &[f64]| Layer {
+        w: p[..3].to_vec(),
+        b: p[3..6].to_vec(),
+    };
+    let f = |p: &[f64]| layer_of(p).twice(p[6]);
+    let grad = |p: &[f64]| {
+        let layer = layer_of(p);
+        let mut d_layer = layer.zero();
+        let (out, d_x) = layer.twice_vjp(&mut d_layer, p[6], 1.0);
+        assert_eq!(out, layer.twice(p[6]));
+        let mut g = d_layer.w;
+        g.extend(d_layer.b);
+        g.push(d_x);
+        g
+    };
+    check::gradient(f, grad, &flat).assert_within(1e-7);
+    check::dot_product_scalar(f, grad, &flat).assert_within(1e-7);
+    // Closed form of `fit` in `y`: d/dy = −2 r.
+    let layer = layer_of(&flat);
+    let mut d_layer = layer.zero();
+    let (_, _, d_y) = layer.fit_vjp(&mut d_layer, 0.7, 0.4, 1.0);
+    assert_close(&[d_y], &[-2.0 * (layer.response(0.7) - 0.4)]);
+    // `_jvp` along x and y against `_vjp`.
+    let zero = layer.zero();
+    let (_, t_out) = layer.fit_jvp(&zero, 0.7, 1.0, 0.4, 1.0);
+    let (_, d_x, d_y) = layer.fit_vjp(&mut layer.zero(), 0.7, 0.4, 1.0);
+    assert_close(&[t_out], &[d_x + d_y]);
 }
 
 // ---------------------------------------------------------------------------

@@ -46,8 +46,15 @@ impl Expr {
 impl Emitter<'_> {
     pub(super) fn expr(&self, value: Value) -> Expr {
         if self.is_receiver(value) {
+            // The split API takes the receiver as `self_: &Self`, which its
+            // pullback takes again: a method's `f_forward` is an associated
+            // function, called `Self::f_forward(self, …)`.
+            let tokens = match self.split {
+                Some(_) => ident("self", self.func.span(value)).into_token_stream(),
+                None => quote!(self),
+            };
             return Expr {
-                tokens: quote!(self),
+                tokens,
                 prec: Prec::Postfix,
             };
         }

@@ -110,18 +110,27 @@ impl Lower<'_> {
         call: &ExprCall,
         returns: Returns,
     ) -> Lowered {
-        let mut args = Vec::new();
+        let args = self.call_args(Vec::new(), &call.args)?;
+        self.user_call_with(func, args, call.span(), returns)
+    }
+
+    /// `first`, then each of `args` lowered as an argument of a call;
+    /// every argument is lowered (for its errors) before a poisoned one
+    /// poisons the call.
+    fn call_args<'e>(
+        &mut self,
+        first: Vec<(crate::ir::Value, Mode)>,
+        args: impl IntoIterator<Item = &'e Expr>,
+    ) -> Result<Vec<(crate::ir::Value, Mode)>, Poison> {
+        let mut lowered = first;
         let mut poisoned = false;
-        for arg in &call.args {
+        for arg in args {
             match self.call_arg(arg) {
-                Ok(arg) => args.push(arg),
+                Ok(arg) => lowered.push(arg),
                 Err(Poison) => poisoned = true,
             }
         }
-        if poisoned {
-            return Err(Poison);
-        }
-        self.user_call_with(func, args, call.span(), returns)
+        if poisoned { Err(Poison) } else { Ok(lowered) }
     }
 
     /// A call of `func` with arguments already lowered.
@@ -158,6 +167,34 @@ impl Lower<'_> {
         let pullback = self.push(Inst::Extract(pair, 1), Ty::Pullback, span);
         self.builder.name(pullback, &format!("{name}_pullback"));
         Ok(output)
+    }
+
+    /// `self.predict(x)` in a method taking `&self`, where `predict` is not
+    /// a float method: the method's own derivative, as the call
+    /// `Self::predict(self, x)` of a differentiated function.
+    pub(super) fn self_method(&mut self, call: &syn::ExprMethodCall) -> Option<Lowered> {
+        let Expr::Path(receiver) = &*call.receiver else {
+            return None;
+        };
+        if !receiver.path.is_ident("self")
+            || crate::ir::Prim::from_method(&call.method.unraw().to_string()).is_some()
+        {
+            return None;
+        }
+        let this = match self.lookup("self")? {
+            Ok(this) if self.ty(this) == Ty::Struct => this,
+            Ok(_) => return None,
+            Err(Poison) => return Some(Err(Poison)),
+        };
+        if let Some(turbofish) = &call.turbofish {
+            return Some(self.unsupported(turbofish, msg::TURBOFISH));
+        }
+        let method = &call.method;
+        let path: ExprPath = syn::parse_quote_spanned!(method.span()=> Self::#method);
+        Some(
+            self.call_args(vec![(this, Mode::Ref)], &call.args)
+                .and_then(|args| self.user_call_with(&path, args, call.span(), Returns::Float)),
+        )
     }
 
     /// One argument of a call and how it is passed.

@@ -581,6 +581,9 @@ impl Lower<'_> {
         if let Some(lowered) = self.buffer_method(call) {
             return lowered;
         }
+        if let Some(lowered) = self.self_method(call) {
+            return lowered;
+        }
         let name = call.method.unraw().to_string();
         if name == "to_f64" && call.args.is_empty() {
             // `Float::to_f64`, in a function generic over `T: Float`.
