@@ -948,6 +948,29 @@ pub fn zeros_like<B: ?Sized + ZerosLike>(buf: &B) -> B::Zeros {
     buf.zeros_like()
 }
 
+/// Checks, at the top of `_vjp`, that a buffer's shadow (or, in `_jvp`, its
+/// tangent) has as many elements as the buffer: a shorter one would fail
+/// later with a bare index out of bounds inside the generated code.
+///
+/// ```should_panic
+/// use ad_runtime::__private::check_shadow;
+///
+/// // `d_xs` has 2 elements and `xs` has 3: …
+/// check_shadow("d_xs", 2, "xs", 3);
+/// ```
+///
+/// # Panics
+///
+/// If the lengths differ, naming both.
+#[inline]
+#[track_caller]
+pub fn check_shadow(shadow: &str, shadow_len: usize, buffer: &str, buffer_len: usize) {
+    assert!(
+        shadow_len == buffer_len,
+        "`{shadow}` has {shadow_len} elements and `{buffer}` has {buffer_len}: a buffer's shadow (or tangent) must have its length"
+    );
+}
+
 /// A copy of a buffer as an array, for a function of the user's that takes
 /// an array by value (`cross(a, b)` with `a: [f64; 3]`): the callee's
 /// parameter type gives the length, the caller's buffer may be a `Vec`.

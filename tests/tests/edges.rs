@@ -1038,6 +1038,48 @@ fn a_seed_of_the_wrong_length_is_reported() {
     let _ = smoothed_vjp(&[1.0, 2.0, 3.0], &mut d_x, 0.5, &[1.0, 1.0]);
 }
 
+/// A shadow (or a tangent) shorter than its buffer is reported by name at
+/// the top of `_vjp` (`_jvp`), not as an index out of bounds inside it.
+#[differentiate(vjp, jvp)]
+fn weighted_sumsq(xs: &[f64], w: &Vec<f64>) -> f64 {
+    xs.iter().zip(w).map(|(x, w)| w * x * x).sum()
+}
+
+#[test]
+#[should_panic(expected = "`d_w` has 2 elements and `w` has 3")]
+fn a_short_shadow_is_reported() {
+    let (mut d_xs, mut d_w) = ([0.0; 3], [0.0; 2]);
+    let _ = weighted_sumsq_vjp(&[1.0; 3], &mut d_xs, &vec![1.0; 3], &mut d_w, 1.0);
+}
+
+#[test]
+#[should_panic(expected = "`t_xs` has 4 elements and `xs` has 3")]
+fn a_long_tangent_is_reported() {
+    let _ = weighted_sumsq_jvp(&[1.0; 3], &[0.0; 4], &vec![1.0; 3], &[0.0; 3]);
+}
+
+#[test]
+fn shadows_of_the_right_length_give_the_gradient() {
+    let (xs, w) = ([1.0, -2.0, 0.5], vec![0.5, 2.0, 3.0]);
+    let (mut d_xs, mut d_w) = ([0.0; 3], [0.0; 3]);
+    let out = weighted_sumsq_vjp(&xs, &mut d_xs, &w, &mut d_w, 1.0);
+    assert_eq!(out, weighted_sumsq(&xs, &w));
+    // d/dx = 2 w x, d/dw = x².
+    assert_eq!(d_xs, [1.0, -8.0, 3.0]);
+    assert_eq!(d_w, [1.0, 4.0, 0.25]);
+    // Finite differences and the dot-product test, over (xs, w).
+    check_scalar(
+        |p| weighted_sumsq(&p[..3], &p[3..].to_vec()),
+        |p, seed| {
+            let (mut d_xs, mut d_w) = (vec![0.0; 3], vec![0.0; 3]);
+            let out = weighted_sumsq_vjp(&p[..3], &mut d_xs, &p[3..].to_vec(), &mut d_w, seed);
+            d_xs.extend(d_w);
+            (out, d_xs)
+        },
+        &[1.0, -2.0, 0.5, 0.5, 2.0, 3.0],
+    );
+}
+
 #[test]
 fn a_seed_of_the_right_length_gives_the_gradient() {
     let x = [1.0, 2.0, 3.0];

@@ -299,6 +299,32 @@ pub(crate) fn by_value_prologue(sig: &Signature, shadows: bool) -> TokenStream {
     stmts
 }
 
+/// `__ad::check_shadow("d_xs", d_xs.len(), "xs", xs.len());` for each buffer of
+/// unknown length followed by a shadow (or, in `_jvp`, a tangent) `names`
+/// gives, so that a short one is reported by name.
+pub(crate) fn shadow_checks(sig: &Signature, names: &[Option<String>]) -> TokenStream {
+    let mut checks = TokenStream::new();
+    for (param, name) in sig.params.iter().zip(names) {
+        let (Some(name), true) = (name, param.ir_ty.is_float_buf()) else {
+            continue;
+        };
+        // An array's length is in its type.
+        let syn::Type::Reference(reference) = &param.ty else {
+            continue;
+        };
+        if param.by_value.is_some() || matches!(&*reference.elem, syn::Type::Array(_)) {
+            continue;
+        }
+        let buffer = ident(&param.name, param.span);
+        let shadow = ident(name, param.span);
+        let (buffer_name, shadow_name) = (&param.name, name);
+        checks.extend(quote! {
+            __ad::check_shadow(#shadow_name, #shadow.len(), #buffer_name, #buffer.len());
+        });
+    }
+    checks
+}
+
 /// The lints generated functions allow, each for a reason.
 pub(super) fn allows() -> TokenStream {
     quote! {

@@ -53,7 +53,12 @@ pub(crate) fn vjp(item: &ItemFn, sig: &Signature, func: &Function) -> TokenStrea
     let mut emitter = Emitter::new(func);
     emitter.plan_checkpoints();
     let header = header(item, sig);
-    let body = emitter.body();
+    let shadows: Vec<Option<String>> = sig
+        .params
+        .iter()
+        .map(|param| param.shadow.as_ref().map(|shadow| shadow.name.clone()))
+        .collect();
+    let body = emitter.body_after(header::shadow_checks(sig, &shadows));
     if sig.params.iter().all(|param| param.by_value.is_none()) {
         return quote! {
             #header {
@@ -112,13 +117,14 @@ pub(crate) fn jvp(item: &ItemFn, sig: &Signature, func: &Function, all: bool) ->
     let header = jvp_header_named(item, sig, all);
     // Arrays taken by value, and their tangents, are read as buffers.
     let mut prologue = header::by_value_prologue(sig, false);
-    for (param, tangent) in sig.params.iter().zip(crate::jvp::tangent_names(sig)) {
+    let tangents = crate::jvp::tangent_names(sig);
+    for (param, tangent) in sig.params.iter().zip(&tangents) {
         if let (Some(_), Some(tangent)) = (&param.by_value, tangent) {
-            let tangent = ident(&tangent, param.span);
+            let tangent = ident(tangent, param.span);
             prologue.extend(quote!(let #tangent = &#tangent;));
         }
     }
-    let body = Emitter::new(func).body();
+    let body = Emitter::new(func).body_after(header::shadow_checks(sig, &tangents));
     quote! {
         #header {
             #prologue
@@ -226,8 +232,15 @@ impl<'a> Emitter<'a> {
     }
 
     fn body(&self) -> TokenStream {
+        self.body_after(TokenStream::new())
+    }
+
+    /// The body, with `first` (checks of the arguments, written with
+    /// `__ad::`) right after the prologue.
+    fn body_after(&self, first: TokenStream) -> TokenStream {
         let func = self.func;
-        let mut stmts = self.prologue();
+        let mut stmts = self.prologue_using(!first.is_empty());
+        stmts.extend(first);
         stmts.extend(self.stmts(&func.body).into_token_stream());
         // A function returning `()` ends with its last statement.
         if !matches!(func.inst(func.ret), Inst::Tuple(elems) if elems.is_empty()) {
@@ -239,21 +252,29 @@ impl<'a> Emitter<'a> {
     /// `use … as __ad;` if the body needs the runtime's rules, and the checks
     /// that the runtime functions the user named are the runtime's.
     fn prologue(&self) -> TokenStream {
+        self.prologue_using(false)
+    }
+
+    /// The prologue, with `use … as __ad;` whatever the body needs if
+    /// `runtime` is set.
+    fn prologue_using(&self, runtime: bool) -> TokenStream {
         let func = self.func;
         let mut stmts = TokenStream::new();
         for item in &func.items {
             stmts.extend(item.clone());
         }
-        if func.insts.iter().any(|data| match &data.inst {
-            Inst::Pullback(..)
-            | Inst::Curvature(..)
-            | Inst::TapeNew { .. }
-            | Inst::Shadow { .. }
-            | Inst::PopShadow(_)
-            | Inst::Forward { .. } => true,
-            Inst::Call(callee, _) => !callee.is_primitive(),
-            _ => false,
-        }) {
+        if runtime
+            || func.insts.iter().any(|data| match &data.inst {
+                Inst::Pullback(..)
+                | Inst::Curvature(..)
+                | Inst::TapeNew { .. }
+                | Inst::Shadow { .. }
+                | Inst::PopShadow(_)
+                | Inst::Forward { .. } => true,
+                Inst::Call(callee, _) => !callee.is_primitive(),
+                _ => false,
+            })
+        {
             stmts.extend(quote!(
                 use ::ad_runtime::__private as __ad;
             ));
