@@ -203,12 +203,18 @@ pub(crate) mod msg {
 
     pub(crate) fn param_type(ty: &str) -> String {
         let alias = if ty.chars().all(|c| c.is_alphanumeric() || c == '_') {
-            " (`#[differentiate]` cannot see through a type alias: write the type itself)"
+            " (a parameter struct with `#[derive(Tangent)]` is taken by reference, `p: &Params`; `#[differentiate]` cannot see through a type alias: write the type itself)"
         } else {
             ""
         };
         format!(
             "parameter type `{ty}` is not supported by `#[differentiate]` yet; take `f64` or `f32` by value or a float buffer such as `&[f64]` or `&mut [f64]` (active), or an integer, `bool` or integer buffer (constant){alias}"
+        )
+    }
+
+    pub(crate) fn vec_param(elem: &str) -> String {
+        format!(
+            "a `Vec` is taken by reference by `#[differentiate]` functions: write `&[{elem}]` (or `&Vec<{elem}>`); `_vjp` then takes its shadow `&mut [{elem}]` after it"
         )
     }
 
@@ -316,6 +322,7 @@ pub(crate) mod msg {
     /// `{field}` is replaced by the field's name (or position, for a tuple struct).
     pub(crate) const TANGENT_ATTRIBUTE: &str = "unknown `tangent` attribute on the field `{field}`: write `#[tangent(skip)]` to leave the field out of the gradient";
     pub(crate) const TANGENT_ATTRIBUTE_ON_STRUCT: &str = "`#[tangent(skip)]` applies to fields, not to the struct: put it above each field that is not a parameter (a size, a label)";
+    pub(crate) const TUPLE_CALL_ELEMENT: &str = "an element of the tuple a call returns cannot be read with `.0`: the macro needs the tuple's size; destructure it, `let (r, _) = polar(x, y);`, and use `r`";
     pub(crate) const FIELD_OF_A_NON_STRUCT: &str = "only fields of parameter structs (`p: &Params` or `&self`) can be read; pass the value as its own `f64` parameter";
     pub(crate) const MUT_ARRAY_PARAM: &str = "an array taken by value cannot be `mut` in a `#[differentiate]` function; take it without `mut` and change a copy: `let mut a = a;`";
     pub(crate) const MUT_STRUCT: &str = "a parameter struct is taken by `&`: a differentiated function cannot change it; take what it changes as a `&mut` buffer parameter";

@@ -3018,6 +3018,27 @@ mod arrays_by_value {
         assert_close(&[grad[6]], &[m[0] * n[0] / norm(m)]);
     }
 
+    #[differentiate(vjp, jvp)]
+    fn squares(xs: &[f64]) -> Vec<f64> {
+        xs.iter().map(|x| x * x).collect()
+    }
+
+    /// `&g(x)` passes the buffer a call returns straight on, to the runtime
+    /// and to a callee taking an array by value's buffer.
+    #[differentiate(vjp, jvp)]
+    fn sums_of_powers(xs: &[f64]) -> f64 {
+        ad_runtime::sum(&squares(xs)) + ad_runtime::dot(&squares(xs), xs)
+    }
+
+    #[test]
+    fn a_returned_buffer_borrowed_in_place() {
+        let x = [1.0, -2.0, 0.5];
+        let grad = check_slice(sums_of_powers, sums_of_powers_vjp, sums_of_powers_jvp, &x);
+        // Σ x² + Σ x³: 2x + 3x².
+        let expected: Vec<f64> = x.iter().map(|v| 2.0 * v + 3.0 * v * v).collect();
+        assert_close(&grad, &expected);
+    }
+
     /// `wrt` leaves an array by value out; an integer array is constant.
     #[differentiate(wrt(a))]
     fn weighted(a: [f64; 2], b: [f64; 2], idx: [usize; 2]) -> f64 {

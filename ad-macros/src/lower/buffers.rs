@@ -55,6 +55,12 @@ impl Lower<'_> {
     /// if it names no buffer.
     pub(super) fn buffer_of(&mut self, expr: &Expr) -> Option<Lowered> {
         match expr {
+            // `&g(x)`: the buffer a call of the user's returns (`sum(&g(x))`).
+            Expr::Reference(reference)
+                if let Some((func, call)) = self.user_call_of(&reference.expr) =>
+            {
+                Some(self.user_call_buffer(func, call))
+            }
             Expr::Reference(reference) => self.buffer_of(&reference.expr),
             Expr::Paren(paren) => self.buffer_of(&paren.expr),
             Expr::Group(group) => self.buffer_of(&group.expr),

@@ -80,6 +80,12 @@ impl Lower<'_> {
             Expr::Index(index) => self.index(index),
             Expr::Field(field) => match self.field(field, false) {
                 Some(lowered) => lowered,
+                // `polar(x, y).0`: an element of the tuple a call returns.
+                None if matches!(field.member, syn::Member::Unnamed(_))
+                    && self.user_call_of(&field.base).is_some() =>
+                {
+                    self.unsupported(expr, msg::TUPLE_CALL_ELEMENT)
+                }
                 None => self.unsupported(expr, msg::FIELD_OF_A_NON_STRUCT),
             },
             Expr::Repeat(repeat) => self.repeat(repeat),

@@ -167,6 +167,8 @@ pub(crate) fn signature(cx: &Ctxt, func: &ItemFn, args: &Args) -> Signature {
                         let is_generic = matches!(&*typed.ty, Type::Path(path) if path.path.get_ident().is_some_and(|ident| generic_types.contains(&ident)));
                         if pattern_ok && is_mut_struct(&typed.ty) {
                             cx.error_spanned_by(&typed.ty, msg::MUT_STRUCT);
+                        } else if pattern_ok && let Some(elem) = vec_elem(&typed.ty) {
+                            cx.error_spanned_by(&typed.ty, msg::vec_param(&type_string(elem)));
                         } else if pattern_ok && !is_generic {
                             cx.error_spanned_by(
                                 &typed.ty,
