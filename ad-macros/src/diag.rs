@@ -124,7 +124,7 @@ pub(crate) mod msg {
     pub(crate) const PREDICATE_VALUE: &str =
         "the test given to `any` or `all` must return a `bool`, as `|&x| x > 0.0` does";
     pub(crate) const TUPLE_BRANCHES: &str = "the branches of this `if` give tuples of different shapes; write each branch's tuple out, `(a, b)`, with the same number of elements";
-    pub(crate) const TUPLE_VALUE: &str = "a tuple is supported where it is taken apart at once (`let (a, b) = …`, a branch's value so destructured, the value at the end of a function returning a tuple), not kept or passed as a value, nor returned early with `return (a, b)`: bind each element with its own `let`";
+    pub(crate) const TUPLE_VALUE: &str = "a tuple is supported where it is taken apart at once (`let (a, b) = …`, a branch's value so destructured, the value at the end of a function returning a tuple), not kept or passed as a value: bind each element with its own `let`";
     pub(crate) const IF_WITHOUT_VALUE: &str =
         "this `if` has no value: add an `else` branch, and end both branches with the value";
     pub(crate) const MATCH_WITHOUT_VALUE: &str =
@@ -322,6 +322,7 @@ pub(crate) mod msg {
     /// `{field}` is replaced by the field's name (or position, for a tuple struct).
     pub(crate) const TANGENT_ATTRIBUTE: &str = "unknown `tangent` attribute on the field `{field}`: write `#[tangent(skip)]` to leave the field out of the gradient";
     pub(crate) const TANGENT_ATTRIBUTE_ON_STRUCT: &str = "`#[tangent(skip)]` applies to fields, not to the struct: put it above each field that is not a parameter (a size, a label)";
+    pub(crate) const RETURN_TUPLE: &str = "a function returning a tuple returns it written out, `return (a, b);` (or chosen by an `if`, or from a call): bind the elements first";
     pub(crate) const TUPLE_CALL_ELEMENT: &str = "an element of the tuple a call returns cannot be read with `.0`: the macro needs the tuple's size; destructure it, `let (r, _) = polar(x, y);`, and use `r`";
     pub(crate) const FIELD_OF_A_NON_STRUCT: &str = "only fields of parameter structs (`p: &Params` or `&self`) can be read; pass the value as its own `f64` parameter";
     pub(crate) const MUT_ARRAY_PARAM: &str = "an array taken by value cannot be `mut` in a `#[differentiate]` function; take it without `mut` and change a copy: `let mut a = a;`";

@@ -553,6 +553,11 @@ check!(
     "fn f(a: [f64; 3], b: [f64; 3], s: f64) -> f64 { let n: [f64; 3] = cross(a, b); let mut m = n; m[0] *= s; norm(m) + a[1] * s }"
 );
 check!(
+    early_tuple_return,
+    "",
+    "fn f(x: f64, y: f64) -> (f64, f64) { if x < 0.0 { return (y, x * y); } let s = x.sqrt(); (s * y, s + y) }"
+);
+check!(
     recursive_call,
     "",
     "fn f(x: f64, n: usize) -> f64 { if n == 0 { x } else { f(x, n - 1).sin() * x } }"

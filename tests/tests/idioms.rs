@@ -3067,3 +3067,156 @@ mod arrays_by_value {
         assert_close(&d_v, &[1.5, -1.5, 2.5]);
     }
 }
+
+/// `return (a, b);` in a function returning a tuple: from a branch, from a
+/// loop, and of a call's tuple.
+mod early_tuple_returns {
+    use super::*;
+
+    #[differentiate(vjp, jvp)]
+    fn split(x: f64, y: f64) -> (f64, f64) {
+        if x < 0.0 {
+            return (y, x * y);
+        }
+        let s = x.sqrt();
+        (s * y, s + y)
+    }
+
+    /// The first element above `t`, with its index as a weight; the tail
+    /// if there is none.
+    #[differentiate(vjp, jvp)]
+    fn first_above(xs: &[f64], t: f64) -> (f64, f64) {
+        for i in 0..xs.len() {
+            if xs[i] > t {
+                return (xs[i] * t, (i + 1) as f64 * xs[i]);
+            }
+        }
+        (t, t * t)
+    }
+
+    #[differentiate(vjp, jvp)]
+    fn polar(x: f64, y: f64) -> (f64, f64) {
+        (x.hypot(y), y.atan2(x))
+    }
+
+    #[differentiate(vjp, jvp)]
+    fn polar_or_scaled(x: f64, y: f64, k: f64) -> (f64, f64) {
+        if k > 1.0 {
+            return polar(k * x, y);
+        }
+        (k * x, k * y)
+    }
+
+    /// Checks a function of a slice returning two floats, under the seed
+    /// `seed`, three ways; returns the adjoint.
+    fn check_pair_output(
+        f: impl Fn(&[f64]) -> (f64, f64),
+        vjp: impl Fn(&[f64], (f64, f64)) -> ((f64, f64), Vec<f64>),
+        jvp: impl Fn(&[f64], &[f64]) -> ((f64, f64), (f64, f64)),
+        x: &[f64],
+        seed: (f64, f64),
+    ) -> Vec<f64> {
+        let ((a, b), _) = vjp(x, seed);
+        assert_eq!((a, b), f(x));
+        let grad = check_scalar(
+            |p| {
+                let (a, b) = f(p);
+                seed.0 * a + seed.1 * b
+            },
+            |p, s| {
+                let ((a, b), adjoint) = vjp(p, (seed.0 * s, seed.1 * s));
+                (seed.0 * a + seed.1 * b, adjoint)
+            },
+            x,
+        );
+        check_jvp(
+            |p| {
+                let (a, b) = f(p);
+                seed.0 * a + seed.1 * b
+            },
+            |p, u| {
+                let ((a, b), (t_a, t_b)) = jvp(p, u);
+                (seed.0 * a + seed.1 * b, seed.0 * t_a + seed.1 * t_b)
+            },
+            &grad,
+            x,
+        );
+        grad
+    }
+
+    #[test]
+    fn from_a_branch() {
+        for x in [[4.0, 2.0], [-4.0, 2.0]] {
+            let grad = check_pair_output(
+                |p| split(p[0], p[1]),
+                |p, seed| {
+                    let (out, d_x, d_y) = split_vjp(p[0], p[1], seed);
+                    (out, vec![d_x, d_y])
+                },
+                |p, u| split_jvp(p[0], u[0], p[1], u[1]),
+                &x,
+                (1.0, -0.5),
+            );
+            let expected = if x[0] < 0.0 {
+                // (y, x y): seed · ((0, 1), (y, x)).
+                [-0.5 * x[1], 1.0 - 0.5 * x[0]]
+            } else {
+                let s = x[0].sqrt();
+                [x[1] / (2.0 * s) - 0.5 / (2.0 * s), s - 0.5]
+            };
+            assert_close(&grad, &expected);
+        }
+    }
+
+    #[test]
+    fn from_a_loop() {
+        for t in [0.7, 5.0] {
+            let xs = [0.5, 3.0, 1.0];
+            let mut point = xs.to_vec();
+            point.push(t);
+            let grad = check_pair_output(
+                |p| first_above(&p[..3], p[3]),
+                |p, seed| {
+                    let mut d_xs = vec![0.0; 3];
+                    let (out, d_t) = first_above_vjp(&p[..3], &mut d_xs, p[3], seed);
+                    d_xs.push(d_t);
+                    (out, d_xs)
+                },
+                |p, u| first_above_jvp(&p[..3], &u[..3], p[3], u[3]),
+                &point,
+                (1.0, 2.0),
+            );
+            let expected = if t < 3.0 {
+                // xs[1] = 3 is the first above 0.7: (3 t, 2 · 3).
+                [0.0, t + 2.0 * 2.0, 0.0, 3.0]
+            } else {
+                [0.0, 0.0, 0.0, 1.0 + 2.0 * 2.0 * t]
+            };
+            assert_close(&grad, &expected);
+        }
+    }
+
+    #[test]
+    fn of_a_call() {
+        for k in [2.0, 0.5] {
+            let grad = check_pair_output(
+                |p| polar_or_scaled(p[0], p[1], p[2]),
+                |p, seed| {
+                    let (out, d_x, d_y, d_k) = polar_or_scaled_vjp(p[0], p[1], p[2], seed);
+                    (out, vec![d_x, d_y, d_k])
+                },
+                |p, u| polar_or_scaled_jvp(p[0], u[0], p[1], u[1], p[2], u[2]),
+                &[0.6, 0.8, k],
+                (1.0, 0.0),
+            );
+            // The first output: |(k x, y)| or k x.
+            let expected = if k > 1.0 {
+                let r = (k * 0.6_f64).hypot(0.8);
+                [k * k * 0.6 / r, 0.8 / r, k * 0.36 / r]
+            } else {
+                [k, 0.0, 0.6]
+            };
+            assert_close(&grad, &expected);
+        }
+    }
+}

@@ -438,7 +438,8 @@ impl Lower<'_> {
             }
         }
         if exits.returns && self.returning {
-            keys.extend([super::RETURNED.to_owned(), super::RET.to_owned()]);
+            keys.push(super::RETURNED.to_owned());
+            keys.extend(self.returned_keys());
         }
         keys
     }

@@ -155,6 +155,7 @@ pub(crate) fn body(cx: &Ctxt, func: &ItemFn, sig: &Signature) -> Option<Function
         filled_by: None,
         positional: HashMap::new(),
         by_value: Vec::new(),
+        returned_tuple: None,
         returned: match (&sig.output_ty, func.block.stmts.last()) {
             (Ty::Buf(_), Some(Stmt::Expr(tail, None))) => expr::local_name(tail),
             _ => None,
@@ -233,6 +234,9 @@ struct Lower<'a> {
     returned: Option<String>,
     /// The parameters that are arrays taken by value (`a: [f64; 3]`).
     by_value: Vec<Value>,
+    /// In a function returning a tuple and returning early, the types of
+    /// its elements (see [`Lower::returning_tuple`]).
+    returned_tuple: Option<Vec<Ty>>,
     /// Set by [`Lower::stmt_among`] for `let mut v = Vec::new();` in a loop
     /// or a branch followed by a `for` that pushes onto `v` once per
     /// iteration: that loop.
@@ -354,6 +358,9 @@ impl Lower<'_> {
         let no = self.push(Inst::Const(Const::Bool(false)), Ty::Bool, span);
         self.bind(RETURNED, Ok(no));
         self.builder.name(no, "returned");
+        if let Ty::Tuple(tys) = output_ty {
+            return self.returning_tuple(block, tys, span);
+        }
         let placeholder = self.push(Inst::Const(Const::Zero), output_ty.clone(), span);
         self.bind(RET, Ok(placeholder));
         let tail = self.stmts(&block.stmts, true)?;
@@ -471,8 +478,75 @@ impl Lower<'_> {
         exited
     }
 
+    /// A body with an early `return` of a tuple, `return (a, b);`: one
+    /// hidden variable per element (`#ret0`, `#ret1`, …), which every exit
+    /// sets, the value at the end of the body too (it is lowered as the
+    /// `return` it stands for). The value is the tuple of them.
+    fn returning_tuple(&mut self, block: &Block, tys: &[Ty], span: Span) -> Lowered {
+        for (k, ty) in tys.iter().enumerate() {
+            let placeholder = self.push(Inst::Const(Const::Zero), ty.clone(), span);
+            self.bind(&format!("{RET}{k}"), Ok(placeholder));
+        }
+        self.returned_tuple = Some(tys.to_vec());
+        let mut stmts = block.stmts.clone();
+        if let Some(Stmt::Expr(tail, semi @ None)) = stmts.last_mut() {
+            let tail_span = tail.span();
+            *tail = syn::parse_quote_spanned!(tail_span=> return #tail);
+            *semi = Some(syn::Token![;](tail_span));
+        }
+        self.stmts(&stmts, false)?;
+        let mut elems = Vec::new();
+        for k in 0..tys.len() {
+            elems.push(self.lookup(&format!("{RET}{k}")).expect("bound")?);
+        }
+        Ok(self
+            .builder
+            .push(Inst::Tuple(elems), Ty::Tuple(tys.to_vec()), span))
+    }
+
+    /// The hidden variables holding the returned value: `#ret`, or one per
+    /// element of a returned tuple.
+    fn returned_keys(&self) -> Vec<String> {
+        match &self.returned_tuple {
+            Some(tys) => (0..tys.len()).map(|k| format!("{RET}{k}")).collect(),
+            None => vec![RET.to_owned()],
+        }
+    }
+
+    /// The elements of the tuple `return` gives in a function returning
+    /// one: written out (or chosen by an `if`), or returned by a call.
+    fn returned_elements(&mut self, expr: &Expr, tys: &[Ty]) -> Result<Vec<Value>, Poison> {
+        if let Some((func, call)) = self.user_call_of(expr) {
+            return self.user_call_tuple(func, call, tys.len());
+        }
+        let tuple = self.output(expr, &Ty::Tuple(tys.to_vec()))?;
+        match self.builder.func().inst(tuple) {
+            Inst::Tuple(elems) => Ok(elems.clone()),
+            _ => self
+                .unsupported(expr, msg::RETURN_TUPLE)
+                .map(|value| vec![value]),
+        }
+    }
+
     /// `return e` in a body with an early return.
     fn return_(&mut self, ret: &syn::ExprReturn) {
+        if let Some(tys) = self.returned_tuple.clone() {
+            let elems = match &ret.expr {
+                Some(expr) => self.returned_elements(expr, &tys),
+                None => {
+                    self.cx
+                        .error_spanned_by(ret.return_token, msg::RETURN_WITHOUT_VALUE);
+                    Err(Poison)
+                }
+            };
+            for k in 0..tys.len() {
+                let elem = elems.as_ref().map(|elems| elems[k]).map_err(|_| Poison);
+                self.set_hidden(&format!("{RET}{k}"), elem);
+            }
+            let yes = self.push(Inst::Const(Const::Bool(true)), Ty::Bool, ret.span());
+            self.set_hidden(RETURNED, Ok(yes));
+            return;
+        }
         let value = match &ret.expr {
             Some(expr) => self.expr(expr),
             None => {
