@@ -558,6 +558,11 @@ check!(
     "fn f(x: f64, y: f64) -> (f64, f64) { if x < 0.0 { return (y, x * y); } let s = x.sqrt(); (s * y, s + y) }"
 );
 check!(
+    sorted_copy,
+    "",
+    "fn f(x: &[f64]) -> f64 { let mut v = x.to_vec(); v.sort_by(|a, b| a.partial_cmp(b).unwrap()); v[v.len() / 2] }"
+);
+check!(
     recursive_call,
     "",
     "fn f(x: f64, n: usize) -> f64 { if n == 0 { x } else { f(x, n - 1).sin() * x } }"

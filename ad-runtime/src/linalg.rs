@@ -971,6 +971,27 @@ pub fn check_shadow(shadow: &str, shadow_len: usize, buffer: &str, buffer_len: u
     );
 }
 
+/// The order `buf.sort_by(cmp)` puts the elements in: position `k` of the
+/// sorted buffer holds `buf[order[k]]`. A stable sort of the positions by
+/// the user's comparison, so equal elements keep their order, as
+/// `sort_by` does; generated code then gathers the elements in this order,
+/// and its adjoint scatters back through it.
+///
+/// ```
+/// use ad_runtime::__private::sort_order;
+///
+/// let v = [3.0, 1.0, 2.0, 1.0];
+/// assert_eq!(sort_order(&v, |a: &f64, b: &f64| a.total_cmp(b)), [1, 3, 2, 0]);
+/// ```
+pub fn sort_order<T, F>(buf: &[T], mut cmp: F) -> Vec<usize>
+where
+    F: FnMut(&T, &T) -> core::cmp::Ordering,
+{
+    let mut order: Vec<usize> = (0..buf.len()).collect();
+    order.sort_by(|&i, &j| cmp(&buf[i], &buf[j]));
+    order
+}
+
 /// A copy of a buffer as an array, for a function of the user's that takes
 /// an array by value (`cross(a, b)` with `a: [f64; 3]`): the callee's
 /// parameter type gives the length, the caller's buffer may be a `Vec`.

@@ -3220,3 +3220,129 @@ mod early_tuple_returns {
         }
     }
 }
+
+/// Sorting a copy: medians, trimmed means and quantiles. The gradient goes
+/// to the elements the sorted positions read (away from ties).
+mod sorting {
+    use super::*;
+    use ad_runtime::Float;
+
+    #[differentiate(vjp, jvp)]
+    fn median(x: &[f64]) -> f64 {
+        let mut v = x.to_vec();
+        v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+        let n = v.len();
+        if n % 2 == 1 {
+            v[n / 2]
+        } else {
+            0.5 * (v[n / 2 - 1] + v[n / 2])
+        }
+    }
+
+    /// The mean without the `k` smallest and `k` largest.
+    #[differentiate(vjp, jvp)]
+    fn trimmed_mean(x: &[f64], k: usize) -> f64 {
+        let mut v = x.to_vec();
+        v.sort_by(f64::total_cmp);
+        let kept = &v[k..v.len() - k];
+        kept.iter().sum::<f64>() / kept.len() as f64
+    }
+
+    /// The largest `m` squared, weighted by rank: a descending sort, as
+    /// `sort_unstable_by` with the comparison reversed.
+    #[differentiate(vjp, jvp)]
+    fn top_weighted<T: Float>(x: &[T], m: usize) -> T {
+        let mut v: Vec<T> = x.iter().map(|&e| e * e).collect();
+        v.sort_unstable_by(|a, b| b.partial_cmp(a).unwrap());
+        let (mut s, mut rank) = (T::ZERO, T::ONE);
+        for r in 0..m {
+            s += v[r] / rank;
+            rank += T::ONE;
+        }
+        s
+    }
+
+    /// The `_jvp` of a function of a slice and a count.
+    type CountedJvp = fn(&[f64], &[f64], usize) -> (f64, f64);
+
+    /// Checks `f(x, k)` of a slice and a count three ways and returns the
+    /// gradient.
+    fn check_counted(
+        f: fn(&[f64], usize) -> f64,
+        vjp: fn(&[f64], &mut [f64], usize, f64) -> f64,
+        jvp: CountedJvp,
+        k: usize,
+        x: &[f64],
+    ) -> Vec<f64> {
+        let grad = check_scalar(
+            |p| f(p, k),
+            |p, seed| {
+                let mut d = vec![0.0; p.len()];
+                let out = vjp(p, &mut d, k, seed);
+                (out, d)
+            },
+            x,
+        );
+        check_jvp(|p| f(p, k), |p, u| jvp(p, u, k), &grad, x);
+        grad
+    }
+
+    /// The positions of `x` in ascending order (distinct values).
+    fn ranks(x: &[f64]) -> Vec<usize> {
+        let mut order: Vec<usize> = (0..x.len()).collect();
+        order.sort_by(|&i, &j| x[i].total_cmp(&x[j]));
+        order
+    }
+
+    #[test]
+    fn medians_of_odd_and_even_lengths() {
+        for x in [
+            vec![3.0, 1.0, 4.0, 1.5, 9.0],
+            vec![3.0, 1.0, 4.0, 1.5, 9.0, 2.6],
+        ] {
+            let grad = check_slice(median, median_vjp, median_jvp, &x);
+            let order = ranks(&x);
+            let n = x.len();
+            let mut expected = vec![0.0; n];
+            if n % 2 == 1 {
+                expected[order[n / 2]] = 1.0;
+            } else {
+                expected[order[n / 2 - 1]] = 0.5;
+                expected[order[n / 2]] = 0.5;
+            }
+            assert_close(&grad, &expected);
+        }
+    }
+
+    #[test]
+    fn a_trimmed_mean() {
+        let x = [3.0, 1.0, 4.0, 1.5, 9.0, 2.6, -2.0];
+        let grad = check_counted(trimmed_mean, trimmed_mean_vjp, trimmed_mean_jvp, 2, &x);
+        let order = ranks(&x);
+        let mut expected = vec![0.0; x.len()];
+        for &i in &order[2..x.len() - 2] {
+            expected[i] = 1.0 / 3.0;
+        }
+        assert_close(&grad, &expected);
+    }
+
+    #[test]
+    fn a_descending_unstable_sort_in_f32_and_f64() {
+        let x = [0.5, -3.0, 1.2, 2.0, -0.1];
+        let grad = check_counted(top_weighted, top_weighted_vjp, top_weighted_jvp, 3, &x);
+        // Squares by rank: 9 (x₁), 4 (x₃), 1.44 (x₂): d/dxᵢ = 2 xᵢ / rank.
+        let mut expected = vec![0.0; 5];
+        for (rank, i) in [1, 3, 2].into_iter().enumerate() {
+            expected[i] = 2.0 * x[i] / (rank + 1) as f64;
+        }
+        assert_close(&grad, &expected);
+        let x32 = x.map(|v| v as f32);
+        let mut d32 = [0.0_f32; 5];
+        let out = top_weighted_vjp(&x32, &mut d32, 3, 1.0);
+        assert_eq!(out, top_weighted(&x32, 3));
+        let d32: Vec<f64> = d32.iter().map(|&v| f64::from(v)).collect();
+        for (a, e) in d32.iter().zip(&expected) {
+            assert!((a - e).abs() < 1e-5, "{d32:?} vs {expected:?}");
+        }
+    }
+}

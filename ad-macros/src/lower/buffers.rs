@@ -208,7 +208,6 @@ impl Lower<'_> {
         self.finish_for(range, carried, span)
     }
 
-    /// `copy[j] = src[j]` for `j` in `0..len`.
     /// A copy of `buf` (`clone` keeps its type, else a `Vec`). In a loop, a
     /// buffer made before it, overwritten with the elements here.
     fn copy_of(&mut self, buf: Value, clone: bool, node: impl ToTokens, span: Span) -> Lowered {
@@ -223,6 +222,39 @@ impl Lower<'_> {
         Ok(self.push(Inst::CloneBuf { src: buf, clone }, ty, span))
     }
 
+    /// `v.sort_by(cmp)` (or `sort_unstable_by`): the order the user's
+    /// comparison gives, found as written by `__ad::sort_order` (a stable
+    /// sort of the positions), then the elements gathered in that order
+    /// from a copy, `v[k] = copy[order[k]]`. The adjoint scatters back
+    /// through the same order; nothing else about sorting is differentiated.
+    fn sort_by(&mut self, buf: Value, call: &ExprMethodCall, span: Span) -> Lowered {
+        if self.builder.depth() > 0 {
+            return self.unsupported(&call.method, msg::SORT_IN_REGION);
+        }
+        let cmp = &call.args[0];
+        let sorted = proc_macro2::Ident::new("__ad_sorted", span);
+        let tokens =
+            quote::quote_spanned!(span=> ::ad_runtime::__private::sort_order(#sorted, #cmp));
+        let order = self.as_written(
+            tokens,
+            cmp.to_token_stream(),
+            vec![(sorted, buf)],
+            Ty::Buf(Box::new(Ty::Int)),
+            span,
+        )?;
+        self.builder.name(order, "order");
+        let len = self.push(Inst::Len(buf), Ty::Int, span);
+        let copy = self.copy_of(buf, false, call, span)?;
+        self.builder.name(copy, "unsorted");
+        let start = self.usize_lit(0, span);
+        self.index_loop(start, len, span, |this, k| {
+            let from = this.load(order, k, span);
+            let x = this.load(copy, from, span);
+            this.write_element((buf, k), None, x, span);
+        })?;
+        Ok(self.push(Inst::Tuple(Vec::new()), Ty::Tuple(Vec::new()), span))
+    }
+
     /// An array parameter taken by value, bound or returned as a whole
     /// (`let mut b = a;`, `a` as the output): a copy, since the generated
     /// functions hold it by reference.
@@ -234,6 +266,7 @@ impl Lower<'_> {
         self.copy_of(value, true, node, span)
     }
 
+    /// `copy[j] = src[j]` for `j` in `0..len`.
     fn copy_elements(
         &mut self,
         src: Value,
@@ -741,6 +774,7 @@ impl Lower<'_> {
                 ("clone", 0) if self.builder.func().is_param(buf) => {
                     self.unsupported(&call.method, msg::CLONE_PARAM)
                 }
+                ("sort_by" | "sort_unstable_by", 1) => self.sort_by(buf, call, span),
                 (method @ ("to_vec" | "clone"), 0) => {
                     self.copy_of(buf, method == "clone", call, span)
                 }

@@ -142,10 +142,12 @@ impl Lower<'_> {
     ) -> Lowered {
         let (mut bindings, mut args) = self.bindings(user)?;
         for (name, value) in values {
-            bindings.push(Binding {
-                name,
-                kind: BindingKind::Value,
-            });
+            // A buffer is lent as a slice, never moved.
+            let kind = match self.ty(value) {
+                Ty::Buf(_) => BindingKind::Slice,
+                _ => BindingKind::Value,
+            };
+            bindings.push(Binding { name, kind });
             args.push(value);
         }
         let mac = Rc::new(EffectMacro { tokens, bindings });
