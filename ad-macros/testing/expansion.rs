@@ -563,6 +563,11 @@ check!(
     "fn f(x: &[f64]) -> f64 { let mut v = x.to_vec(); v.sort_by(|a, b| a.partial_cmp(b).unwrap()); v[v.len() / 2] }"
 );
 check!(
+    collect_of_a_chunk_row,
+    "",
+    "fn f(x: &[f64], n: usize) -> f64 { let mut t = 0.0; for row in x.chunks(n) { let e: Vec<f64> = row.iter().map(|v| v.exp()).collect(); t += e[0] / e.iter().sum::<f64>(); } t }"
+);
+check!(
     recursive_call,
     "",
     "fn f(x: f64, n: usize) -> f64 { if n == 0 { x } else { f(x, n - 1).sin() * x } }"

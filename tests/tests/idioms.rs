@@ -47,6 +47,31 @@ fn check_slice(
     grad
 }
 
+/// The `_jvp` of a function of a slice and a count.
+type CountedJvp = fn(&[f64], &[f64], usize) -> (f64, f64);
+
+/// Checks `f(x, k)` of a slice and a count three ways and returns the
+/// gradient.
+fn check_counted(
+    f: fn(&[f64], usize) -> f64,
+    vjp: fn(&[f64], &mut [f64], usize, f64) -> f64,
+    jvp: CountedJvp,
+    k: usize,
+    x: &[f64],
+) -> Vec<f64> {
+    let grad = check_scalar(
+        |p| f(p, k),
+        |p, seed| {
+            let mut d = vec![0.0; p.len()];
+            let out = vjp(p, &mut d, k, seed);
+            (out, d)
+        },
+        x,
+    );
+    check_jvp(|p| f(p, k), |p, u| jvp(p, u, k), &grad, x);
+    grad
+}
+
 /// The `_vjp` of a function of two slices.
 type PairVjp = fn(&[f64], &mut [f64], &[f64], &mut [f64], f64) -> f64;
 
@@ -3262,31 +3287,6 @@ mod sorting {
         s
     }
 
-    /// The `_jvp` of a function of a slice and a count.
-    type CountedJvp = fn(&[f64], &[f64], usize) -> (f64, f64);
-
-    /// Checks `f(x, k)` of a slice and a count three ways and returns the
-    /// gradient.
-    fn check_counted(
-        f: fn(&[f64], usize) -> f64,
-        vjp: fn(&[f64], &mut [f64], usize, f64) -> f64,
-        jvp: CountedJvp,
-        k: usize,
-        x: &[f64],
-    ) -> Vec<f64> {
-        let grad = check_scalar(
-            |p| f(p, k),
-            |p, seed| {
-                let mut d = vec![0.0; p.len()];
-                let out = vjp(p, &mut d, k, seed);
-                (out, d)
-            },
-            x,
-        );
-        check_jvp(|p| f(p, k), |p, u| jvp(p, u, k), &grad, x);
-        grad
-    }
-
     /// The positions of `x` in ascending order (distinct values).
     fn ranks(x: &[f64]) -> Vec<usize> {
         let mut order: Vec<usize> = (0..x.len()).collect();
@@ -3343,6 +3343,50 @@ mod sorting {
         let d32: Vec<f64> = d32.iter().map(|&v| f64::from(v)).collect();
         for (a, e) in d32.iter().zip(&expected) {
             assert!((a - e).abs() < 1e-5, "{d32:?} vs {expected:?}");
+        }
+    }
+}
+
+/// `collect()` in a loop of a chain whose length changes per iteration
+/// but is bounded before the loop: the rows of `chunks(n)`, the last one
+/// shorter.
+mod collected_rows {
+    use super::*;
+
+    /// A batched softmax: per row, the probability of its first and last
+    /// entries.
+    #[differentiate(vjp, jvp)]
+    fn softmax_rows(x: &[f64], n: usize) -> f64 {
+        let mut total = 0.0;
+        for row in x.chunks(n) {
+            let m = row.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            let exps: Vec<f64> = row.iter().map(|v| (v - m).exp()).collect();
+            let z: f64 = exps.iter().sum();
+            total += exps[0] / z + 0.5 * exps[exps.len() - 1] / z;
+        }
+        total
+    }
+
+    #[test]
+    fn a_batched_softmax_with_a_short_last_row() {
+        for n in [3, 4, 7] {
+            let x = [0.5, 1.0, -0.3, 2.0, 0.1, 0.7, 1.5];
+            let grad = check_counted(softmax_rows, softmax_rows_vjp, softmax_rows_jvp, n, &x);
+            // Closed form, row by row: with p = softmax(row) and the weights
+            // w (1 on the first, ½ on the last, both on a row of one),
+            // d/drowⱼ = pⱼ (wⱼ − Σ wₖ pₖ).
+            let mut expected = Vec::new();
+            for row in x.chunks(n) {
+                let m = row.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+                let z: f64 = row.iter().map(|v| (v - m).exp()).sum();
+                let p: Vec<f64> = row.iter().map(|v| (v - m).exp() / z).collect();
+                let mut w = vec![0.0; row.len()];
+                w[0] += 1.0;
+                w[row.len() - 1] += 0.5;
+                let mean: f64 = w.iter().zip(&p).map(|(w, p)| w * p).sum();
+                expected.extend(p.iter().zip(&w).map(|(p, w)| p * (w - mean)));
+            }
+            assert_close(&grad, &expected);
         }
     }
 }

@@ -326,6 +326,54 @@ impl Lower<'_> {
         }
     }
 
+    /// A bound on the integer `value` (at least `value`, a length or a
+    /// count) computed before the loops and branches being lowered: the
+    /// value itself if it is available there, else a bound of one operand of
+    /// a `min` or of the minuend of a difference (`min(n, rest)`, the length
+    /// of the last of `chunks(n)`).
+    /// With it, whether it is the value itself.
+    fn bound_before_regions(&mut self, value: Value, span: Span) -> Option<(Value, bool)> {
+        if let Some(value) = self.before_regions(value, span) {
+            return Some((value, true));
+        }
+        let bound = match self.builder.func().inst(value).clone() {
+            Inst::Prim(crate::ir::Prim::Min, args) => args
+                .into_iter()
+                .find_map(|arg| self.bound_before_regions(arg, span)),
+            Inst::Binary(BinOp::Sub, a, _) => self.bound_before_regions(a, span),
+            _ => None,
+        };
+        bound.map(|(bound, _)| (bound, false))
+    }
+
+    /// A buffer for `len` elements written in a loop or a branch, made
+    /// before it (see [`Lower::hoisted_buf`]), and the value standing for
+    /// the elements: the buffer itself, or, when only a bound of `len` is
+    /// known before the loop (`collect()` of a row of `chunks(n)`: at most
+    /// `n`), the buffer made that long and its first `len` elements.
+    pub(super) fn hoisted_prefix(
+        &mut self,
+        node: impl ToTokens,
+        elem: Ty,
+        len: Value,
+        span: Span,
+    ) -> Result<(Value, Value), Poison> {
+        let Some((bound, exact)) = self.bound_before_regions(len, span) else {
+            // Reported as a buffer of unknown length.
+            return self
+                .hoisted_buf(node, None, elem, len, None, span)
+                .map(|buf| (buf, buf));
+        };
+        let buf = self.hoisted_buf(node, None, elem, bound, None, span)?;
+        if exact {
+            return Ok((buf, buf));
+        }
+        let start = self.usize_lit(0, span);
+        let ty = self.ty(buf);
+        let prefix = self.push(Inst::Slice { buf, start, len }, ty, span);
+        Ok((buf, prefix))
+    }
+
     /// `&x[a..b]` (or a name bound to a sub-slice) passed to a call: an
     /// [`Inst::Slice`] of the buffer. `None` if `arg` is no sub-slice.
     pub(super) fn slice_arg(&mut self, arg: &Expr) -> Option<Lowered> {

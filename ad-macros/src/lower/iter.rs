@@ -715,7 +715,7 @@ impl Lower<'_> {
                             return Err(Poison);
                         }
                         let count = self.chain_count(&chain, span);
-                        let buf = self.hoisted_buf(call, None, Ty::Float, count, None, span)?;
+                        let (buf, collected) = self.hoisted_prefix(call, Ty::Float, count, span)?;
                         let zero = self.int_lit(0, span);
                         let key = self.hidden_name("position");
                         self.bind(&key, Ok(zero));
@@ -728,7 +728,7 @@ impl Lower<'_> {
                             this.set_hidden(&key, Ok(next));
                             Ok(())
                         })?;
-                        return Ok(Item::Value(buf));
+                        return Ok(Item::Value(collected));
                     }
                     let capacity = chain
                         .filters
@@ -1616,6 +1616,13 @@ impl Lower<'_> {
         }
         if a == b {
             return self.int_lit(0, span);
+        }
+        // `(b + n) - b` is `n` (the sum was computed, so it did not
+        // overflow): the length of a sub-slice's sequence.
+        if let Inst::Binary(BinOp::Add, x, n) = *self.builder.func().inst(a)
+            && x == b
+        {
+            return n;
         }
         let larger = self.push(Inst::Prim(Prim::Max, vec![a, b]), Ty::Int, span);
         self.int_op(BinOp::Sub, larger, b, span)
