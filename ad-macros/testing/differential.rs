@@ -148,7 +148,7 @@ fn shrink(mut program: Program, input: &Input) -> (Program, String) {
 }
 
 /// Constructs counted in the generated programs, by what their source shows.
-const CONSTRUCTS: [(&str, &str); 14] = [
+const CONSTRUCTS: [(&str, &str); 15] = [
     ("`if`/`else`", "if "),
     ("`for` over a range", "in 0.."),
     ("`for` over elements", ".iter()"),
@@ -159,6 +159,7 @@ const CONSTRUCTS: [(&str, &str); 14] = [
     ("element read `xs[…]`", "xs["),
     ("local buffer `vec![…]`", "vec!["),
     ("buffer copy `.to_vec()`", ".to_vec()"),
+    ("sorted copy `.sort_by(…)`", ".sort_by("),
     ("element write `v[i] = …`", "] = "),
     ("element update `v[i] += …`", "] += "),
     ("reduction `.sum()`", ".sum"),

@@ -299,6 +299,17 @@ impl Machine<'_> {
             }
             // `None` is the placeholder `Val::Unit`, never read.
             Inst::Detach(arg) | Inst::Some(arg) => self.get(*arg)?,
+            // A sort's order (`__ad::sort_order`, a `Vec<usize>`): generated
+            // programs sort by `f64::total_cmp` only, so that is the
+            // comparison here. The sorted buffer is the last binding.
+            Inst::Effect { args, .. } if data.ty == Ty::Buf(Box::new(Ty::Int)) => {
+                let sorted = *args.last().ok_or_else(|| "a sort of nothing".to_owned())?;
+                let floats = self.floats(self.buf(sorted)?)?.clone();
+                let mut order: Vec<usize> = (0..floats.len()).collect();
+                order.sort_by(|&i, &j| floats[i].total_cmp(&floats[j]));
+                let order = order.into_iter().map(|i| i as i128).collect();
+                self.alloc(Data::Ints(order), true)
+            }
             // Printing and assertions: their arguments exist, nothing else.
             Inst::Effect { args, .. } => {
                 self.gets(args)?;

@@ -283,7 +283,7 @@ fn checkpointed_twins_give_the_same_gradients_bit_for_bit() {
         corpus::CHECKPOINTED.len()
     );
     eprintln!(
-        "report: {} checkpointed twins, {INPUTS} inputs each, bit for bit",
+        "report: checkpointed twins, against the taped `_vjp` | {} programs | {INPUTS} inputs each, bit for bit",
         corpus::CHECKPOINTED.len()
     );
 }
