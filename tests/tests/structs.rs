@@ -278,6 +278,40 @@ impl Layer {
     }
 }
 
+#[derive(Clone, Debug, PartialEq, Tangent)]
+struct Scale {
+    a: f64,
+}
+
+impl Scale {
+    /// `a xⁿ`, a method calling itself: its split API boxes its own pullback.
+    #[differentiate]
+    fn power(&self, x: f64, n: usize) -> f64 {
+        if n == 0 {
+            self.a
+        } else {
+            x * self.power(x, n - 1)
+        }
+    }
+}
+
+#[test]
+fn a_method_calling_itself() {
+    let f = |p: &[f64]| Scale { a: p[0] }.power(p[1], 3);
+    let grad = |p: &[f64]| {
+        let scale = Scale { a: p[0] };
+        let mut d_scale = scale.zero();
+        let (out, d_x) = scale.power_vjp(&mut d_scale, p[1], 3, 1.0);
+        assert_eq!(out, scale.power(p[1], 3));
+        vec![d_scale.a, d_x]
+    };
+    let point = [2.0, -1.5];
+    check::gradient(f, grad, &point).assert_within(1e-7);
+    check::dot_product_scalar(f, grad, &point).assert_within(1e-7);
+    // d/da = x³, d/dx = 3 a x².
+    assert_close(&grad(&point), &[-3.375, 13.5]);
+}
+
 #[test]
 fn methods_calling_methods() {
     let flat = [0.5, -1.5, 2.0, 0.1, 0.2, -0.3, 0.7];

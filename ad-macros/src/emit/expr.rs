@@ -401,7 +401,7 @@ impl Emitter<'_> {
                 match &self.split {
                     // A function calling itself keeps its callee's pullback in
                     // its own: boxed, or its type would contain itself.
-                    Some(mode) if path.is_ident(&func.name) => {
+                    Some(mode) if calls_itself(path, &func.name) => {
                         let pullback_ty = &mode.pullback_ty;
                         postfix(quote_spanned! {span=>
                             {
@@ -583,6 +583,21 @@ impl Emitter<'_> {
 
 /// `f_forward` for the path `f` of a function called from differentiated
 /// code (`m::f` → `m::f_forward`), located at the user's `f`.
+/// Whether a call's path names the function being emitted: `f`, or
+/// `Self::f` (a method calling itself, `self.f(…)`).
+fn calls_itself(path: &syn::Path, name: &str) -> bool {
+    let names: Vec<String> = path
+        .segments
+        .iter()
+        .map(|segment| segment.ident.unraw().to_string())
+        .collect();
+    match names.as_slice() {
+        [only] => only == name,
+        [this, only] => this == "Self" && only == name,
+        _ => false,
+    }
+}
+
 pub(super) fn entry_path(path: &syn::Path, suffix: &str) -> syn::Path {
     let mut path = path.clone();
     if let Some(last) = path.segments.last_mut() {
