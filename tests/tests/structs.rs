@@ -278,6 +278,52 @@ impl Layer {
     }
 }
 
+/// A layer of three weights and biases from `p[..6]`.
+fn layer_of(p: &[f64]) -> Layer {
+    Layer {
+        w: p[..3].to_vec(),
+        b: p[3..6].to_vec(),
+    }
+}
+
+/// The gradient of a function of a layer and `x`, flat: weights, biases, `x`.
+fn flat_gradient(d_layer: Layer, d_x: f64) -> Vec<f64> {
+    let mut g = d_layer.w;
+    g.extend(d_layer.b);
+    g.push(d_x);
+    g
+}
+
+/// A function calling a method of its parameter struct, `layer.response(x)`:
+/// `Layer::response_forward_all(layer, x)`.
+#[differentiate]
+fn response_squared(layer: &Layer, x: f64) -> f64 {
+    let r = layer.response(x);
+    r * r
+}
+
+#[test]
+fn a_function_calling_a_method_of_its_parameter() {
+    let f = |p: &[f64]| response_squared(&layer_of(p), p[6]);
+    let grad = |p: &[f64]| {
+        let layer = layer_of(p);
+        let mut d_layer = layer.zero();
+        let (out, d_x) = response_squared_vjp(&layer, &mut d_layer, p[6], 1.0);
+        assert_eq!(out, response_squared(&layer, p[6]));
+        flat_gradient(d_layer, d_x)
+    };
+    let point = [0.5, -1.5, 2.0, 0.1, 0.2, -0.3, 0.7];
+    check::gradient(f, grad, &point).assert_within(1e-7);
+    check::dot_product_scalar(f, grad, &point).assert_within(1e-7);
+    // d/dx = 2 r · d response/dx, the closed form of `response` above.
+    let layer = layer_of(&point);
+    let r = layer.response(0.7);
+    let d_response: f64 = (0..3)
+        .map(|j| layer.w[j] * (1.0 - (layer.w[j] * 0.7 + layer.b[j]).tanh().powi(2)))
+        .sum();
+    assert_close(&[grad(&point)[6]], &[2.0 * r * d_response]);
+}
+
 #[derive(Clone, Debug, PartialEq, Tangent)]
 struct Scale {
     a: f64,
@@ -315,20 +361,13 @@ fn a_method_calling_itself() {
 #[test]
 fn methods_calling_methods() {
     let flat = [0.5, -1.5, 2.0, 0.1, 0.2, -0.3, 0.7];
-    let layer_of = |p: &[f64]| Layer {
-        w: p[..3].to_vec(),
-        b: p[3..6].to_vec(),
-    };
     let f = |p: &[f64]| layer_of(p).twice(p[6]);
     let grad = |p: &[f64]| {
         let layer = layer_of(p);
         let mut d_layer = layer.zero();
         let (out, d_x) = layer.twice_vjp(&mut d_layer, p[6], 1.0);
         assert_eq!(out, layer.twice(p[6]));
-        let mut g = d_layer.w;
-        g.extend(d_layer.b);
-        g.push(d_x);
-        g
+        flat_gradient(d_layer, d_x)
     };
     check::gradient(f, grad, &flat).assert_within(1e-7);
     check::dot_product_scalar(f, grad, &flat).assert_within(1e-7);

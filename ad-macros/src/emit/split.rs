@@ -118,22 +118,18 @@ pub(crate) fn forward_header(
         " of the float parameters taken by value. It can be called any number of times.".to_owned(),
     ];
     let allows = allows();
-    // The pullback captures values of type `T`, nothing borrowed. A
-    // method's `Self` may name the generics of its `impl`, which the macro
-    // cannot see: its `impl Trait` captures what is in scope.
+    // The pullback captures values of type `T`, nothing borrowed (a
+    // method's too: it takes `self_` again). A method in an `impl` with
+    // type parameters of its own is not supported: `use<…>` would have to
+    // name them, and the macro cannot see them.
     let float_param = &sig.float_param;
-    let captures = if sig.params.iter().any(|param| param.is_receiver()) {
-        TokenStream::new()
-    } else {
-        quote!(+ use<#float_param>)
-    };
     quote! {
         #(#[doc = #doc])*
         #hidden
         #(#cfgs)*
         #allows
         #[allow(clippy::type_complexity)]
-        #vis fn #name #generics (#(#params),*) -> (#output, impl #pullback_ty #captures) #where_clause
+        #vis fn #name #generics (#(#params),*) -> (#output, impl #pullback_ty + use<#float_param>) #where_clause
     }
 }
 

@@ -169,28 +169,40 @@ impl Lower<'_> {
         Ok(output)
     }
 
-    /// `self.predict(x)` in a method taking `&self`, where `predict` is not
-    /// a float method: the method's own derivative, as the call
-    /// `Self::predict(self, x)` of a differentiated function.
-    pub(super) fn self_method(&mut self, call: &syn::ExprMethodCall) -> Option<Lowered> {
+    /// `self.predict(x)` in a method taking `&self` (or `p.predict(x)` of a
+    /// parameter struct `p: &Params`), where `predict` is not a float
+    /// method: the method's own derivative, as the call
+    /// `Self::predict(self, x)` (`Params::predict(p, x)`) of a
+    /// differentiated function.
+    pub(super) fn struct_method(&mut self, call: &syn::ExprMethodCall) -> Option<Lowered> {
         let Expr::Path(receiver) = &*call.receiver else {
             return None;
         };
-        if !receiver.path.is_ident("self")
-            || crate::ir::Prim::from_method(&call.method.unraw().to_string()).is_some()
-        {
+        let name = receiver.path.get_ident()?.unraw().to_string();
+        if crate::ir::Prim::from_method(&call.method.unraw().to_string()).is_some() {
             return None;
         }
-        let this = match self.lookup("self")? {
+        let this = match self.lookup(&name)? {
             Ok(this) if self.ty(this) == Ty::Struct => this,
             Ok(_) => return None,
             Err(Poison) => return Some(Err(Poison)),
         };
+        let method = &call.method;
+        let path: ExprPath = if name == "self" {
+            syn::parse_quote_spanned!(method.span()=> Self::#method)
+        } else {
+            let (_, ty) = self.struct_types.iter().find(|(value, _)| *value == this)?;
+            let mut path = ty.clone();
+            path.segments.push(method.clone().into());
+            ExprPath {
+                attrs: Vec::new(),
+                qself: None,
+                path,
+            }
+        };
         if let Some(turbofish) = &call.turbofish {
             return Some(self.unsupported(turbofish, msg::TURBOFISH));
         }
-        let method = &call.method;
-        let path: ExprPath = syn::parse_quote_spanned!(method.span()=> Self::#method);
         Some(
             self.call_args(vec![(this, Mode::Ref)], &call.args)
                 .and_then(|args| self.user_call_with(&path, args, call.span(), Returns::Float)),

@@ -587,7 +587,7 @@ impl Lower<'_> {
         if let Some(lowered) = self.buffer_method(call) {
             return lowered;
         }
-        if let Some(lowered) = self.self_method(call) {
+        if let Some(lowered) = self.struct_method(call) {
             return lowered;
         }
         let name = call.method.unraw().to_string();

@@ -155,6 +155,7 @@ pub(crate) fn body(cx: &Ctxt, func: &ItemFn, sig: &Signature) -> Option<Function
         filled_by: None,
         positional: HashMap::new(),
         by_value: Vec::new(),
+        struct_types: Vec::new(),
         returned_tuple: None,
         returned: match (&sig.output_ty, func.block.stmts.last()) {
             (Ty::Buf(_), Some(Stmt::Expr(tail, None))) => expr::local_name(tail),
@@ -183,6 +184,20 @@ pub(crate) fn body(cx: &Ctxt, func: &ItemFn, sig: &Signature) -> Option<Function
         }
         if param.by_value.is_some() {
             lower.by_value.push(value);
+        }
+        // `p: &Params`: its methods are called as `Params::m(p, …)` (a path
+        // with no generic arguments, which an expression could not name).
+        if param.ir_ty == Ty::Struct
+            && let syn::Type::Reference(reference) = &param.ty
+            && let syn::Type::Path(path) = &*reference.elem
+            && path.qself.is_none()
+            && path
+                .path
+                .segments
+                .iter()
+                .all(|segment| segment.arguments.is_none())
+        {
+            lower.struct_types.push((value, path.path.clone()));
         }
         // A parameter whose type was rejected: its uses are not reported again.
         let bound = if param.ir_ty == Ty::Unknown {
@@ -234,6 +249,8 @@ struct Lower<'a> {
     returned: Option<String>,
     /// The parameters that are arrays taken by value (`a: [f64; 3]`).
     by_value: Vec<Value>,
+    /// The parameter structs and the paths of their types.
+    struct_types: Vec<(Value, syn::Path)>,
     /// In a function returning a tuple and returning early, the types of
     /// its elements (see [`Lower::returning_tuple`]).
     returned_tuple: Option<Vec<Ty>>,
