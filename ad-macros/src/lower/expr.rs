@@ -160,15 +160,7 @@ impl Lower<'_> {
         binding: &syn::ExprLet,
         want_value: bool,
     ) -> Option<Result<Option<Value>, Poison>> {
-        let syn::Pat::TupleStruct(some) = &*binding.pat else {
-            return None;
-        };
-        if !some.path.is_ident("Some") || some.elems.len() != 1 {
-            return None;
-        }
-        let Expr::MethodCall(outer) = &*binding.expr else {
-            return None;
-        };
+        let (pattern, outer) = some_of_method(binding)?;
         let (end, copied) = super::iter::through_copied(outer);
         let which = end.method.to_string();
         match (which.as_str(), end.args.len()) {
@@ -191,7 +183,6 @@ impl Lower<'_> {
                     Ok(self.binary(BinOp::Gt, view.len, zero, span))
                 }
             };
-            let pattern = &some.elems[0];
             self.branch(
                 cond,
                 want_value,
@@ -1103,21 +1094,27 @@ fn integer_method(name: &str) -> Option<Ty> {
     }
 }
 
-/// `if let Some(m) = chain.reduce(f) { a } else { b }` (also `max_by`,
-/// `min_by`, `copied()` before them) as the `if` it stands for:
-/// `if chain.count() > 0 { let m = chain.reduce(f).unwrap(); a } else { b }`.
-/// The chain is read twice; it holds no `filter` (which `reduce` rejects),
-/// so its count is that of its items. `None` if the `if` is not of this form.
-fn if_let_reduced(expr: &ExprIf, binding: &syn::ExprLet) -> Option<ExprIf> {
+/// `Some(p) = x.method(…)`, the condition of an `if let`: `p` and the call.
+fn some_of_method(binding: &syn::ExprLet) -> Option<(&syn::Pat, &ExprMethodCall)> {
     let syn::Pat::TupleStruct(some) = &*binding.pat else {
         return None;
     };
     if !some.path.is_ident("Some") || some.elems.len() != 1 {
         return None;
     }
-    let Expr::MethodCall(reduced) = &*binding.expr else {
+    let Expr::MethodCall(call) = &*binding.expr else {
         return None;
     };
+    Some((&some.elems[0], call))
+}
+
+/// `if let Some(m) = chain.reduce(f) { a } else { b }` (also `max_by`,
+/// `min_by`, `copied()` before them) as the `if` it stands for:
+/// `if chain.count() > 0 { let m = chain.reduce(f).unwrap(); a } else { b }`.
+/// The chain is read twice; it holds no `filter` (which `reduce` rejects),
+/// so its count is that of its items. `None` if the `if` is not of this form.
+fn if_let_reduced(expr: &ExprIf, binding: &syn::ExprLet) -> Option<ExprIf> {
+    let (pattern, reduced) = some_of_method(binding)?;
     let folds = matches!(
         reduced.method.to_string().as_str(),
         "reduce" | "max_by" | "min_by"
@@ -1127,7 +1124,6 @@ fn if_let_reduced(expr: &ExprIf, binding: &syn::ExprLet) -> Option<ExprIf> {
     }
     let span = binding.span();
     let chain = &reduced.receiver;
-    let pattern = &some.elems[0];
     let whole = &binding.expr;
     let then = &expr.then_branch;
     let stmts = &then.stmts;
