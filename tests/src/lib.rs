@@ -136,6 +136,21 @@ pub fn check_in_place(
     )
 }
 
+/// The `_vjp` of `f(xs: &[f64], c: f64)` as a function of the flat point
+/// `(xs…, c)`, for [`check_scalar`] and its kin: it returns the output and
+/// the shadow of `xs` followed by the adjoint of `c`.
+pub fn buffer_then_scalar<S, O>(
+    vjp: impl Fn(&[f64], &mut [f64], f64, S) -> (O, f64),
+) -> impl Fn(&[f64], S) -> (O, Vec<f64>) {
+    move |p, seed| {
+        let n = p.len() - 1;
+        let mut adjoint = vec![0.0; n];
+        let (out, d_c) = vjp(&p[..n], &mut adjoint, p[n], seed);
+        adjoint.push(d_c);
+        (out, adjoint)
+    }
+}
+
 /// Asserts `actual` equals `expected` to a few ulps (closed forms computed
 /// another way round differ in the last bits).
 #[track_caller]

@@ -1032,12 +1032,7 @@ fn the_examples_in_the_buffers_doc() {
     assert_eq!(d_c, 1.0 + 4.0 + 0.25);
     check_scalar(
         |p| energy(&p[..3], p[3]),
-        |p, s| {
-            let mut d = vec![0.0; 3];
-            let (out, d_c) = energy_vjp(&p[..3], &mut d, p[3], s);
-            d.push(d_c);
-            (out, d)
-        },
+        ad_tests::buffer_then_scalar(energy_vjp),
         &[1.0, -2.0, 0.5, 3.0],
     );
 
@@ -1172,12 +1167,7 @@ fn an_element_chosen_by_a_branch() {
     for c in [0.5, -0.5] {
         let grad = check_scalar(
             |p| element_chosen_by_a_branch(&p[..2], p[2]),
-            |p, s| {
-                let mut d = vec![0.0; 2];
-                let (out, d_c) = element_chosen_by_a_branch_vjp(&p[..2], &mut d, p[2], s);
-                d.push(d_c);
-                (out, d)
-            },
+            ad_tests::buffer_then_scalar(element_chosen_by_a_branch_vjp),
             &[1.5, -2.0, c],
         );
         let expected = if c > 0.0 {

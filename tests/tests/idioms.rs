@@ -662,12 +662,7 @@ mod widths_and_generics {
     fn generic_chains_and_closures() {
         let grad = check_scalar(
             |p| soft_norm(&p[..3], p[3]),
-            |p, s| {
-                let mut dx = vec![0.0; 3];
-                let (out, de) = soft_norm_vjp(&p[..3], &mut dx, p[3], s);
-                dx.push(de);
-                (out, dx)
-            },
+            ad_tests::buffer_then_scalar(soft_norm_vjp),
             &[0.5, -1.0, 2.0, 0.1],
         );
         let n = (0.25_f64 + 1.0 + 4.0 + 0.1).sqrt();
@@ -1372,12 +1367,7 @@ mod fn_mut {
         g.push(dk);
         let grad = check_scalar(
             |p| counter(&p[..3], p[3]),
-            |p, s| {
-                let mut d = vec![0.0; 3];
-                let (out, dk) = counter_vjp(&p[..3], &mut d, p[3], s);
-                d.push(dk);
-                (out, d)
-            },
+            ad_tests::buffer_then_scalar(counter_vjp),
             &[0.5, -1.0, 2.0, 0.7],
         );
         // total = k (Σ sin xᵢ + k), called four times.
@@ -3201,12 +3191,7 @@ mod early_tuple_returns {
             point.push(t);
             let grad = check_pair_output(
                 |p| first_above(&p[..3], p[3]),
-                |p, seed| {
-                    let mut d_xs = vec![0.0; 3];
-                    let (out, d_t) = first_above_vjp(&p[..3], &mut d_xs, p[3], seed);
-                    d_xs.push(d_t);
-                    (out, d_xs)
-                },
+                ad_tests::buffer_then_scalar(first_above_vjp),
                 |p, u| first_above_jvp(&p[..3], &u[..3], p[3], u[3]),
                 &point,
                 (1.0, 2.0),
