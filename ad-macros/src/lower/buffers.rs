@@ -326,24 +326,38 @@ impl Lower<'_> {
         }
     }
 
-    /// A bound on the integer `value` (at least `value`, a length or a
-    /// count) computed before the loops and branches being lowered: the
-    /// value itself if it is available there, else a bound of one operand of
-    /// a `min` or of the minuend of a difference (`min(n, rest)`, the length
-    /// of the last of `chunks(n)`).
-    /// With it, whether it is the value itself.
+    /// A bound on the length `value` computed before the loops and branches
+    /// being lowered, and whether it is the value itself: the value if it is
+    /// available there, else a bound of one operand of a `min` (`min(n,
+    /// rest)`, the length of a row of `chunks(n)`), or of `n` in the count
+    /// `(start + n).saturating_sub(start)` of a sequence over a sub-slice,
+    /// written `max(start + n, start) - start`, which is `n` for lengths.
     fn bound_before_regions(&mut self, value: Value, span: Span) -> Option<(Value, bool)> {
         if let Some(value) = self.before_regions(value, span) {
             return Some((value, true));
         }
-        let bound = match self.builder.func().inst(value).clone() {
-            Inst::Prim(crate::ir::Prim::Min, args) => args
-                .into_iter()
-                .find_map(|arg| self.bound_before_regions(arg, span)),
-            Inst::Binary(BinOp::Sub, a, _) => self.bound_before_regions(a, span),
-            _ => None,
+        let func = self.builder.func();
+        let operand = match func.inst(value) {
+            Inst::Prim(crate::ir::Prim::Min, args) => {
+                let args = args.clone();
+                return args
+                    .into_iter()
+                    .find_map(|arg| self.bound_before_regions(arg, span))
+                    .map(|(bound, _)| (bound, false));
+            }
+            &Inst::Binary(BinOp::Sub, larger, start) => match func.inst(larger) {
+                Inst::Prim(crate::ir::Prim::Max, args) if args[1] == start => {
+                    match *func.inst(args[0]) {
+                        Inst::Binary(BinOp::Add, from, n) if from == start => n,
+                        _ => return None,
+                    }
+                }
+                _ => return None,
+            },
+            _ => return None,
         };
-        bound.map(|(bound, _)| (bound, false))
+        self.bound_before_regions(operand, span)
+            .map(|(bound, _)| (bound, false))
     }
 
     /// A buffer for `len` elements written in a loop or a branch, made

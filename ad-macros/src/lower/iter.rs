@@ -1617,13 +1617,6 @@ impl Lower<'_> {
         if a == b {
             return self.int_lit(0, span);
         }
-        // `(b + n) - b` is `n` (the sum was computed, so it did not
-        // overflow): the length of a sub-slice's sequence.
-        if let Inst::Binary(BinOp::Add, x, n) = *self.builder.func().inst(a)
-            && x == b
-        {
-            return n;
-        }
         let larger = self.push(Inst::Prim(Prim::Max, vec![a, b]), Ty::Int, span);
         self.int_op(BinOp::Sub, larger, b, span)
     }

@@ -500,11 +500,11 @@ impl Lower<'_> {
     /// sets, the value at the end of the body too (it is lowered as the
     /// `return` it stands for). The value is the tuple of them.
     fn returning_tuple(&mut self, block: &Block, tys: &[Ty], span: Span) -> Lowered {
-        for (k, ty) in tys.iter().enumerate() {
-            let placeholder = self.push(Inst::Const(Const::Zero), ty.clone(), span);
-            self.bind(&format!("{RET}{k}"), Ok(placeholder));
-        }
         self.returned_tuple = Some(tys.to_vec());
+        for (key, ty) in self.returned_keys().iter().zip(tys) {
+            let placeholder = self.push(Inst::Const(Const::Zero), ty.clone(), span);
+            self.bind(key, Ok(placeholder));
+        }
         let mut stmts = block.stmts.clone();
         if let Some(Stmt::Expr(tail, semi @ None)) = stmts.last_mut() {
             let tail_span = tail.span();
@@ -513,8 +513,8 @@ impl Lower<'_> {
         }
         self.stmts(&stmts, false)?;
         let mut elems = Vec::new();
-        for k in 0..tys.len() {
-            elems.push(self.lookup(&format!("{RET}{k}")).expect("bound")?);
+        for key in self.returned_keys() {
+            elems.push(self.lookup(&key).expect("bound")?);
         }
         Ok(self
             .builder
@@ -539,9 +539,10 @@ impl Lower<'_> {
         let tuple = self.output(expr, &Ty::Tuple(tys.to_vec()))?;
         match self.builder.func().inst(tuple) {
             Inst::Tuple(elems) => Ok(elems.clone()),
-            _ => self
-                .unsupported(expr, msg::RETURN_TUPLE)
-                .map(|value| vec![value]),
+            _ => {
+                self.cx.error_spanned_by(expr, msg::RETURN_TUPLE);
+                Err(Poison)
+            }
         }
     }
 
@@ -556,9 +557,9 @@ impl Lower<'_> {
                     Err(Poison)
                 }
             };
-            for k in 0..tys.len() {
+            for (k, key) in self.returned_keys().iter().enumerate() {
                 let elem = elems.as_ref().map(|elems| elems[k]).map_err(|_| Poison);
-                self.set_hidden(&format!("{RET}{k}"), elem);
+                self.set_hidden(key, elem);
             }
             let yes = self.push(Inst::Const(Const::Bool(true)), Ty::Bool, ret.span());
             self.set_hidden(RETURNED, Ok(yes));
