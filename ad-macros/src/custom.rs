@@ -39,6 +39,7 @@ pub(crate) fn custom_jvp(args: TokenStream, input: TokenStream) -> TokenStream {
         Err(tokens) => return tokens,
     };
     let sig = lower::signature(&cx, &item, &Args::default());
+    rows_unsupported(&cx, &sig);
     match (cx.check(), rule) {
         (Ok(()), Some(rule)) => {
             let header = emit::jvp_header(&item, &sig);
@@ -86,6 +87,7 @@ pub(crate) fn custom_vjp(args: TokenStream, input: TokenStream) -> TokenStream {
         Err(tokens) => return tokens,
     };
     let sig = lower::signature(&cx, &item, &Args::default());
+    rows_unsupported(&cx, &sig);
     if sig.output_ty.elem().is_some() {
         cx.error_spanned_by(&item.sig.output, msg::CUSTOM_BUFFER_OUTPUT);
     }
@@ -102,6 +104,14 @@ pub(crate) fn custom_vjp(args: TokenStream, input: TokenStream) -> TokenStream {
             quote!(#item #error)
         }
         (Ok(()), None) => unreachable!("a missing rule is an error"),
+    }
+}
+
+/// A rule's buffers are flat: the callers of a function with a custom rule
+/// pass what they hold, and they hold rows flat.
+fn rows_unsupported(cx: &Ctxt, sig: &Signature) {
+    for param in sig.params.iter().filter(|param| param.rows.is_some()) {
+        cx.error_spanned_by(param.outer_ty(), msg::CUSTOM_ROWS);
     }
 }
 

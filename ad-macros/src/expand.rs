@@ -212,15 +212,16 @@ pub(crate) fn second_order(
     applied_twice: Option<syn::Error>,
 ) -> Result<(Signature, Function), Box<(Signature, syn::Error)>> {
     let (sig, primal, activity) = checked_primal(args, item, applied_twice, true)?;
-    if let Some(param) = sig
-        .params
-        .iter()
-        .find(|param| param.by_value.is_some() && param.role == crate::ir::Role::Active)
-    {
-        let what = format!(
-            "arrays taken by value (take `&{}`)",
-            lower::type_string(param.outer_ty()).replace(';', "; ")
-        );
+    if let Some(param) = sig.params.iter().find(|param| {
+        (param.by_value.is_some() && param.role == crate::ir::Role::Active) || param.rows.is_some()
+    }) {
+        let what = match param.by_value.is_some() {
+            true => format!(
+                "arrays taken by value (take `&{}`)",
+                lower::type_string(param.outer_ty()).replace(';', "; ")
+            ),
+            false => "buffers of rows (take a flat `&[T]` and index it `x[i * n + j]`)".to_owned(),
+        };
         let error = syn::Error::new(param.span, crate::diag::msg::hvp_unsupported(&what));
         return Err(Box::new((sig, error)));
     }

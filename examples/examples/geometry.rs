@@ -1,6 +1,7 @@
 //! Geometry with arrays by value: points and vectors are `[f64; 3]`, passed
-//! and returned by value between differentiated helpers, as geometry code is
-//! usually written.
+//! and returned by value between differentiated helpers, and a ring of
+//! points is a buffer of rows, `&[[f64; 3]]`, as geometry code is usually
+//! written.
 //!
 //! A soap film spans a bent ring: the ring's points are fixed, and one free
 //! vertex in the middle is joined to each edge of the ring by a triangle.
@@ -42,16 +43,14 @@ fn triangle_area(a: [f64; 3], b: [f64; 3], c: [f64; 3]) -> f64 {
 }
 
 /// The film's area: a triangle from `center` to each edge of the ring
-/// (`ring` holds its points as `x, y, z` triples).
+/// (a buffer of rows: its points).
 #[differentiate(wrt(center))]
-fn film_area(center: [f64; 3], ring: &[f64]) -> f64 {
-    let n = ring.len() / 3;
+fn film_area(center: [f64; 3], ring: &[[f64; 3]]) -> f64 {
+    let n = ring.len();
     let mut total = 0.0;
     for i in 0..n {
         let j = (i + 1) % n;
-        let p = [ring[3 * i], ring[3 * i + 1], ring[3 * i + 2]];
-        let q = [ring[3 * j], ring[3 * j + 1], ring[3 * j + 2]];
-        total += triangle_area(center, p, q);
+        total += triangle_area(center, ring[i], ring[j]);
     }
     total
 }
@@ -59,8 +58,8 @@ fn film_area(center: [f64; 3], ring: &[f64]) -> f64 {
 fn main() {
     // A unit circle bent into a saddle, z = 0.3 sin 2θ.
     let n = 24;
-    let ring: Vec<f64> = (0..n)
-        .flat_map(|k| {
+    let ring: Vec<[f64; 3]> = (0..n)
+        .map(|k| {
             let theta = std::f64::consts::TAU * f64::from(k) / f64::from(n);
             [theta.cos(), theta.sin(), 0.3 * (2.0 * theta).sin()]
         })

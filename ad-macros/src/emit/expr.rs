@@ -324,6 +324,15 @@ impl Emitter<'_> {
                             let len = next().at(Prec::Or);
                             quote_spanned!(span=> let #name = &#buf[#start..][..#len];)
                         }
+                        BindingKind::Rows => {
+                            let buf = first.at(Prec::Postfix);
+                            let start = next().at(Prec::Or);
+                            let len = next().at(Prec::Or);
+                            let width = next().at(Prec::Or);
+                            quote_spanned!(span=>
+                                let #name = #buf[#start..][..#len].as_chunks::<{ #width }>().0;
+                            )
+                        }
                     });
                 }
                 let tokens = &mac.tokens;

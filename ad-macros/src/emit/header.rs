@@ -127,16 +127,24 @@ pub(crate) fn jvp_header_named(item: &ItemFn, sig: &Signature, all: bool) -> Tok
     let hidden = all.then(|| quote!(#[doc(hidden)]));
     let tangents = crate::jvp::tangent_names(sig);
     let params = sig.params.iter().zip(&tangents).map(|(param, tangent)| {
+        // The twin callers call takes a buffer of rows flat, as they hold it.
+        let flat = all && param.rows.is_some();
         let tangent = tangent.as_ref().map(|name| {
             let name = ident(name, param.span);
-            let ty = tangent_ty(param);
+            let ty = match flat {
+                true => param.ty.to_token_stream(),
+                false => tangent_ty(param),
+            };
             quote!(#name: #ty,)
         });
         if param.is_receiver() {
             return quote!(&self, #tangent);
         }
         let ident = ident(&param.name, param.span);
-        let ty = param.outer_ty();
+        let ty = match flat {
+            true => &param.ty,
+            false => param.outer_ty(),
+        };
         quote!(#ident: #ty, #tangent)
     });
     let output = &sig.output;
@@ -280,20 +288,57 @@ fn tangent_ty(param: &crate::lower::SigParam) -> TokenStream {
 
 /// `let a = &a;` for each array taken by value, so that the body reads it as
 /// the buffer it is inside (see [`SigParam::by_value`]); in `_vjp`, also
-/// `let d_a = &mut zeros;`, the shadow `_vjp` returns by value.
-pub(crate) fn by_value_prologue(sig: &Signature, shadows: bool) -> TokenStream {
+/// `let d_a = &mut zeros;`, the shadow `_vjp` returns by value. And, unless
+/// `rows_flat` (the hidden twins callers call take them flat),
+/// `let pts = pts.as_flattened();` for each buffer of rows (see
+/// [`SigParam::rows`]), with `shadows` its shadow too, and each of
+/// `tangents` (of `_jvp`).
+///
+/// [`SigParam::by_value`]: crate::lower::SigParam::by_value
+/// [`SigParam::rows`]: crate::lower::SigParam::rows
+pub(crate) fn by_value_prologue(
+    sig: &Signature,
+    shadows: bool,
+    tangents: &[Option<String>],
+    rows_flat: bool,
+) -> TokenStream {
     let mut stmts = TokenStream::new();
-    for param in &sig.params {
+    for (k, param) in sig.params.iter().enumerate() {
+        let name = ident(&param.name, param.span);
+        let tangent = tangents.get(k).and_then(Option::as_ref);
+        if param.rows.is_some() && rows_flat {
+            continue;
+        }
+        if param.rows.is_some() {
+            let flatten = if param.mutable {
+                quote!(as_flattened_mut)
+            } else {
+                quote!(as_flattened)
+            };
+            stmts.extend(quote!(let #name = #name.#flatten();));
+            if let (true, Some(shadow)) = (shadows, &param.shadow) {
+                let shadow = ident(&shadow.name, param.span);
+                stmts.extend(quote!(let #shadow = #shadow.as_flattened_mut();));
+            }
+            if let Some(tangent) = tangent {
+                let tangent = ident(tangent, param.span);
+                stmts.extend(quote!(let #tangent = #tangent.#flatten();));
+            }
+            continue;
+        }
         if param.by_value.is_none() {
             continue;
         }
-        let name = ident(&param.name, param.span);
         stmts.extend(quote!(let #name = &#name;));
         if let (true, Some(shadow)) = (shadows, &param.shadow) {
             let shadow = ident(&shadow.name, param.span);
             stmts.extend(quote!(
                 let #shadow = &mut ::ad_runtime::__private::zeros_like(#name);
             ));
+        }
+        if let Some(tangent) = tangent {
+            let tangent = ident(tangent, param.span);
+            stmts.extend(quote!(let #tangent = &#tangent;));
         }
     }
     stmts

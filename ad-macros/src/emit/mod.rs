@@ -59,9 +59,11 @@ pub(crate) fn vjp(item: &ItemFn, sig: &Signature, func: &Function) -> TokenStrea
         .map(|param| param.shadow.as_ref().map(|shadow| shadow.name.clone()))
         .collect();
     let body = emitter.body_after(header::shadow_checks(sig, &shadows));
+    let prologue = header::by_value_prologue(sig, true, &[], false);
     if sig.params.iter().all(|param| param.by_value.is_none()) {
         return quote! {
             #header {
+                #prologue
                 #body
             }
         };
@@ -69,7 +71,6 @@ pub(crate) fn vjp(item: &ItemFn, sig: &Signature, func: &Function) -> TokenStrea
     // Arrays taken by value: the body reads them as buffers, adds into
     // local shadows, and their adjoints join the returned ones in the
     // parameters' order.
-    let prologue = header::by_value_prologue(sig, true);
     let has_out = sig.seed_ty.is_some();
     let scalars = sig
         .params
@@ -116,14 +117,8 @@ pub(crate) fn vjp(item: &ItemFn, sig: &Signature, func: &Function) -> TokenStrea
 pub(crate) fn jvp(item: &ItemFn, sig: &Signature, func: &Function, all: bool) -> TokenStream {
     let header = jvp_header_named(item, sig, all);
     // Arrays taken by value, and their tangents, are read as buffers.
-    let mut prologue = header::by_value_prologue(sig, false);
     let tangents = crate::jvp::tangent_names(sig);
-    for (param, tangent) in sig.params.iter().zip(&tangents) {
-        if let (Some(_), Some(tangent)) = (&param.by_value, tangent) {
-            let tangent = ident(tangent, param.span);
-            prologue.extend(quote!(let #tangent = &#tangent;));
-        }
-    }
+    let prologue = header::by_value_prologue(sig, false, &tangents, all);
     let body = Emitter::new(func).body_after(header::shadow_checks(sig, &tangents));
     quote! {
         #header {

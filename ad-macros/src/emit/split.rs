@@ -44,7 +44,7 @@ pub(crate) fn forward(
     emitter.split = Some(Mode {
         pullback_ty: pullback_ty.clone(),
     });
-    let body = emitter.split_body(sig, adjoint_start(func, primal_len));
+    let body = emitter.split_body(sig, adjoint_start(func, primal_len), entry);
     quote! {
         #header {
             #body
@@ -99,7 +99,11 @@ pub(crate) fn forward_header(
     });
     let params = sig.params.iter().map(|param| {
         let ident = ident(&param.name, param.span);
-        let ty = param.outer_ty();
+        // Callers hold a buffer of rows flat, and pass it so.
+        let ty = match entry == Entry::All && param.rows.is_some() {
+            true => &param.ty,
+            false => param.outer_ty(),
+        };
         quote!(#ident: #ty)
     });
     let output = &sig.output;
@@ -146,8 +150,19 @@ fn pullback_inputs(sig: &Signature) -> Vec<(Option<Ident>, TokenStream)> {
         let name = ident(&param.name, param.span);
         // An array taken by value is read as a slice: a caller may hold
         // the array it passed in a `Vec` (made in a loop).
-        if let Some(Type::Array(array)) = &param.by_value {
-            let elem = &array.elem;
+        let row = param.rows.as_ref().map(|_| match &param.ty {
+            Type::Reference(flat) => match &*flat.elem {
+                Type::Slice(slice) => &*slice.elem,
+                _ => unreachable!("rows are flattened into a slice"),
+            },
+            _ => unreachable!("rows are taken by reference"),
+        });
+        // A buffer of rows is read flat, as the body reads it.
+        let array_elem = match &param.by_value {
+            Some(Type::Array(array)) => Some(&*array.elem),
+            _ => row,
+        };
+        if let Some(elem) = array_elem {
             inputs.push((Some(name), quote!(&[#elem])));
             if let Some(shadow) = &param.shadow {
                 let name = ident(&shadow.name, param.span);
@@ -238,9 +253,10 @@ fn adjoint_start(func: &Function, primal_len: usize) -> usize {
 
 impl Emitter<'_> {
     /// The primal statements, then `(out, move |…| { adjoint })`.
-    fn split_body(&self, sig: &Signature, start: usize) -> TokenStream {
+    fn split_body(&self, sig: &Signature, start: usize, entry: Entry) -> TokenStream {
         let func = self.func;
-        let mut stmts = super::header::by_value_prologue(sig, false);
+        let rows_flat = entry == Entry::All;
+        let mut stmts = super::header::by_value_prologue(sig, false, &[], rows_flat);
         stmts.extend(self.prologue());
         let (primal, adjoint) = func.body.insts.split_at(start);
         stmts.extend(

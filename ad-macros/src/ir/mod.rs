@@ -500,6 +500,9 @@ pub(crate) enum BindingKind {
     Slice,
     /// `let s = &buf[start..][..len];` (three arguments).
     View,
+    /// `let pts = buf[start..][..len].as_chunks::<{ width }>().0;` (four
+    /// arguments, the last a constant): a buffer of rows.
+    Rows,
 }
 
 /// A function called from differentiated code that has a derivative of its

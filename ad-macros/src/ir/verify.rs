@@ -67,12 +67,18 @@ impl Scope {
             }
             check_inst(func, id, inst)?;
             // A copy in a region is a snapshot the adjoint reads from a tape;
-            // a slice is a range of a buffer defined outside.
+            // a slice is a range of a buffer defined outside; a scratch
+            // shadow is the second shadow of a buffer a call in a loop is
+            // passed twice (`g(&x[a..b], &x[c..d])`), added into the first
+            // after the call's pullback.
             if closes
                 && matches!(func.ty(id), Ty::Buf(_))
                 && !matches!(
                     inst,
-                    Inst::CloneBuf { .. } | Inst::Pop(_) | Inst::Slice { .. }
+                    Inst::CloneBuf { .. }
+                        | Inst::Pop(_)
+                        | Inst::Slice { .. }
+                        | Inst::Shadow { seed: None, .. }
                 )
             {
                 return Err(format!("%{} is a buffer defined inside a region", id.0));

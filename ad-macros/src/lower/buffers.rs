@@ -775,6 +775,22 @@ impl Lower<'_> {
     /// receiver is no buffer.
     pub(super) fn buffer_method(&mut self, call: &ExprMethodCall) -> Option<Lowered> {
         let name = call.method.unraw().to_string();
+        if matches!(name.as_str(), "len" | "is_empty")
+            && call.args.is_empty()
+            && let Some(rows) = self.rows_of(&call.receiver)
+        {
+            let span = call.span();
+            return Some(rows.map(|rows| {
+                let len = self.int_op(BinOp::Div, rows.flat.len, rows.width, span);
+                match name.as_str() {
+                    "len" => len,
+                    _ => {
+                        let zero = self.int_lit(0, span);
+                        self.binary(BinOp::Eq, len, zero, span)
+                    }
+                }
+            }));
+        }
         if let Some(view) = self.view_of(&call.receiver) {
             return Some(match (name.as_str(), call.args.len()) {
                 ("len", 0) => view.map(|view| view.len),

@@ -216,6 +216,43 @@ impl Lower<'_> {
     /// see whether `g` takes `&` or `&mut`, and for a callee that only reads
     /// it the adjoint is the same, only more conservative.
     fn call_arg(&mut self, arg: &Expr) -> Result<(crate::ir::Value, Mode), Poison> {
+        // A buffer of rows is passed flat: the twins callers call take it so.
+        if let Some(rows) = self.rows_of(arg) {
+            let rows = rows?;
+            let func = self.builder.func();
+            let whole = matches!(
+                func.inst(rows.flat.start),
+                Inst::Const(crate::ir::Const::Zero)
+            ) && matches!(func.inst(rows.flat.len), Inst::Len(of) if *of == rows.flat.buf);
+            let mutable = match arg {
+                Expr::Reference(reference) => reference.mutability.is_some(),
+                _ => {
+                    matches!(func.inst(rows.flat.buf), Inst::Param(index) if func.params[*index as usize].mutable)
+                }
+            };
+            let mode = if mutable { Mode::Mut } else { Mode::Ref };
+            if whole {
+                return Ok((rows.flat.buf, mode));
+            }
+            let ty = func.ty(rows.flat.buf).clone();
+            let slice = Inst::Slice {
+                buf: rows.flat.buf,
+                start: rows.flat.start,
+                len: rows.flat.len,
+            };
+            return Ok((self.push(slice, ty, arg.span()), mode));
+        }
+        // `dist(pts[i], *q)` of rows: a copy of the row, an array by value.
+        let row = match arg {
+            Expr::Index(index) if !matches!(&*index.index, Expr::Range(_)) => Some(arg),
+            Expr::Unary(unary) if matches!(unary.op, syn::UnOp::Deref(_)) => Some(&*unary.expr),
+            _ => None,
+        };
+        if let Some(row) = row
+            && let Some(slice) = self.slice_arg(row)
+        {
+            return slice.map(|slice| (slice, Mode::Copy));
+        }
         if let Some(slice) = self.slice_arg(arg) {
             let mode = match arg {
                 Expr::Reference(reference) if reference.mutability.is_some() => Mode::Mut,

@@ -116,7 +116,12 @@ impl Lower<'_> {
                         Some(Special::Closure(closure)) => {
                             return Ok(Rc::new(Callable::Closure(closure)));
                         }
-                        Some(Special::View(_) | Special::Cursor(..) | Special::Chain(_)) => {
+                        Some(
+                            Special::View(_)
+                            | Special::Cursor(..)
+                            | Special::Chain(_)
+                            | Special::Rows(_),
+                        ) => {
                             self.cx.error_spanned_by(expr, msg::NOT_CALLABLE);
                             return Err(Poison);
                         }
@@ -329,6 +334,21 @@ impl Lower<'_> {
                 }
                 bound
             }
+            // `for &[x, y] in pts`, `let [x, y] = pts[i];`: the elements of a
+            // row, in order.
+            (Pat::Slice(slice), Item::View(view))
+                if !slice.elems.iter().any(|elem| matches!(elem, Pat::Rest(_))) =>
+            {
+                let span = slice.span();
+                let mut bound = Ok(());
+                for (k, pat) in slice.elems.iter().enumerate() {
+                    let offset = self.int_lit(k as u64, span);
+                    let index = self.int_add(view.start, offset, span);
+                    let elem = self.load(view.buf, index, span);
+                    bound = bound.and(self.bind_pattern(pat, Item::Value(elem)));
+                }
+                bound
+            }
             // `let [x, y, z] = *p;`: the elements of an array, in order.
             (Pat::Slice(slice), Item::Value(buf) | Item::Ref(buf))
                 if matches!(self.ty(buf), Ty::Buf(_))
@@ -419,7 +439,10 @@ impl Lower<'_> {
                 let name = super::expr::local_name(func)?;
                 match self.special(&name)? {
                     Special::Closure(closure) => Some(Ok(Rc::new(Callable::Closure(closure)))),
-                    Special::View(_) | Special::Cursor(..) | Special::Chain(_) => None,
+                    Special::View(_)
+                    | Special::Cursor(..)
+                    | Special::Chain(_)
+                    | Special::Rows(_) => None,
                 }
             }
             _ => None,

@@ -527,6 +527,9 @@ impl Lower<'_> {
                 ) => {
                     return self.unsupported(path, msg::VIEW_AS_VALUE);
                 }
+                Some(super::Special::Rows(_)) => {
+                    return self.unsupported(path, msg::ROWS_AS_BUFFER);
+                }
                 None => {}
             }
             if let Some((buf, index)) = self.element(&name) {

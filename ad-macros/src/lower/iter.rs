@@ -43,6 +43,16 @@ pub(crate) struct View {
     pub(super) len: Value,
 }
 
+/// A buffer of rows of `width` elements each (`pts: &[[f64; 2]]`), stored
+/// flat: the rows are the chunks of `flat` (see [`SigParam::rows`]).
+///
+/// [`SigParam::rows`]: crate::lower::SigParam::rows
+#[derive(Clone, Copy)]
+pub(crate) struct Rows {
+    pub(super) flat: View,
+    pub(super) width: Value,
+}
+
 /// The indices a leaf walks: `(start..end).step_by(step)`, reversed if
 /// `reversed` (the same as a loop's [`LoopRange`]).
 #[derive(Clone, Copy, PartialEq)]
@@ -166,6 +176,11 @@ impl Lower<'_> {
     /// (`&xs`, `xs.iter()`, `&x[1..]`) and the adapters applied to it. `None`
     /// if the expression is no iterator.
     pub(super) fn chain_of(&mut self, expr: &Expr) -> Option<Result<Chain, Poison>> {
+        // The rows of `pts: &[[f64; 2]]` are its flat buffer's chunks.
+        if let Some(rows) = self.rows_of(expr) {
+            let span = expr.span();
+            return Some(rows.map(|rows| self.pieces("chunks_exact", rows.flat, rows.width, span)));
+        }
         match expr {
             Expr::Paren(paren) => self.chain_of(&paren.expr),
             Expr::Group(group) => self.chain_of(&group.expr),
@@ -235,6 +250,10 @@ impl Lower<'_> {
         let args = call.args.len();
         match (name.as_str(), args) {
             ("windows" | "chunks" | "chunks_exact" | "chunks_mut" | "chunks_exact_mut", 1) => {
+                if self.rows_of(&call.receiver).is_some() {
+                    self.cx.error_spanned_by(&call.method, msg::ROWS_PIECES);
+                    return Some(Err(Poison));
+                }
                 let view = self.view_or_buffer(&call.receiver)?;
                 // A chunk of `chunks_mut` is a view its loop body may write.
                 let name = name.trim_end_matches("_mut");
@@ -243,6 +262,13 @@ impl Lower<'_> {
                     let size = self.expr(&call.args[0])?;
                     Ok(self.pieces(name, view, size, span))
                 })());
+            }
+            ("iter" | "into_iter" | "iter_mut", 0)
+                if let Some(rows) = self.rows_of(&call.receiver) =>
+            {
+                return Some(
+                    rows.map(|rows| self.pieces("chunks_exact", rows.flat, rows.width, span)),
+                );
             }
             ("iter" | "into_iter" | "iter_mut", 0) => {
                 let mutable = name == "iter_mut";
@@ -422,6 +448,10 @@ impl Lower<'_> {
                     Special::View(view) => Some(Ok(view)),
                     Special::Cursor(view, key) => Some(self.cursor_rest(view, &key, expr.span())),
                     Special::Closure(_) | Special::Chain(_) => None,
+                    Special::Rows(_) => {
+                        self.cx.error_spanned_by(expr, msg::ROWS_AS_BUFFER);
+                        Some(Err(Poison))
+                    }
                 }
             }
             // `x.chunks_exact(k).remainder()`: the last `len % k` elements.
@@ -446,26 +476,34 @@ impl Lower<'_> {
                     })
                 })())
             }
+            // `pts[i]`: a row.
+            Expr::Index(index) if !matches!(&*index.index, Expr::Range(_)) => {
+                let rows = self.rows_of(&index.expr)?;
+                let span = expr.span();
+                Some((|| {
+                    let rows = rows?;
+                    let i = self.expr(&index.index)?;
+                    let offset = self.int_op(BinOp::Mul, i, rows.width, span);
+                    Ok(View {
+                        buf: rows.flat.buf,
+                        start: self.int_add(rows.flat.start, offset, span),
+                        len: rows.width,
+                    })
+                })())
+            }
             Expr::Index(index) => {
                 let Expr::Range(range) = &*index.index else {
                     return None;
                 };
+                if self.rows_of(&index.expr).is_some() {
+                    // `&pts[a..b]` is rows (see `rows_of`), never a view.
+                    return None;
+                }
                 let whole = self.view_or_buffer(&index.expr)?;
                 let span = expr.span();
                 Some((|| {
                     let whole = whole?;
-                    let start = range.start.as_ref().map(|start| self.expr(start));
-                    let end = range.end.as_ref().map(|end| self.expr(end));
-                    let start = start.transpose()?;
-                    let mut end = end.transpose()?.unwrap_or(whole.len);
-                    if matches!(range.limits, RangeLimits::Closed(_)) {
-                        let one = self.int_lit(1, span);
-                        end = self.int_add(end, one, span);
-                    }
-                    let (start, len) = match start {
-                        Some(start) => (start, self.int_op(BinOp::Sub, end, start, span)),
-                        None => (self.int_lit(0, span), end),
-                    };
+                    let (start, len) = self.sub_range(range, whole.len, span)?;
                     let start = self.int_add(whole.start, start, span);
                     Ok(View {
                         buf: whole.buf,
@@ -490,6 +528,90 @@ impl Lower<'_> {
             let len = self.push(Inst::Len(buf), Ty::Int, span);
             View { buf, start, len }
         }))
+    }
+
+    /// Where `range` starts in a sequence of `len` items, and how many
+    /// items it holds (`a..b`, `a..`, `..=b`, `..`).
+    fn sub_range(
+        &mut self,
+        range: &syn::ExprRange,
+        len: Value,
+        span: Span,
+    ) -> Result<(Value, Value), Poison> {
+        let start = range.start.as_ref().map(|start| self.expr(start));
+        let end = range.end.as_ref().map(|end| self.expr(end));
+        let start = start.transpose()?;
+        let mut end = end.transpose()?.unwrap_or(len);
+        if matches!(range.limits, RangeLimits::Closed(_)) {
+            let one = self.int_lit(1, span);
+            end = self.int_add(end, one, span);
+        }
+        Ok(match start {
+            Some(start) => (start, self.int_op(BinOp::Sub, end, start, span)),
+            None => (self.int_lit(0, span), end),
+        })
+    }
+
+    /// The buffer of rows an expression names: a parameter `pts: &[[f64;
+    /// 2]]`, a name bound to one, `&pts[a..b]`. `None` if it names none.
+    pub(super) fn rows_of(&mut self, expr: &Expr) -> Option<Result<Rows, Poison>> {
+        match expr {
+            Expr::Paren(paren) => self.rows_of(&paren.expr),
+            Expr::Group(group) => self.rows_of(&group.expr),
+            Expr::Reference(reference) => self.rows_of(&reference.expr),
+            Expr::Path(_) => {
+                let name = super::expr::local_name(expr)?;
+                match self.special(&name)? {
+                    Special::Rows(rows) => Some(Ok(rows)),
+                    _ => None,
+                }
+            }
+            Expr::Index(index) => {
+                let Expr::Range(range) = &*index.index else {
+                    return None;
+                };
+                let whole = self.rows_of(&index.expr)?;
+                let span = expr.span();
+                Some((|| {
+                    let whole = whole?;
+                    let count = self.int_op(BinOp::Div, whole.flat.len, whole.width, span);
+                    let (start, rows) = self.sub_range(range, count, span)?;
+                    let first = self.int_op(BinOp::Mul, start, whole.width, span);
+                    let len = self.int_op(BinOp::Mul, rows, whole.width, span);
+                    Ok(Rows {
+                        flat: View {
+                            buf: whole.flat.buf,
+                            start: self.int_add(whole.flat.start, first, span),
+                            len,
+                        },
+                        width: whole.width,
+                    })
+                })())
+            }
+            _ => None,
+        }
+    }
+
+    /// Binds `name` to the rows of the flat buffer `buf`, each `width` long
+    /// (an integer literal or a constant's path).
+    pub(super) fn bind_rows(&mut self, name: &str, buf: Value, width: &Expr, span: Span) {
+        let width = match width {
+            Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Int(int),
+                ..
+            }) => match int.base10_parse::<u64>() {
+                Ok(n) => self.int_lit(n, span),
+                Err(_) => return,
+            },
+            width => {
+                let tokens = quote::ToTokens::to_token_stream(width);
+                self.push(Inst::Const(Const::Path(tokens)), Ty::Int, span)
+            }
+        };
+        let start = self.int_lit(0, span);
+        let len = self.push(Inst::Len(buf), Ty::Int, span);
+        let flat = View { buf, start, len };
+        self.bind_special(name, Special::Rows(Rows { flat, width }));
     }
 
     /// The halves of `split_at(mid)`.

@@ -105,6 +105,14 @@ impl Lower<'_> {
                         self.cx.error_spanned_by(&ident, msg::CURSOR_IN_MACRO);
                         return Err(Poison);
                     }
+                    // The row length is a constant: a literal or a const's path.
+                    Special::Rows(rows) => {
+                        bindings.push(Binding {
+                            name: ident,
+                            kind: BindingKind::Rows,
+                        });
+                        args.extend([rows.flat.buf, rows.flat.start, rows.flat.len, rows.width]);
+                    }
                 }
                 continue;
             }

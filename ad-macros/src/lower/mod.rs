@@ -78,6 +78,8 @@ enum Special {
     /// `let pairs = x.iter().zip(y);`: an iterator chain, lowered where it
     /// is consumed (`for`, `sum`, more adapters), as if written there.
     Chain(Rc<iter::Chain>),
+    /// `pts: &[[f64; 2]]`: a buffer of rows, stored flat.
+    Rows(iter::Rows),
 }
 
 impl Scope {
@@ -206,6 +208,9 @@ pub(crate) fn body(cx: &Ctxt, func: &ItemFn, sig: &Signature) -> Option<Function
             Ok(value)
         };
         lower.bind(&param.name, bound);
+        if let (Some(rows), Ok(buf)) = (&param.rows, bound) {
+            lower.bind_rows(&param.name, buf, &rows.width, param.span);
+        }
     }
     let out = lower.fn_body(&func.block, &sig.output_ty).ok()?;
     lower.builder.refine_ty(out, &sig.output_ty);
@@ -804,6 +809,16 @@ impl Lower<'_> {
                     let key = self.block_counter(&format!("{name}_taken"), local.span());
                     self.bind_special(name, Special::Cursor(view, key));
                 }
+                Err(Poison) => self.bind(name, Err(Poison)),
+            }
+            return;
+        }
+        // `let rest = &pts[1..];`: rows of a buffer of rows.
+        if let Some(name) = &name
+            && let Some(rows) = self.rows_of(&init.expr)
+        {
+            match rows {
+                Ok(rows) => self.bind_special(name, Special::Rows(rows)),
                 Err(Poison) => self.bind(name, Err(Poison)),
             }
             return;

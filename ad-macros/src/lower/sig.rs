@@ -41,6 +41,17 @@ pub(crate) struct SigParam {
     /// the generated functions it is a buffer like `a: &[f64; 3]` (`ty`),
     /// bound by `emit::header::by_value_prologue` from the parameter of this type.
     pub(crate) by_value: Option<Type>,
+    /// A buffer of rows (`pts: &[[f64; 2]]`, `&mut [[T; N]; M]`): inside the
+    /// generated functions it is the flat buffer `ty` (`&[f64]`), bound by
+    /// `emit::header::by_value_prologue` with `as_flattened`.
+    pub(crate) rows: Option<RowsParam>,
+}
+
+/// How a buffer of rows is written: the parameter's type and the length of
+/// a row.
+pub(crate) struct RowsParam {
+    pub(crate) outer: Type,
+    pub(crate) width: syn::Expr,
 }
 
 /// The shadow of an active buffer parameter: `d_xs: &mut [f64]`.
@@ -57,7 +68,11 @@ impl SigParam {
 
     /// The type generated signatures give the parameter: the user's.
     pub(crate) fn outer_ty(&self) -> &Type {
-        self.by_value.as_ref().unwrap_or(&self.ty)
+        match (&self.by_value, &self.rows) {
+            (Some(array), _) => array,
+            (None, Some(rows)) => &rows.outer,
+            (None, None) => &self.ty,
+        }
     }
 
     /// Whether `_vjp` returns this parameter's adjoint (a float, or an
@@ -122,6 +137,7 @@ pub(crate) fn signature(cx: &Ctxt, func: &ItemFn, args: &Args) -> Signature {
             {
                 params.push(SigParam {
                     by_value: None,
+                    rows: None,
                     name: "self".to_owned(),
                     span: receiver.self_token.span,
                     ty: syn::parse_quote!(&Self),
@@ -157,6 +173,16 @@ pub(crate) fn signature(cx: &Ctxt, func: &ItemFn, args: &Args) -> Signature {
                     Some(array) => syn::parse_quote!(&#array),
                     None => (*typed.ty).clone(),
                 };
+                // `pts: &[[f64; 2]]` is the flat buffer `pts: &[f64]` inside.
+                let rows = rows_param(&ty, generic);
+                let ty = match &rows {
+                    Some((rows, _)) => rows.clone(),
+                    None => ty,
+                };
+                let rows = rows.map(|(_, width)| RowsParam {
+                    outer: (*typed.ty).clone(),
+                    width,
+                });
                 let buffer = buffer_param(&ty, generic).or_else(|| struct_param(&ty));
                 let ir_ty = match (scalar_type(&typed.ty, generic), &buffer) {
                     (Some(scalar), _) => scalar.ty(),
@@ -183,18 +209,38 @@ pub(crate) fn signature(cx: &Ctxt, func: &ItemFn, args: &Args) -> Signature {
                 } else {
                     Role::Constant
                 };
+                let shadow_ty = |buffer: BufferParam| match &rows {
+                    // The shadow of a buffer of rows is rows too.
+                    Some(rows) => {
+                        let syn::Type::Reference(outer) = &rows.outer else {
+                            unreachable!("rows are taken by reference")
+                        };
+                        match vec_elem(&outer.elem) {
+                            // `&Vec<[T; N]>`: a slice, as for `&Vec<T>`.
+                            Some(row) => syn::parse_quote!(&mut [#row]),
+                            None => {
+                                let elem = &outer.elem;
+                                syn::parse_quote!(&mut #elem)
+                            }
+                        }
+                    }
+                    None => buffer.shadow_ty,
+                };
+                let mutable = buffer.as_ref().is_some_and(|buffer| buffer.mutable);
+                let shadow = buffer.map(|buffer| ShadowParam {
+                    name: String::new(),
+                    ty: shadow_ty(buffer),
+                });
                 params.push(SigParam {
                     by_value: by_value.cloned(),
+                    rows,
                     name,
                     span,
                     ty,
                     ir_ty,
                     role,
-                    mutable: buffer.as_ref().is_some_and(|buffer| buffer.mutable),
-                    shadow: buffer.map(|buffer| ShadowParam {
-                        name: String::new(),
-                        ty: buffer.shadow_ty,
-                    }),
+                    mutable,
+                    shadow,
                 });
             }
         }
@@ -369,6 +415,29 @@ fn buffer_param(ty: &Type, generic: Option<&Ident>) -> Option<BufferParam> {
         shadow_ty,
         is_struct: false,
     })
+}
+
+/// `&[[T; N]]`, `&[[T; N]; M]`, `&Vec<[T; N]>` or their `&mut` forms, of
+/// numbers: the flat buffer it is inside (`&[T]`, `&mut [T]`) and `N`.
+fn rows_param(ty: &Type, generic: Option<&Ident>) -> Option<(Type, syn::Expr)> {
+    let Type::Reference(reference) = ty else {
+        return None;
+    };
+    let row = match &*reference.elem {
+        Type::Slice(slice) => &*slice.elem,
+        Type::Array(array) => &*array.elem,
+        other => vec_elem(other)?,
+    };
+    let Type::Array(row) = row else {
+        return None;
+    };
+    scalar_type(&row.elem, generic)?;
+    let elem = &row.elem;
+    let flat = match reference.mutability {
+        Some(_) => syn::parse_quote!(&mut [#elem]),
+        None => syn::parse_quote!(&[#elem]),
+    };
+    Some((flat, row.len.clone()))
 }
 
 /// `[T; N]` of numbers, taken by value.

@@ -56,7 +56,7 @@ impl Reverse<'_> {
                     if primal.ty(arg).is_float_buf() || *primal.ty(arg) == Ty::Struct {
                         let shadow = match self.shadow(arg) {
                             Some(shadow) => shadow,
-                            None => self.scratch_shadow(arg),
+                            None => self.scratch_shadow_of(arg, contents, call),
                         };
                         let base = self.builder.func().bases(vec![shadow])[0];
                         if passed.contains(&base) && primal.ty(arg).is_float_buf() {
@@ -148,6 +148,42 @@ impl Reverse<'_> {
             );
         }
         Some(self.push(Inst::Tuple(elems), Ty::Tuple(tys), call))
+    }
+
+    /// A scratch shadow (see [`Reverse::scratch_shadow`]) for the argument
+    /// `arg`, read back as `contents`. A range of a buffer made in a loop
+    /// (`g(&ring[3 * i..][..3])`, `dist(pts[i], pts[j])` of rows) is the same
+    /// range of the whole buffer's scratch shadow; any other buffer made in
+    /// a region gets zeros of its own there.
+    fn scratch_shadow_of(&mut self, arg: Value, contents: Value, call: Value) -> Value {
+        let primal = self.primal;
+        let top_level = |value: Value| primal.is_param(value) || primal.body.insts.contains(&value);
+        if top_level(arg) {
+            return self.scratch_shadow(arg);
+        }
+        let ty = primal.ty(arg).clone();
+        if let Inst::Slice { buf, start, len } = *self.builder.func().inst(contents)
+            && top_level(buf)
+        {
+            let whole = self.scratch_shadow(buf);
+            return self.push(
+                Inst::Slice {
+                    buf: whole,
+                    start,
+                    len,
+                },
+                ty,
+                call,
+            );
+        }
+        self.push(
+            Inst::Shadow {
+                of: contents,
+                seed: None,
+            },
+            ty,
+            call,
+        )
     }
 
     /// A shadow for a constant buffer or struct that a callee's pullback
