@@ -36,10 +36,10 @@
 //! trace is differentiated. Use [`detach`] to stop the gradient through a value.
 //!
 //! Float buffers (`&[f64]`, `&Vec<f64>`, `&[f64; N]`) are active too: `_vjp` takes a
-//! shadow `&mut [f64]` right after each, and adds the buffer's adjoint into it. A
-//! `&mut [f64]` parameter the function updates in place is an output: its shadow
-//! carries the seed of its final contents in and the adjoint of its initial contents
-//! out.
+//! shadow `&mut [f64]` (`&mut [f64; N]` for an array) right after each, and adds the
+//! buffer's adjoint into it. A `&mut [f64]` parameter the function updates in place is
+//! an output: its shadow carries the seed of its final contents in and the adjoint of
+//! its initial contents out.
 //!
 //! ```
 //! use ad_runtime::differentiate;
@@ -58,6 +58,13 @@
 //! assert_eq!((out, d_c), (15.0, 5.0));
 //! assert_eq!(d_xs, [6.0, -12.0]);
 //! ```
+//!
+//! The reference is the documentation of the macros: [`differentiate`] has its
+//! arguments (`wrt`, `jvp`, `hvp`, `print`), the calling convention of every generated
+//! function (`_vjp`, the split API `_forward`, `_jvp`, `_hvp`), the supported Rust in
+//! brief and how to see the generated code; [`custom_vjp`] and [`custom_jvp`] have the
+//! signature of a rule of your own, and [`Tangent`](derive@Tangent) what a parameter
+//! struct needs.
 //!
 //! Besides the macro, this crate holds what the generated code and your tests need:
 //!
