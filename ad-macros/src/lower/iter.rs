@@ -1732,7 +1732,7 @@ impl Lower<'_> {
     }
 
     /// `a.saturating_sub(b)`, as `max(a, b) - b`.
-    fn sat_sub(&mut self, a: Value, b: Value, span: Span) -> Value {
+    pub(super) fn sat_sub(&mut self, a: Value, b: Value, span: Span) -> Value {
         if self.int_const(b) == Some(0) {
             return a;
         }

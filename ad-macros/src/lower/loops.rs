@@ -193,8 +193,10 @@ impl Lower<'_> {
     /// `n > i`, `i + c < n`, `i = i + k`), whose counter the body assigns only in that last
     /// statement, with a bound the body does not change and no `break` or
     /// `continue`. It is the counted loop it stands for, lowered as
-    /// `for i in (i..n).step_by(k) { … }` (for `i + c < n`, over `j` from
-    /// `i + c` with `i = j - c`), so it is reversed like a `for`: no trip
+    /// `for i in (i..n).step_by(k) { … }` (for `i + c < n` of a `usize`,
+    /// over `i..n.saturating_sub(c)`, so that `x[i]` and `x[i + 1]` are read
+    /// at offsets of the loop's own index; otherwise over `j` from `i + c`
+    /// with `i = j - c`), so it is reversed like a `for`: no trip
     /// count, no tapes of what can be read again. After it, `i` holds the
     /// value the `while` leaves. `None` if the loop is not of this form.
     fn counted_while(&mut self, expr: &ExprWhile) -> Option<Result<(), Poison>> {
@@ -251,9 +253,26 @@ impl Lower<'_> {
         let start = self.lookup(&counter).expect("checked");
         let counter_ident = syn::Ident::new(&counter, span);
         let step_lit = syn::LitInt::new(&step.to_string(), span);
+        // A counter that indexes a buffer, or counts to a length, is a
+        // `usize`: `i + c < n` is `i < n.saturating_sub(c)` for it.
+        let unsigned = body.indices.contains(&counter)
+            || matches!(bound, syn::Expr::MethodCall(call) if call.method == "len");
         let range: syn::Expr = match (inclusive, &offset) {
             (false, None) => syn::parse_quote_spanned!(span=> (#counter_ident..#bound)),
             (true, None) => syn::parse_quote_spanned!(span=> (#counter_ident..=#bound)),
+            // `i + c < n` is `i < n - c`, never true when `n < c`: the loop
+            // runs to `n.max(c) - c`, bound to a name no user code can write
+            // before the loop.
+            (false, Some(c)) if unsigned => {
+                let end = self.expr(bound).map(|end| {
+                    let c = self.int_lit(c.base10_parse().unwrap_or(0), span);
+                    self.sat_sub(end, c, span)
+                });
+                let name = format!("__ad_while_end{}", self.n_loops);
+                self.bind(&name, end);
+                let end = syn::Ident::new(&name, span);
+                syn::parse_quote_spanned!(span=> (#counter_ident..#end))
+            }
             (false, Some(c)) => syn::parse_quote_spanned!(span=> ((#counter_ident + #c)..#bound)),
             (true, Some(c)) => syn::parse_quote_spanned!(span=> ((#counter_ident + #c)..=#bound)),
         };
@@ -262,9 +281,9 @@ impl Lower<'_> {
         } else {
             syn::parse_quote_spanned!(span=> #range.step_by(#step_lit))
         };
-        let pat: syn::Pat = match &offset {
-            None => syn::parse_quote_spanned!(span=> #counter_ident),
-            Some(c) => {
+        let pat: syn::Pat = match (&offset, unsigned && !inclusive) {
+            (None, _) | (Some(_), true) => syn::parse_quote_spanned!(span=> #counter_ident),
+            (Some(c), false) => {
                 // The index runs from `i + c`; `i` is `j - c` in the body.
                 let shifted =
                     syn::Ident::new(&format!("{counter}_plus_{}", c.base10_digits()), span);
@@ -661,6 +680,25 @@ struct Reads {
     names: HashSet<String>,
     calls: bool,
     pushes: bool,
+    /// The names read in an index outside any cast (`x[i + 1]`): `usize`s.
+    indices: HashSet<String>,
+}
+
+/// The names an index reads outside casts.
+struct IndexNames<'a>(&'a mut HashSet<String>);
+
+impl Visit<'_> for IndexNames<'_> {
+    fn visit_expr_path(&mut self, path: &syn::ExprPath) {
+        if let Some(ident) = path.path.get_ident() {
+            self.0.insert(ident.to_string());
+        }
+    }
+
+    fn visit_expr_cast(&mut self, _: &syn::ExprCast) {}
+
+    fn visit_expr_method_call(&mut self, _: &syn::ExprMethodCall) {}
+
+    fn visit_expr_call(&mut self, _: &syn::ExprCall) {}
 }
 
 impl Visit<'_> for Reads {
@@ -685,6 +723,7 @@ impl Visit<'_> for Reads {
 
     fn visit_expr_index(&mut self, index: &syn::ExprIndex) {
         self.calls = true;
+        IndexNames(&mut self.indices).visit_expr(&index.index);
         syn::visit::visit_expr_index(self, index);
     }
 }
