@@ -39,7 +39,7 @@ pub(crate) fn custom_jvp(args: TokenStream, input: TokenStream) -> TokenStream {
         Err(tokens) => return tokens,
     };
     let sig = lower::signature(&cx, &item, &Args::default());
-    rows_unsupported(&cx, &sig);
+    unsupported_params(&cx, &sig);
     match (cx.check(), rule) {
         (Ok(()), Some(rule)) => {
             let header = emit::jvp_header(&item, &sig);
@@ -87,7 +87,7 @@ pub(crate) fn custom_vjp(args: TokenStream, input: TokenStream) -> TokenStream {
         Err(tokens) => return tokens,
     };
     let sig = lower::signature(&cx, &item, &Args::default());
-    rows_unsupported(&cx, &sig);
+    unsupported_params(&cx, &sig);
     if sig.output_ty.elem().is_some() {
         cx.error_spanned_by(&item.sig.output, msg::CUSTOM_BUFFER_OUTPUT);
     }
@@ -108,10 +108,15 @@ pub(crate) fn custom_vjp(args: TokenStream, input: TokenStream) -> TokenStream {
 }
 
 /// A rule's buffers are flat: the callers of a function with a custom rule
-/// pass what they hold, and they hold rows flat.
-fn rows_unsupported(cx: &Ctxt, sig: &Signature) {
-    for param in sig.params.iter().filter(|param| param.rows.is_some()) {
-        cx.error_spanned_by(param.outer_ty(), msg::CUSTOM_ROWS);
+/// pass what they hold, and they hold rows flat. Arrays by value, which
+/// `f_vjp` would return the adjoints of, are not supported either.
+fn unsupported_params(cx: &Ctxt, sig: &Signature) {
+    for param in &sig.params {
+        if param.rows.is_some() {
+            cx.error_spanned_by(param.outer_ty(), msg::CUSTOM_ROWS);
+        } else if param.by_value.is_some() {
+            cx.error_spanned_by(param.outer_ty(), msg::CUSTOM_ARRAY_BY_VALUE);
+        }
     }
 }
 

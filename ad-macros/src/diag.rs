@@ -159,6 +159,7 @@ pub(crate) mod msg {
     pub(crate) const NOT_CALLABLE: &str = "this cannot be called or passed as a function here: pass a closure (`|x| x * x`), a name bound to a closure, a float function such as `f64::max`, or a function with a derivative";
     pub(crate) const CLOSURE_ASSIGNS: &str = "this `move` closure assigns to its own copy of a variable it captures, which it keeps between calls; `#[differentiate]` inlines closures, so drop `move` (the closure then assigns the variable itself), or return the new value and assign it outside: `s = f(s, x);`";
     pub(crate) const CLOSURE_AS_VALUE: &str = "a closure can be called (`f(x)`) or passed to an iterator adapter (`.map(f)`), not used as a value";
+    pub(crate) const CUSTOM_ARRAY_BY_VALUE: &str = "a function with a custom rule takes arrays by reference: take `&[T; N]`, and the rule gets its shadow `&mut [T; N]` after it";
     pub(crate) const CUSTOM_ROWS: &str = "a function with a custom rule takes its buffers flat: take `&[f64]` and index a row's elements as `x[i * n + j]`";
     pub(crate) const ROWS_AS_BUFFER: &str = "a buffer of rows (`&[[f64; N]]`) is read by rows here: index a row (`pts[i]`, `pts[i][j]`), iterate its rows (`for p in pts`, `pts.iter()`), or read its `len()`";
     pub(crate) const ROWS_PIECES: &str = "`windows` and `chunks` of a buffer of rows (`&[[f64; N]]`) are not supported yet: read neighbouring rows by index (`pts[i]`, `pts[i + 1]`), or zip the rows with the rows after them (`pts.iter().zip(&pts[1..])`)";
@@ -227,7 +228,7 @@ pub(crate) mod msg {
 
     pub(crate) fn wrt_not_float(name: &str, ty: &str) -> String {
         format!(
-            "`{name}` has type `{ty}`, which has no derivative; `wrt` can list only `f64` and `f32` parameters"
+            "`{name}` has type `{ty}`, which has no derivative; `wrt` can list floats, float buffers and arrays, parameter structs and `self`"
         )
     }
 
