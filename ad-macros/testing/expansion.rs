@@ -553,6 +553,11 @@ check!(
     "fn f(a: [f64; 3], b: [f64; 3], s: f64) -> f64 { let n: [f64; 3] = cross(a, b); let mut m = n; m[0] *= s; norm(m) + a[1] * s }"
 );
 check!(
+    call_recomputed_in_a_loop,
+    "",
+    "fn f(x: &[f64], c: f64) -> f64 { let mut s = 0.0; for i in 1..x.len() { s += term(x[i - 1], x[i]) * c + window(&x[i - 1..i + 1]); } s }"
+);
+check!(
     rows_of_points,
     "",
     "fn f(pts: &[[f64; 2]], w: &[f64]) -> f64 { let mut s = 0.0; for p in pts { let r = w[0] * p[0] + w[1] - p[1]; s += r * r; } s + dist(pts[0], pts[1]) }"

@@ -122,6 +122,16 @@ impl Reverse<'_> {
                 return matches!(self.place(value), Place::In(owner, _) if self.loops.iter().any(|adjoint| adjoint.primal == owner));
             }
             Inst::Const(_) => true,
+            // A call's pullback in a loop: the call made again in the
+            // adjoint loop (see `call_recomputable`), not a tape of closures.
+            Inst::Extract(pair, 1) if matches!(self.primal.inst(*pair), Inst::Forward { .. }) => {
+                true
+            }
+            Inst::Forward { .. } => return self.call_recomputable(value, depth),
+            Inst::Slice { buf, .. } => {
+                let base = self.primal.bases(vec![*buf])[0];
+                self.writes.unchanged_after(base, value)
+            }
             Inst::Load(buf, _) => self.writes.unchanged_after(*buf, value),
             Inst::Len(buf) => self.writes.len_unchanged_after(*buf, value),
             Inst::Unary(..) | Inst::Binary(..) | Inst::Cast(..) if is_data => true,
@@ -139,6 +149,55 @@ impl Reverse<'_> {
             .operands()
             .into_iter()
             .all(|operand| self.is_visible(operand) || self.recomputable(operand, depth))
+    }
+
+    /// Whether a call of a differentiated function in a loop can be made
+    /// again in the adjoint loop for its pullback rather than saving the
+    /// pullback on a tape: its arguments are numbers the adjoint can see or
+    /// recompute, or buffers nothing changes after the call; it changes no
+    /// buffer and returns no buffer.
+    ///
+    /// Making the call again costs the callee's forward part once more; a
+    /// tape costs a store and a load of every value its pullback captures
+    /// (the callee's own tapes included) and their memory. The call's
+    /// reverse pass does at least the work of its forward part, so the
+    /// recomputation costs at most about half again the call's share, and
+    /// for a small callee in a long loop (a helper for a loop's term) it
+    /// saves most of the time: see docs/performance.md, the forms benchmark.
+    fn call_recomputable(&self, call: Value, depth: usize) -> bool {
+        let primal = self.primal;
+        let Inst::Forward { args, .. } = primal.inst(call) else {
+            return false;
+        };
+        let returns_buffer =
+            matches!(primal.ty(call), Ty::Tuple(tys) if matches!(tys.first(), Some(Ty::Buf(_))));
+        if returns_buffer || !self.in_loop(call) {
+            return false;
+        }
+        args.iter().all(|&(arg, mode)| {
+            let readable = self.is_visible(arg) || self.recomputable(arg, depth);
+            match mode {
+                crate::ir::Mode::Val => readable,
+                crate::ir::Mode::Ref | crate::ir::Mode::Copy => {
+                    let base = primal.bases(vec![arg])[0];
+                    readable && self.writes.unchanged_after(base, call)
+                }
+                crate::ir::Mode::Mut => false,
+            }
+        })
+    }
+
+    /// Whether `value` is inside a loop, where the adjoint would save it on
+    /// a tape.
+    fn in_loop(&self, value: Value) -> bool {
+        let mut at = value;
+        while let Place::In(owner, _) = self.place(at) {
+            if let Inst::For { .. } | Inst::While { .. } = self.primal.inst(owner) {
+                return true;
+            }
+            at = owner;
+        }
+        false
     }
 
     /// Whether the adjoint can read `value` as it is: defined in the body, a
