@@ -1891,7 +1891,9 @@ mod ends {
         let a = *x.first().unwrap();
         let b = x.last().copied().unwrap_or(0.0);
         let c = x[1..].first().copied().expect("two values");
-        a * b + c
+        let d = x[2..].last().copied().unwrap_or_default();
+        let e = x[x.len()..].first().copied().unwrap_or_default();
+        a * b + c + d * d + e
     }
 
     #[test]
@@ -1899,7 +1901,7 @@ mod ends {
         let grad = check_slice(ends, ends_vjp, ends_jvp, &X);
         let mut expected = vec![0.0; X.len()];
         expected[0] += X[6];
-        expected[6] += X[0];
+        expected[6] += X[0] + 2.0 * X[6];
         expected[1] += 1.0;
         assert_close(&grad, &expected);
     }

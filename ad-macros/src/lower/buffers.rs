@@ -564,7 +564,7 @@ impl Lower<'_> {
         self.loads.retain(|load| load.buf != buf);
     }
 
-    fn elem_ty(&self, buf: Value) -> Ty {
+    pub(super) fn elem_ty(&self, buf: Value) -> Ty {
         self.builder
             .func()
             .ty(buf)

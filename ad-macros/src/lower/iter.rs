@@ -288,7 +288,10 @@ impl Lower<'_> {
             // An unknown method of an iterator: name what works instead.
             if is_iterator_expr(&call.receiver)
                 && !CONSUMERS.contains(&name.as_str())
-                && !matches!(name.as_str(), "len" | "unwrap" | "expect" | "unwrap_or")
+                && !matches!(
+                    name.as_str(),
+                    "len" | "unwrap" | "expect" | "unwrap_or" | "unwrap_or_default"
+                )
             {
                 let chain = self.chain_of(&call.receiver)?;
                 if chain.is_ok() {
@@ -632,7 +635,7 @@ impl Lower<'_> {
     pub(super) fn consume(&mut self, call: &ExprMethodCall) -> Option<Result<Item, Poison>> {
         let name = call.method.to_string();
         // An `Option` taken out at once: `unwrap`, `expect`, `unwrap_or`.
-        if let ("unwrap" | "expect" | "unwrap_or", Expr::MethodCall(inner)) =
+        if let ("unwrap" | "expect" | "unwrap_or" | "unwrap_or_default", Expr::MethodCall(inner)) =
             (name.as_str(), &*call.receiver)
         {
             // `chain.reduce(f)`, `max_by(cmp)`, `min_by(cmp)`, `position(p)`.
@@ -987,6 +990,20 @@ impl Lower<'_> {
             let index = this.end_index(view, last, span);
             Ok(this.load(view.buf, index, span))
         };
+        // `x.last().copied().unwrap_or_default()`: zero of the element type.
+        if call.method == "unwrap_or_default" && call.args.is_empty() && copied {
+            let elem = self.elem_ty(view.buf);
+            let value = self
+                .branch(
+                    Ok(empty),
+                    true,
+                    span,
+                    |this| Ok(Some(this.push(Inst::Const(Const::Zero), elem, span))),
+                    |this| element(this).map(Some),
+                )?
+                .expect("both branches have a value");
+            return Ok(element_item(value, copied));
+        }
         let value = self.unwrapped(call, empty, span, element)?;
         Ok(element_item(value, copied))
     }
