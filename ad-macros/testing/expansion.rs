@@ -558,6 +558,11 @@ check!(
     "fn f(x: &[f64], c: f64) -> f64 { let mut s = 0.0; for i in 1..x.len() { s += term(x[i - 1], x[i]) * c + window(&x[i - 1..i + 1]); } s }"
 );
 check!(
+    running_sum_by_scan,
+    "",
+    "fn f(x: &[f64]) -> f64 { x.iter().scan(0.0, |s, &v| { *s += v; Some(*s) }).map(|c| c.sin()).sum() }"
+);
+check!(
     rows_of_points,
     "",
     "fn f(pts: &[[f64; 2]], w: &[f64]) -> f64 { let mut s = 0.0; for p in pts { let r = w[0] * p[0] + w[1] - p[1]; s += r * r; } s + dist(pts[0], pts[1]) }"

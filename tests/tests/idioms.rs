@@ -1907,6 +1907,56 @@ mod ends {
     }
 }
 
+mod scans {
+    use super::*;
+
+    /// A running sum by `scan`, collected, and an exponential moving
+    /// average whose state is read before it is written.
+    #[differentiate(vjp, jvp)]
+    fn prefix_sums(x: &[f64]) -> f64 {
+        let c: Vec<f64> = x
+            .iter()
+            .scan(0.0, |s, &v| {
+                *s += v;
+                Some(*s)
+            })
+            .collect();
+        let ema: f64 = x
+            .iter()
+            .skip(1)
+            .scan(x[0], |m, &v| {
+                let next = 0.5 * v + 0.5 * *m;
+                *m = next;
+                Some(*m * v)
+            })
+            .sum();
+        c.iter().map(|v| v.sin()).sum::<f64>() + ema
+    }
+
+    /// The same with loops.
+    fn prefix_sums_loops(x: &[f64]) -> f64 {
+        let mut s = 0.0;
+        let mut total = 0.0;
+        for &v in x {
+            s += v;
+            total += s.sin();
+        }
+        let mut m = x[0];
+        for &v in &x[1..] {
+            m = 0.5 * v + 0.5 * m;
+            total += m * v;
+        }
+        total
+    }
+
+    #[test]
+    fn scan_is_a_loop_carrying_its_state() {
+        let grad = check_slice(prefix_sums, prefix_sums_vjp, prefix_sums_jvp, &X);
+        assert!((prefix_sums(&X) - prefix_sums_loops(&X)).abs() < 1e-12);
+        ad_runtime::check::gradient(prefix_sums_loops, |_| grad.clone(), &X).assert_within(1e-7);
+    }
+}
+
 mod comparisons_by_reference {
     use super::*;
 

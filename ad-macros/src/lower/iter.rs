@@ -164,7 +164,7 @@ impl Chain {
 }
 
 /// The adapters [`Lower::chain_of`] knows, for the message about the others.
-const ADAPTERS: &str = "`iter`, `iter_mut`, `into_iter`, `copied`, `cloned`, `map`, `filter`, `zip`, `enumerate`, `rev`, `skip`, `take`, `step_by`, `windows`, `chunks`, `chunks_exact` (and their `_mut` forms)";
+const ADAPTERS: &str = "`iter`, `iter_mut`, `into_iter`, `copied`, `cloned`, `map`, `filter`, `scan`, `zip`, `enumerate`, `rev`, `skip`, `take`, `step_by`, `windows`, `chunks`, `chunks_exact` (and their `_mut` forms)";
 
 /// The consumers [`Lower::consume`] knows.
 const CONSUMERS: [&str; 8] = [
@@ -278,6 +278,10 @@ impl Lower<'_> {
             }
             _ => {}
         }
+        if name == "scan" && args == 2 {
+            let chain = self.chain_of(&call.receiver)?;
+            return Some(chain.and_then(|chain| self.scan(call, chain)));
+        }
         let known = matches!(
             (name.as_str(), args),
             ("iter" | "into_iter" | "copied" | "cloned" | "by_ref", 0)
@@ -384,6 +388,62 @@ impl Lower<'_> {
             }
             Ok(chain)
         })())
+    }
+
+    /// `chain.scan(init, |s, v| { *s += v; Some(*s) })`: a `map` whose
+    /// closure updates a local holding the state (`scan_s`, a name nothing
+    /// in scope has), which the consuming
+    /// loop carries: `*s` is that local, and the closure's value is what its
+    /// `Some(…)` holds. A closure that can end the iteration (`None`, an
+    /// early `return`) or uses `s` other than as `*s` is an error.
+    fn scan(&mut self, call: &ExprMethodCall, mut chain: Chain) -> Result<Chain, Poison> {
+        let span = call.span();
+        let Expr::Closure(closure) = strip(&call.args[1]) else {
+            self.cx.error_spanned_by(&call.args[1], msg::SCAN_CLOSURE);
+            return Err(Poison);
+        };
+        let (Some(syn::Pat::Ident(state)), Some(item), 2) = (
+            closure.inputs.first(),
+            closure.inputs.get(1),
+            closure.inputs.len(),
+        ) else {
+            self.cx.error_spanned_by(&closure.inputs, msg::SCAN_CLOSURE);
+            return Err(Poison);
+        };
+        let init = self.expr(&call.args[0])?;
+        // Named after the state, `scan_s`, unless that names something.
+        let mut hidden = format!("scan_{}", state.ident);
+        while self.lookup(&hidden).is_some() || self.special(&hidden).is_some() {
+            hidden.push('_');
+        }
+        self.bind(&hidden, Ok(init));
+        let mut rewrite = ScanState {
+            state: state.ident.to_string(),
+            hidden: syn::Ident::new(&hidden, span),
+            stray: None,
+        };
+        let mut body = (*closure.body).clone();
+        syn::visit_mut::VisitMut::visit_expr_mut(&mut rewrite, &mut body);
+        if let Some(stray) = rewrite.stray {
+            self.cx.error_at(stray, msg::SCAN_CLOSURE);
+            return Err(Poison);
+        }
+        let Some(body) = scan_value(body) else {
+            // Point at what the closure ends with.
+            match strip(&closure.body) {
+                Expr::Block(block) if let Some(tail) = block.block.stmts.last() => {
+                    self.cx.error_spanned_by(tail, msg::SCAN_CLOSURE);
+                }
+                body => self.cx.error_spanned_by(body, msg::SCAN_CLOSURE),
+            }
+            return Err(Poison);
+        };
+        let mapped: Expr = syn::parse_quote_spanned!(span=> |#item| #body);
+        let f = self.callable(&mapped)?;
+        let id = chain.maps;
+        chain.maps += 1;
+        chain.shape = Shape::Map(id, f, Box::new(chain.shape));
+        Ok(chain)
     }
 
     /// `view.windows(k)`, `view.chunks(k)`, `view.chunks_exact(k)`.
@@ -1758,6 +1818,69 @@ impl Lower<'_> {
         }
         let larger = self.push(Inst::Prim(Prim::Max, vec![a, b]), Ty::Int, span);
         self.int_op(BinOp::Sub, larger, b, span)
+    }
+}
+
+/// `e` without parentheses.
+fn strip(expr: &Expr) -> &Expr {
+    match expr {
+        Expr::Paren(paren) => strip(&paren.expr),
+        Expr::Group(group) => strip(&group.expr),
+        other => other,
+    }
+}
+
+/// Replaces `*s`, the state of a `scan` closure, with the hidden local
+/// holding it; notes any other use of `s`.
+struct ScanState {
+    state: String,
+    hidden: syn::Ident,
+    stray: Option<Span>,
+}
+
+impl syn::visit_mut::VisitMut for ScanState {
+    fn visit_expr_mut(&mut self, expr: &mut Expr) {
+        if let Expr::Unary(unary) = expr
+            && matches!(unary.op, syn::UnOp::Deref(_))
+            && super::expr::local_name(&unary.expr).as_deref() == Some(self.state.as_str())
+        {
+            let hidden = &self.hidden;
+            *expr = syn::parse_quote_spanned!(unary.span()=> #hidden);
+            return;
+        }
+        if super::expr::local_name(expr).as_deref() == Some(self.state.as_str()) {
+            self.stray.get_or_insert(expr.span());
+            return;
+        }
+        // A `return` or `None` could end the iteration early.
+        if matches!(expr, Expr::Return(_) | Expr::Closure(_)) {
+            self.stray.get_or_insert(expr.span());
+            return;
+        }
+        syn::visit_mut::visit_expr_mut(self, expr);
+    }
+}
+
+/// The value a `scan` closure's body yields, `e` of its final `Some(e)`;
+/// `None` if it does not end so.
+fn scan_value(body: Expr) -> Option<Expr> {
+    match body {
+        Expr::Call(call)
+            if call.args.len() == 1
+                && matches!(&*call.func, Expr::Path(path) if path.path.is_ident("Some")) =>
+        {
+            call.args.into_iter().next()
+        }
+        Expr::Block(mut block) if block.label.is_none() => {
+            let Some(syn::Stmt::Expr(tail, None)) = block.block.stmts.pop() else {
+                return None;
+            };
+            let value = scan_value(tail)?;
+            block.block.stmts.push(syn::Stmt::Expr(value, None));
+            Some(Expr::Block(block))
+        }
+        Expr::Paren(paren) => scan_value(*paren.expr),
+        _ => None,
     }
 }
 
