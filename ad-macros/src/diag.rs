@@ -163,7 +163,6 @@ pub(crate) mod msg {
     pub(crate) const CUSTOM_ROWS: &str = "a function with a custom rule takes its buffers flat: take `&[f64]` and index a row's elements as `x[i * n + j]`";
     pub(crate) const SCAN_CLOSURE: &str = "`scan` is supported with a closure `|s, v| { …; Some(value) }` that reads and writes its state only as `*s` and always yields `Some`; write the loop instead: `let mut s = init; for v in … { s += v; … }`";
     pub(crate) const ROWS_AS_BUFFER: &str = "a buffer of rows (`&[[f64; N]]`) is read by rows here: index a row (`pts[i]`, `pts[i][j]`), iterate its rows (`for p in pts`, `pts.iter()`), or read its `len()`";
-    pub(crate) const ROWS_PIECES: &str = "`windows` and `chunks` of a buffer of rows (`&[[f64; N]]`) are not supported yet: read neighbouring rows by index (`pts[i]`, `pts[i + 1]`), or zip the rows with the rows after them (`pts.iter().zip(&pts[1..])`)";
     pub(crate) const VIEW_AS_VALUE: &str = "a sub-slice is not a number: index it (`s[i]`), iterate it (`s.iter()`), or read its `len()`";
     pub(crate) const TUPLE_BINDING: &str =
         "bind a tuple by destructuring it: `let (a, b) = …;` or `for (a, b) in …`";

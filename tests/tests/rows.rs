@@ -379,3 +379,72 @@ fn a_vec_of_rows() {
     let expected = [x[1].exp(), x[0] * x[1].exp(), x[3].exp(), x[2] * x[3].exp()];
     assert_close(&grad, &expected);
 }
+
+/// A polyline's length over windows of two rows, and triangles' signed
+/// areas over chunks of three.
+#[differentiate(vjp, jvp)]
+fn polyline_and_triangles(pts: &[[f64; 2]]) -> f64 {
+    let mut len = 0.0;
+    for w in pts.windows(2) {
+        len += distance(w[0], w[1]);
+    }
+    let area: f64 = pts
+        .chunks_exact(3)
+        .map(|t| {
+            let (a, b, c) = (t[0], t[1], t[2]);
+            0.5 * ((b[0] - a[0]) * (c[1] - a[1]) - (c[0] - a[0]) * (b[1] - a[1]))
+        })
+        .sum();
+    let ends: f64 = pts.chunks(4).map(|c| c[0][0] * c[c.len() - 1][1]).sum();
+    len + area + ends
+}
+
+#[test]
+fn windows_and_chunks_of_rows() {
+    // Seven points: two whole triangles, chunks of four and of three.
+    let x = [
+        0.0, 0.0, 1.0, 0.5, -0.5, 2.0, 1.5, 1.0, 0.3, 0.9, 2.0, -1.0, 0.7, 0.2,
+    ];
+    let f = |p: &[f64]| polyline_and_triangles(pairs(p));
+    let grad = check_scalar(
+        f,
+        |p, seed| {
+            let mut d = vec![0.0; p.len()];
+            let out = polyline_and_triangles_vjp(pairs(p), pairs_mut(&mut d), seed);
+            (out, d)
+        },
+        &x,
+    );
+    check_jvp(
+        f,
+        |p, u| polyline_and_triangles_jvp(pairs(p), pairs(u)),
+        &grad,
+        &x,
+    );
+    // Closed form, term by term.
+    let p = pairs(&x);
+    let mut expected = vec![0.0; x.len()];
+    for i in 0..p.len() - 1 {
+        let r = distance(p[i], p[i + 1]);
+        for c in 0..2 {
+            let unit = (p[i + 1][c] - p[i][c]) / r;
+            expected[2 * i + c] -= unit;
+            expected[2 * (i + 1) + c] += unit;
+        }
+    }
+    for t in 0..2 {
+        let (a, b, c) = (3 * t, 3 * t + 1, 3 * t + 2);
+        // ½ ((bx − ax)(cy − ay) − (cx − ax)(by − ay))
+        expected[2 * a] += 0.5 * (-(p[c][1] - p[a][1]) + (p[b][1] - p[a][1]));
+        expected[2 * a + 1] += 0.5 * (-(p[b][0] - p[a][0]) + (p[c][0] - p[a][0]));
+        expected[2 * b] += 0.5 * (p[c][1] - p[a][1]);
+        expected[2 * b + 1] -= 0.5 * (p[c][0] - p[a][0]);
+        expected[2 * c] -= 0.5 * (p[b][1] - p[a][1]);
+        expected[2 * c + 1] += 0.5 * (p[b][0] - p[a][0]);
+    }
+    for (first, last) in [(0, 3), (4, 6)] {
+        expected[2 * first] += p[last][1];
+        expected[2 * last + 1] += p[first][0];
+    }
+    assert_close(&grad, &expected);
+}

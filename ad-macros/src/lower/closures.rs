@@ -65,6 +65,8 @@ pub(super) enum Item {
     },
     /// A range of a buffer: `&x[a..b]`, a window, a chunk.
     View(View),
+    /// Rows of a buffer of rows: a window or a chunk of `pts.windows(k)`.
+    Rows(super::iter::Rows),
     /// A pair of `zip` or `enumerate`, or a tuple a closure returns.
     Tuple(Vec<Item>),
 }
@@ -272,6 +274,10 @@ impl Lower<'_> {
                 self.cx.error_at(span, msg::VIEW_AS_VALUE);
                 Err(Poison)
             }
+            Item::Rows(_) => {
+                self.cx.error_at(span, msg::ROWS_AS_BUFFER);
+                Err(Poison)
+            }
             Item::Tuple(_) => {
                 self.cx.error_at(span, msg::TUPLE_VALUE);
                 Err(Poison)
@@ -317,6 +323,7 @@ impl Lower<'_> {
                         depth: self.scopes.len(),
                     }),
                     Item::View(view) => self.bind_special(&name, Special::View(view)),
+                    Item::Rows(rows) => self.bind_special(&name, Special::Rows(rows)),
                     Item::Tuple(_) => {
                         self.cx.error_spanned_by(pat, msg::TUPLE_BINDING);
                         return Err(Poison);

@@ -71,14 +71,21 @@ enum Leaf {
     Index,
     /// `buf[index]`, or the element itself for `iter_mut()`.
     Elem { buf: Value, mutable: bool },
-    /// `&buf[index..index + size]`.
-    Window { buf: Value, size: Value },
+    /// `&buf[index..index + size]`; rows of `rows` elements each when
+    /// `rows` is set (a window of a buffer of rows).
+    Window {
+        buf: Value,
+        size: Value,
+        rows: Option<Value>,
+    },
     /// `&buf[index..min(index + size, end)]`; `end` is `None` for
-    /// `chunks_exact`, whose chunks all have `size` elements.
+    /// `chunks_exact`, whose chunks all have `size` elements; rows as for
+    /// `Window`.
     Chunk {
         buf: Value,
         size: Value,
         end: Option<Value>,
+        rows: Option<Value>,
     },
 }
 
@@ -250,9 +257,13 @@ impl Lower<'_> {
         let args = call.args.len();
         match (name.as_str(), args) {
             ("windows" | "chunks" | "chunks_exact" | "chunks_mut" | "chunks_exact_mut", 1) => {
-                if self.rows_of(&call.receiver).is_some() {
-                    self.cx.error_spanned_by(&call.method, msg::ROWS_PIECES);
-                    return Some(Err(Poison));
+                if let Some(rows) = self.rows_of(&call.receiver) {
+                    let name = name.trim_end_matches("_mut");
+                    return Some((|| {
+                        let rows = rows?;
+                        let k = self.expr(&call.args[0])?;
+                        Ok(self.row_pieces(name, rows, k, span))
+                    })());
                 }
                 let view = self.view_or_buffer(&call.receiver)?;
                 // A chunk of `chunks_mut` is a view its loop body may write.
@@ -446,6 +457,55 @@ impl Lower<'_> {
         Ok(chain)
     }
 
+    /// `pts.windows(k)`, `pts.chunks(k)`, `pts.chunks_exact(k)` of a buffer
+    /// of rows: pieces of `k` rows, each a buffer of rows, walking the flat
+    /// buffer a row at a time (windows) or `k` rows at a time (chunks).
+    fn row_pieces(&mut self, name: &str, rows: Rows, k: Value, span: Span) -> Chain {
+        let flat = rows.flat;
+        let width = rows.width;
+        let size = self.int_op(BinOp::Mul, k, width, span);
+        let n = self.int_op(BinOp::Div, flat.len, width, span);
+        let end = self.int_add(flat.start, flat.len, span);
+        let (leaf, seq) = match name {
+            "windows" => {
+                // `n + 1 - k` windows, if there are any.
+                let one = self.int_lit(1, span);
+                let longer = self.int_add(n, one, span);
+                let count = self.sat_sub(longer, k, span);
+                let covered = self.int_op(BinOp::Mul, count, width, span);
+                let last = self.int_add(flat.start, covered, span);
+                let leaf = Leaf::Window {
+                    buf: flat.buf,
+                    size,
+                    rows: Some(width),
+                };
+                (leaf, Seq::forward(flat.start, last, Some(width)))
+            }
+            "chunks" => {
+                let leaf = Leaf::Chunk {
+                    buf: flat.buf,
+                    size,
+                    end: Some(end),
+                    rows: Some(width),
+                };
+                (leaf, Seq::forward(flat.start, end, Some(size)))
+            }
+            _ => {
+                let count = self.int_op(BinOp::Div, n, k, span);
+                let covered = self.int_op(BinOp::Mul, count, size, span);
+                let last = self.int_add(flat.start, covered, span);
+                let leaf = Leaf::Chunk {
+                    buf: flat.buf,
+                    size,
+                    end: None,
+                    rows: Some(width),
+                };
+                (leaf, Seq::forward(flat.start, last, Some(size)))
+            }
+        };
+        Chain::new(leaf, seq)
+    }
+
     /// `view.windows(k)`, `view.chunks(k)`, `view.chunks_exact(k)`.
     fn pieces(&mut self, name: &str, view: View, size: Value, span: Span) -> Chain {
         let end = self.int_add(view.start, view.len, span);
@@ -469,6 +529,7 @@ impl Lower<'_> {
                     Leaf::Window {
                         buf: view.buf,
                         size,
+                        rows: None,
                     },
                     seq,
                 )
@@ -478,6 +539,7 @@ impl Lower<'_> {
                     buf: view.buf,
                     size,
                     end: Some(end),
+                    rows: None,
                 },
                 Seq::forward(view.start, end, Some(size)),
             ),
@@ -490,6 +552,7 @@ impl Lower<'_> {
                         buf: view.buf,
                         size,
                         end: None,
+                        rows: None,
                     },
                     Seq::forward(view.start, end, Some(size)),
                 )
@@ -1566,12 +1629,20 @@ impl Lower<'_> {
                 }
             }
             Leaf::Elem { buf, mutable: true } => Item::Place { buf, index },
-            Leaf::Window { buf, size } => Item::View(View {
+            Leaf::Window { buf, size, rows } => piece(
+                View {
+                    buf,
+                    start: index,
+                    len: size,
+                },
+                rows,
+            ),
+            Leaf::Chunk {
                 buf,
-                start: index,
-                len: size,
-            }),
-            Leaf::Chunk { buf, size, end } => {
+                size,
+                end,
+                rows,
+            } => {
                 let len = match end {
                     Some(end) => {
                         let left = self.int_op(BinOp::Sub, end, index, span);
@@ -1579,11 +1650,12 @@ impl Lower<'_> {
                     }
                     None => size,
                 };
-                Item::View(View {
+                let view = View {
                     buf,
                     start: index,
                     len,
-                })
+                };
+                piece(view, rows)
             }
         }
     }
@@ -1821,6 +1893,14 @@ impl Lower<'_> {
     }
 }
 
+/// A window or a chunk: a sub-slice, or rows of `width` elements.
+fn piece(view: View, rows: Option<Value>) -> Item {
+    match rows {
+        Some(width) => Item::Rows(Rows { flat: view, width }),
+        None => Item::View(view),
+    }
+}
+
 /// `e` without parentheses.
 fn strip(expr: &Expr) -> &Expr {
     match expr {
@@ -1923,7 +2003,7 @@ fn flatten(item: &Item, out: &mut Vec<Value>) {
         Item::Value(value) | Item::Ref(value) => out.push(*value),
         Item::Tuple(items) => items.iter().for_each(|item| flatten(item, out)),
         // Only values and tuples of them are accumulated.
-        Item::Place { .. } | Item::View(_) => {}
+        Item::Place { .. } | Item::View(_) | Item::Rows(_) => {}
     }
 }
 
