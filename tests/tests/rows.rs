@@ -448,3 +448,70 @@ fn windows_and_chunks_of_rows() {
     }
     assert_close(&grad, &expected);
 }
+
+/// Forces accumulated in a local buffer of rows, `vec![[0.0; 2]; n]`, made
+/// again in every step of a loop.
+#[differentiate]
+fn forces_energy(pos: &[[f64; 2]], dt: f64, steps: usize) -> f64 {
+    let n = pos.len();
+    let mut e = 0.0;
+    for step in 0..steps {
+        let mut forces = vec![[0.0; 2]; n];
+        for i in 0..n {
+            for j in 0..n {
+                if i != j {
+                    let dx = pos[j][0] - pos[i][0];
+                    let dy = pos[j][1] - pos[i][1];
+                    let r3 = (dx * dx + dy * dy).powf(1.5);
+                    forces[i][0] += dx / r3;
+                    forces[i][1] += dy / r3;
+                }
+            }
+        }
+        for f in &forces {
+            e += (f[0] * f[0] + f[1] * f[1]) * dt * (step as f64 + 1.0);
+        }
+    }
+    e
+}
+
+/// The same over flat indices: the reference.
+fn forces_energy_flat(p: &[f64], dt: f64, steps: usize) -> f64 {
+    let n = p.len() / 2;
+    let mut e = 0.0;
+    for step in 0..steps {
+        let mut forces = vec![0.0; 2 * n];
+        for i in 0..n {
+            for j in 0..n {
+                if i != j {
+                    let dx = p[2 * j] - p[2 * i];
+                    let dy = p[2 * j + 1] - p[2 * i + 1];
+                    let r3 = (dx * dx + dy * dy).powf(1.5);
+                    forces[2 * i] += dx / r3;
+                    forces[2 * i + 1] += dy / r3;
+                }
+            }
+        }
+        for f in forces.chunks(2) {
+            e += (f[0] * f[0] + f[1] * f[1]) * dt * (step as f64 + 1.0);
+        }
+    }
+    e
+}
+
+#[test]
+fn a_local_buffer_of_rows_in_a_loop() {
+    let x = [0.0, 0.0, 1.0, 0.5, -0.5, 2.0, 1.5, 1.0];
+    let grad = check_scalar(
+        |p| forces_energy(pairs(p), 0.1, 3),
+        |p, seed| {
+            let mut d = vec![0.0; p.len()];
+            let (out, _) = forces_energy_vjp(pairs(p), pairs_mut(&mut d), 0.1, 3, seed);
+            (out, d)
+        },
+        &x,
+    );
+    assert!((forces_energy(pairs(&x), 0.1, 3) - forces_energy_flat(&x, 0.1, 3)).abs() < 1e-12);
+    ad_runtime::check::gradient(|p| forces_energy_flat(p, 0.1, 3), |_| grad.clone(), &x)
+        .assert_within(1e-7);
+}

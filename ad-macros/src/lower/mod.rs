@@ -813,6 +813,21 @@ impl Lower<'_> {
             }
             return;
         }
+        // `let mut f = vec![[0.0; 2]; n];`, `[[0.0; 3]; 3]`: a buffer of
+        // rows made here, flat, as `vec![0.0; n * 2]`.
+        if let Some(name) = &name
+            && let Some((flat, width)) = rows_literal(&init.expr)
+        {
+            let buf = self.expr(&flat);
+            if let Ok(buf) = buf {
+                self.name(buf, name);
+            }
+            self.bind(name, buf);
+            if let Ok(buf) = buf {
+                self.bind_rows(name, buf, &width, local.span());
+            }
+            return;
+        }
         // `let rest = &pts[1..];`: rows of a buffer of rows.
         if let Some(name) = &name
             && let Some(rows) = self.rows_of(&init.expr)
@@ -1071,6 +1086,33 @@ impl Lower<'_> {
         }
         self.builder.push(inst, ty, span)
     }
+}
+
+/// `vec![[fill; n]; m]` or `[[fill; n]; m]`: the flat buffer
+/// `vec![fill; m * n]` it is made as, and the length of a row `n`.
+fn rows_literal(expr: &Expr) -> Option<(Expr, Expr)> {
+    let (row, count) = match strip_parens(expr) {
+        Expr::Repeat(outer) => ((*outer.expr).clone(), (*outer.len).clone()),
+        Expr::Macro(mac) if mac.mac.path.is_ident("vec") => mac
+            .mac
+            .parse_body_with(|input: syn::parse::ParseStream| {
+                let row: Expr = input.parse()?;
+                input.parse::<syn::Token![;]>()?;
+                let count: Expr = input.parse()?;
+                Ok((row, count))
+            })
+            .ok()?,
+        _ => return None,
+    };
+    let Expr::Repeat(row) = strip_parens(&row) else {
+        return None;
+    };
+    if matches!(strip_parens(&row.expr), Expr::Repeat(_) | Expr::Array(_)) {
+        return None;
+    }
+    let (fill, width) = (&row.expr, &row.len);
+    let flat: Expr = syn::parse_quote_spanned!(expr.span()=> vec![#fill; (#count) * (#width)]);
+    Some((flat, (**width).clone()))
 }
 
 /// `(e)` as `e`.
