@@ -563,6 +563,11 @@ check!(
     "fn f(x: &[f64]) -> f64 { x.iter().scan(0.0, |s, &v| { *s += v; Some(*s) }).map(|c| c.sin()).sum() }"
 );
 check!(
+    checkpointed_call,
+    "",
+    "fn f(x0: f64, k: f64, n: usize) -> f64 { let mut x = x0; for _ in 0..n { x = ad_runtime::checkpoint(step(x, k)); } x }"
+);
+check!(
     rows_of_points,
     "",
     "fn f(pts: &[[f64; 2]], w: &[f64]) -> f64 { let mut s = 0.0; for p in pts { let r = w[0] * p[0] + w[1] - p[1]; s += r * r; } s + dist(pts[0], pts[1]) }"

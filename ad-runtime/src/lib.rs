@@ -128,6 +128,53 @@ pub fn detach<T>(x: T) -> T {
     x
 }
 
+/// Marks a call of a differentiated function whose forward values the
+/// adjoint recomputes rather than keeps: in a loop, `_vjp` saves the call's
+/// arguments each iteration, not its pullback (everything the callee's
+/// adjoint reads, its own tapes included), and makes the call again in the
+/// adjoint loop. The `torch.utils.checkpoint(block, x)` pattern: memory per
+/// iteration falls to the arguments, time rises by one more forward pass of
+/// the callee.
+///
+/// The argument must be one call of a function with `#[differentiate]` (or
+/// a custom rule) returning a float, whose buffer arguments nothing changes
+/// after the call. Outside a loop, and outside differentiated code, it is
+/// the identity.
+///
+/// ```
+/// use ad_runtime::{checkpoint, differentiate};
+///
+/// #[differentiate]
+/// fn substeps(x: f64, k: f64) -> f64 {
+///     let mut y = x;
+///     for _ in 0..100 {
+///         y += 0.01 * (k * y).sin();
+///     }
+///     y
+/// }
+///
+/// #[differentiate]
+/// fn rollout(x0: f64, k: f64, steps: usize) -> f64 {
+///     let mut x = x0;
+///     for _ in 0..steps {
+///         // Keeps `x` per step, not `substeps`' tape of 100 values.
+///         x = checkpoint(substeps(x, k));
+///     }
+///     x
+/// }
+///
+/// let (out, d_x0, d_k) = rollout_vjp(0.3, 1.2, 50, 1.0);
+/// assert_eq!(out, rollout(0.3, 1.2, 50));
+/// let h = 1e-6;
+/// let fd = (rollout(0.3, 1.2 + h, 50) - rollout(0.3, 1.2 - h, 50)) / (2.0 * h);
+/// assert!((d_k - fd).abs() < 1e-6 * fd.abs().max(1.0));
+/// # let _ = d_x0;
+/// ```
+#[inline(always)]
+pub fn checkpoint<T>(value: T) -> T {
+    value
+}
+
 /// Items called by the code `#[differentiate]` generates; not a public API.
 #[doc(hidden)]
 pub mod __private {

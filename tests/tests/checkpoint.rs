@@ -344,3 +344,88 @@ fn while_and_loop_are_checkpointed_online() {
         assert_eq!(counted_vjp(0.4, n, 1.0), counted_taped_vjp(0.4, n, 1.0));
     }
 }
+
+// ---------------------------------------------------------------------------
+// Checkpointed calls: `ad_runtime::checkpoint(g(x))` in a loop saves the
+// call's arguments, not its pullback, and makes the call again in the
+// adjoint loop. Written once per function with and without the marker (the
+// `mark` argument of the macros below), they give the same `_vjp`, bit for
+// bit.
+
+/// A step with an inner loop: its pullback holds a tape of 64 values.
+#[differentiate]
+fn substeps(x: f64, k: f64) -> f64 {
+    let mut y = x;
+    for _ in 0..64 {
+        y += 0.01 * (k * y).sin();
+    }
+    y
+}
+
+/// A layer over a weight buffer nothing changes: read again in the adjoint.
+#[differentiate]
+fn layer(w: &[f64], x: f64) -> f64 {
+    let mut s = 0.0;
+    for &wi in w {
+        s += (wi * x).tanh();
+    }
+    s / w.len() as f64
+}
+
+macro_rules! rollout {
+    ($name:ident, $($mark:ident)::*) => {
+        #[differentiate]
+        fn $name(x0: f64, k: f64, w: &[f64], steps: usize) -> f64 {
+            let mut x = x0;
+            let mut total = 0.0;
+            for i in 0..steps {
+                x = $($mark)::*(substeps(x, k));
+                // A nested loop, a constant argument and a buffer.
+                for j in 0..2 {
+                    total += $($mark)::*(layer(w, x + j as f64 * 0.1)) * (i as f64 + 1.0);
+                }
+            }
+            x + total
+        }
+    };
+}
+rollout!(rollout_checkpointed, ad_runtime::checkpoint);
+rollout!(rollout_taped,);
+
+#[test]
+fn a_checkpointed_call_gives_the_same_gradient() {
+    let w = [0.3, -0.8, 1.1];
+    for steps in [0, 1, 7] {
+        let mut d_w = [[0.0; 3]; 2];
+        let checkpointed = rollout_checkpointed_vjp(0.4, 1.3, &w, &mut d_w[0], steps, 1.0);
+        let taped = rollout_taped_vjp(0.4, 1.3, &w, &mut d_w[1], steps, 1.0);
+        assert_eq!(checkpointed, taped, "{steps} steps");
+        assert_eq!(d_w[0], d_w[1], "{steps} steps");
+        check_scalar(
+            |p| rollout_checkpointed(p[0], p[1], &p[2..], steps),
+            |p, seed| {
+                let mut d = vec![0.0; p.len()];
+                let (out, d_x0, d_k) =
+                    rollout_checkpointed_vjp(p[0], p[1], &p[2..], &mut d[2..], steps, seed);
+                d[0] = d_x0;
+                d[1] = d_k;
+                (out, d)
+            },
+            &[0.4, 1.3, 0.3, -0.8, 1.1],
+        );
+    }
+}
+
+#[test]
+fn a_checkpointed_call_in_the_split_api() {
+    let w = [0.3, -0.8, 1.1];
+    let (out, pullback) = rollout_checkpointed_forward(0.4, 1.3, &w, 5);
+    assert_eq!(out, rollout_checkpointed(0.4, 1.3, &w, 5));
+    for seed in [1.0, -2.0] {
+        let mut d_w = [0.0; 3];
+        let (d_x0, d_k) = pullback(&w, &mut d_w, seed);
+        let mut expected_w = [0.0; 3];
+        let (_, e_x0, e_k) = rollout_taped_vjp(0.4, 1.3, &w, &mut expected_w, 5, seed);
+        assert_eq!((d_x0, d_k, d_w), (e_x0, e_k, expected_w));
+    }
+}

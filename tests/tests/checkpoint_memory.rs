@@ -4,6 +4,10 @@
 //! states peaks below `K + 1` states plus a constant, where the taped loop
 //! keeps every step; both give the same gradient, bit for bit.
 //!
+//! A checkpointed call (`ad_runtime::checkpoint(g(x))`) in a loop of `N`
+//! steps keeps its argument per step, where the plain call keeps its
+//! pullback and the callee's tape.
+//!
 //! One test only: the counters are global, and tests run in parallel.
 
 // The counting allocator needs `unsafe impl GlobalAlloc`; see its SAFETY comment.
@@ -95,8 +99,34 @@ type ChainVjp =
     fn(&mut [f64], &mut [f64], &mut [f64], &mut [f64], f64, usize, usize, f64) -> (f64, f64);
 chain!(chain_taped);
 
+/// A step whose pullback holds a tape of 64 values.
+#[differentiate]
+fn substeps(x: f64, k: f64) -> f64 {
+    let mut y = x;
+    for _ in 0..64 {
+        y += 0.01 * (k * y).sin();
+    }
+    y
+}
+
+/// `steps` calls of [`substeps`], each checkpointed or not.
+macro_rules! calls {
+    ($name:ident, $($mark:ident)::*) => {
+        #[differentiate]
+        fn $name(x0: f64, k: f64, steps: usize) -> f64 {
+            let mut x = x0;
+            for _ in 0..steps {
+                x = $($mark)::*(substeps(x, k));
+            }
+            x
+        }
+    };
+}
+calls!(calls_checkpointed, ad_runtime::checkpoint);
+calls!(calls_taped,);
+
 #[test]
-fn a_checkpointed_rollout_keeps_k_states_not_n() {
+fn checkpointing_keeps_less_than_the_tape() {
     let steps: usize = if cfg!(debug_assertions) {
         100_000
     } else {
@@ -136,5 +166,21 @@ fn a_checkpointed_rollout_keeps_k_states_not_n() {
     assert!(
         taped_peak >= factor * checkpointed_peak,
         "taped {taped_peak} bytes, checkpointed {checkpointed_peak}"
+    );
+
+    // Checkpointed calls: a float per step, against a pullback and its tape.
+    let calls = 10_000;
+    let (checkpointed, checkpointed_peak) =
+        peak_bytes(|| calls_checkpointed_vjp(0.3, 1.1, calls, 1.0));
+    let (taped, taped_peak) = peak_bytes(|| calls_taped_vjp(0.3, 1.1, calls, 1.0));
+    assert_eq!(checkpointed, taped, "the same gradient, bit for bit");
+    let bound = calls * 8 + (16 << 10);
+    assert!(
+        checkpointed_peak <= bound,
+        "{calls} checkpointed calls peaked at {checkpointed_peak} bytes, over {bound}"
+    );
+    assert!(
+        taped_peak >= 20 * checkpointed_peak,
+        "taped calls {taped_peak} bytes, checkpointed {checkpointed_peak}"
     );
 }

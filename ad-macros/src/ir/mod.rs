@@ -515,6 +515,10 @@ pub(crate) struct UserCall {
     /// What the generated call appends to the path's last name: `_forward`
     /// or `_jvp`.
     pub(crate) suffix: &'static str,
+    /// `ad_runtime::checkpoint(g(x))`: in a loop, the adjoint makes the call
+    /// again for its pullback, from its arguments saved on a tape, rather
+    /// than saving the pullback (see `reverse/needs.rs`).
+    pub(crate) checkpoint: bool,
 }
 
 /// How a new local buffer is made.

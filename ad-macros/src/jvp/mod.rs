@@ -124,6 +124,7 @@ impl<'a> Forward<'a> {
             .map(|call| UserCall {
                 path: call.path.clone(),
                 suffix,
+                checkpoint: false,
             })
             .collect();
         Forward {

@@ -152,6 +152,7 @@ impl Lower<'_> {
         user_calls.push(UserCall {
             path: func.path.clone(),
             suffix: "_forward_all",
+            checkpoint: false,
         });
         let output_ty = match returns {
             Returns::Tuple(n) => Ty::Tuple(vec![Ty::Float; n]),

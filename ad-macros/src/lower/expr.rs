@@ -626,6 +626,26 @@ impl Lower<'_> {
         Ok(self.prim(prim, operands, None, call.span()))
     }
 
+    /// `ad_runtime::checkpoint(g(x))`: the call `g(x)` of a differentiated
+    /// function, marked so that in a loop its pullback is made again in the
+    /// adjoint from its saved arguments instead of being saved.
+    fn checkpointed_call(&mut self, func: &syn::ExprPath, call: &ExprCall) -> Lowered {
+        if call.args.len() != 1 {
+            return self.unsupported(func, msg::method_arity("checkpoint", 1, call.args.len()));
+        }
+        self.runtime_path(func, "checkpoint");
+        let before = self.builder.func().user_calls.len();
+        let value = self.expr(&call.args[0])?;
+        let made_one_call = self.builder.func().user_calls.len() == before + 1
+            && matches!(self.builder.func().inst(value), Inst::Extract(pair, 0)
+                if matches!(self.builder.func().inst(*pair), Inst::Forward { callee, .. } if *callee as usize == before));
+        if !made_one_call {
+            return self.unsupported(&call.args[0], msg::CHECKPOINT_CALL);
+        }
+        self.builder.func_mut().user_calls[before].checkpoint = true;
+        Ok(value)
+    }
+
     /// `f64::sin(x)` and friends, and `ad_runtime::detach(x)`.
     fn call(&mut self, call: &ExprCall) -> Lowered {
         if let Some(callable) = self.closure_callee(&call.func) {
@@ -696,6 +716,11 @@ impl Lower<'_> {
             let arg = self.expr(&call.args[0])?;
             let ty = self.ty(arg);
             return Ok(self.push(Inst::Detach(arg), ty, call.span()));
+        }
+        let is_checkpoint = matches!(segments.as_slice(), [name] if name == "checkpoint")
+            || matches!(segments.as_slice(), [krate, name] if krate == "ad_runtime" && name == "checkpoint");
+        if is_checkpoint {
+            return self.checkpointed_call(func, call);
         }
         let generic = self
             .builder

@@ -81,10 +81,14 @@ impl Reverse<'_> {
         };
         let mut operands = Vec::new();
         for operand in inst.operands() {
+            // What is not recomputable is saved (the arguments of a
+            // checkpointed call: see `call_recomputable`).
             operands.push(if self.is_visible(operand) {
                 self.available(operand)
+            } else if let Some(copy) = self.recompute(operand) {
+                copy
             } else {
-                self.recompute(operand).expect("checked by `recomputable`")
+                self.available(operand)
             });
         }
         let mut operands = operands.into_iter();
@@ -166,9 +170,13 @@ impl Reverse<'_> {
     /// saves most of the time: see docs/performance.md, the forms benchmark.
     fn call_recomputable(&self, call: Value, depth: usize) -> bool {
         let primal = self.primal;
-        let Inst::Forward { args, .. } = primal.inst(call) else {
+        let Inst::Forward { args, callee } = primal.inst(call) else {
             return false;
         };
+        // `ad_runtime::checkpoint(g(x))`: arguments the adjoint cannot
+        // recompute are saved instead, the numbers a call takes rather than
+        // everything its pullback captures.
+        let checkpointed = primal.user_calls[*callee as usize].checkpoint;
         let returns_buffer =
             matches!(primal.ty(call), Ty::Tuple(tys) if matches!(tys.first(), Some(Ty::Buf(_))));
         if returns_buffer || !self.in_loop(call) {
@@ -176,6 +184,7 @@ impl Reverse<'_> {
         }
         args.iter().all(|&(arg, mode)| {
             let readable = self.is_visible(arg) || self.recomputable(arg, depth);
+            let readable = readable || (checkpointed && mode == crate::ir::Mode::Val);
             match mode {
                 crate::ir::Mode::Val => readable,
                 crate::ir::Mode::Ref | crate::ir::Mode::Copy => {
