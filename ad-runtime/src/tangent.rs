@@ -56,11 +56,12 @@
 //! assert_eq!((zero.w, zero.n_in, zero.name), (vec![0.0, 0.0], 2, "first".to_string()));
 //! ```
 //!
-//! The struct may be generic over its float type. The derive adds a bound to
-//! the implementation for each field's type (`Vec<T>: Tangent`, `T: Tangent`,
-//! and `Clone` for skipped fields), so `Lin<T>` is `Tangent` exactly when its
-//! fields are; with `T: Float` (that is `f32` or `f64`) they always are. The
-//! struct's own bounds are up to you: `T: Float` is the natural one.
+//! The struct may be generic over its float type. The derive bounds the
+//! implementation by what fields of concrete types need (`f64: Tangent` for
+//! a field `rate: f64`, `String: Clone` for a skipped `name: String`), and
+//! fields of the type parameter need nothing more than `T: Float` (that is
+//! `f32` or `f64`), which implies what they need. So `Lin<T: Float>` is
+//! `Tangent` with no bounds of yours beyond `T: Float`.
 //!
 //! ```
 //! use ad_runtime::{Float, Tangent};
