@@ -3,6 +3,7 @@
 use proc_macro2::TokenStream;
 use quote::quote;
 use syn::ItemFn;
+use syn::ext::IdentExt;
 
 use crate::diag::{Ctxt, msg};
 use crate::ir::{self, Function};
@@ -113,12 +114,17 @@ fn print(item: &ItemFn, generated: &TokenStream) -> TokenStream {
         item.sig.ident
     );
     let span = item.sig.ident.span();
+    // A function, not `const _`, which an `impl` block does not allow: the
+    // note is printed when its body uses the deprecated struct.
+    let holder = syn::Ident::new(&format!("__ad_print_{}", item.sig.ident.unraw()), span);
     quote::quote_spanned! {span=>
-        const _: () = {
+        #[doc(hidden)]
+        #[allow(dead_code, non_snake_case)]
+        fn #holder() {
             #[deprecated(note = #note)]
             struct Expansion;
             let _ = Expansion;
-        };
+        }
     }
 }
 

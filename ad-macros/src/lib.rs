@@ -440,9 +440,9 @@ use proc_macro::TokenStream;
 /// the compiler print the functions the attribute generated, formatted, as
 /// the note of a warning at the function's name ("use of deprecated unit
 /// struct … `#[differentiate(print)]` on `f` generated: …"). It changes
-/// nothing else; remove `print` when you have read the code. (On a method,
-/// `print` does not work yet: it is a compile error inside an `impl` block.
-/// Use `cargo expand` there.)
+/// nothing else (beside the function it adds a hidden, unused
+/// `__ad_print_f` that holds the note); remove `print` when you have read
+/// the code.
 ///
 /// ```
 /// use ad_runtime::differentiate;
