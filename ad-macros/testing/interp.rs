@@ -463,7 +463,7 @@ impl Machine<'_> {
                 }
                 Val::Unit
             }
-            Inst::CloneBuf { src, clone } => {
+            Inst::CloneBuf { src, clone, .. } => {
                 let src = self.buf(*src)?;
                 let data = self.bufs[src].data.clone();
                 // `to_vec()` makes a `Vec`; `clone()` keeps the kind.

@@ -933,6 +933,86 @@ impl<T: Float, const N: usize> ZerosLike for [T; N] {
     }
 }
 
+/// A buffer's contents saved for the adjoint, which reads them after later
+/// code changed the buffer: an array is copied on the stack
+/// ([`SavedArray`]), a slice or a `Vec` into a `Vec`. Both dereference to the
+/// slice, which is how generated code reads them (`saved[i]`, `&saved`).
+pub trait Snapshot {
+    /// The saved contents.
+    type Saved;
+    /// A copy of the contents.
+    fn snapshot(&self) -> Self::Saved;
+}
+
+/// An array's contents saved for the adjoint: a copy that reads as a slice.
+///
+/// ```
+/// use ad_runtime::linalg::Snapshot;
+///
+/// let saved = [1.0, 2.0, 3.0].snapshot();
+/// let as_slice: &[f64] = &saved;
+/// assert_eq!((saved[1], as_slice.len()), (2.0, 3));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SavedArray<T, const N: usize>(pub [T; N]);
+
+impl<T, const N: usize> core::ops::Deref for SavedArray<T, N> {
+    type Target = [T];
+    #[inline]
+    fn deref(&self) -> &[T] {
+        &self.0
+    }
+}
+
+impl<T: Float, const N: usize> ZerosLike for SavedArray<T, N> {
+    type Zeros = [T; N];
+    #[inline]
+    fn zeros_like(&self) -> [T; N] {
+        [T::ZERO; N]
+    }
+}
+
+impl<T: Copy, const N: usize> Snapshot for [T; N] {
+    type Saved = SavedArray<T, N>;
+    #[inline]
+    fn snapshot(&self) -> SavedArray<T, N> {
+        SavedArray(*self)
+    }
+}
+
+impl<T: Clone> Snapshot for [T] {
+    type Saved = Vec<T>;
+    #[inline]
+    fn snapshot(&self) -> Vec<T> {
+        self.to_vec()
+    }
+}
+
+impl<T: Clone> Snapshot for Vec<T> {
+    type Saved = Vec<T>;
+    #[inline]
+    fn snapshot(&self) -> Vec<T> {
+        self.clone()
+    }
+}
+
+/// A snapshot of a buffer (see [`Snapshot`]): what generated code saves when
+/// a call's pullback needs contents that later code overwrites.
+///
+/// ```
+/// use ad_runtime::linalg::snapshot;
+///
+/// let k = [0.5_f64; 4];
+/// let saved = snapshot(&k);
+/// assert_eq!(&*saved, &k[..]);
+/// let v = vec![1.0_f64, 2.0];
+/// assert_eq!(snapshot(&v[..]), v);
+/// ```
+#[inline]
+pub fn snapshot<B: ?Sized + Snapshot>(buf: &B) -> B::Saved {
+    buf.snapshot()
+}
+
 /// The shadow of a local buffer before the adjoint runs: zeros of its shape
 /// (`vec![0.0; v.len()]` for a `Vec` or a slice, `[0.0; N]` for an array).
 ///

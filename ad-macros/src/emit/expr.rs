@@ -354,7 +354,15 @@ impl Emitter<'_> {
                 let pushed = self.expr(*pushed).at(Prec::Or);
                 postfix(quote_spanned!(span=> #buf.push(#pushed)))
             }
-            Inst::CloneBuf { src, clone } => {
+            // A snapshot: an array copied on the stack, a slice or `Vec` into
+            // a `Vec`; both read as slices.
+            Inst::CloneBuf {
+                src, saved: true, ..
+            } => {
+                let src = self.argument(*src, Mode::Ref);
+                postfix(quote_spanned!(span=> __ad::snapshot(#src)))
+            }
+            Inst::CloneBuf { src, clone, .. } => {
                 let src = self.expr(*src).at(Prec::Postfix);
                 postfix(if *clone {
                     quote_spanned!(span=> #src.clone())

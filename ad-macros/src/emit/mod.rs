@@ -265,6 +265,7 @@ impl<'a> Emitter<'a> {
                 | Inst::TapeNew { .. }
                 | Inst::Shadow { .. }
                 | Inst::PopShadow(_)
+                | Inst::CloneBuf { saved: true, .. }
                 | Inst::Forward { .. } => true,
                 Inst::Call(callee, _) => !callee.is_primitive(),
                 _ => false,

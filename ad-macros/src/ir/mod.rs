@@ -411,10 +411,13 @@ pub(crate) enum Inst {
     },
     /// `buf.push(value)` (an effect).
     PushElem(Value, Value),
-    /// A copy of a buffer: `buf.to_vec()`, or `buf.clone()` when `clone`.
+    /// A copy of a buffer: `buf.to_vec()`, or `buf.clone()` when `clone`;
+    /// when `saved`, a snapshot the adjoint reads
+    /// (`__ad::snapshot(&buf)`: an array is copied on the stack).
     CloneBuf {
         src: Value,
         clone: bool,
+        saved: bool,
     },
     /// A call of a function of the runtime: `::ad_runtime::name(args)` for a
     /// primitive of the user's, `__ad::name(args)` for a pullback. Buffers are

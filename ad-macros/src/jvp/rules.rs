@@ -163,7 +163,7 @@ pub(super) fn instruction(fx: &mut Forward<'_>, value: Value) {
             );
             Some(fx.builder.push(inst, ty, span))
         }
-        Inst::CloneBuf { src, clone } => {
+        Inst::CloneBuf { src, clone, saved } => {
             // The tangent has the type of the copy: `to_vec` makes a `Vec`
             // (the tangent of a `&Vec` parameter is a slice), and `clone`,
             // of a local or of an array taken by value, the source's type.
@@ -172,7 +172,11 @@ pub(super) fn instruction(fx: &mut Forward<'_>, value: Value) {
                     of: new,
                     seed: None,
                 },
-                |t_src| Inst::CloneBuf { src: t_src, clone },
+                |t_src| Inst::CloneBuf {
+                    src: t_src,
+                    clone,
+                    saved,
+                },
             );
             Some(fx.builder.push(inst, ty, span))
         }

@@ -219,7 +219,15 @@ impl Lower<'_> {
             return Ok(copy);
         }
         let ty = self.builder.func().ty(buf).clone();
-        Ok(self.push(Inst::CloneBuf { src: buf, clone }, ty, span))
+        Ok(self.push(
+            Inst::CloneBuf {
+                src: buf,
+                clone,
+                saved: false,
+            },
+            ty,
+            span,
+        ))
     }
 
     /// `v.sort_by(cmp)` (or `sort_unstable_by`): the order the user's

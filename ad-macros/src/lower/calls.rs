@@ -53,7 +53,9 @@ fn is_vec(func: &crate::ir::Function, buf: crate::ir::Value) -> bool {
     match func.inst(buf) {
         Inst::NewBuf(crate::ir::NewBuf::Vec { .. } | crate::ir::NewBuf::Empty { .. }) => true,
         Inst::CloneBuf { clone: false, .. } => true,
-        Inst::CloneBuf { src, clone: true } => is_vec(func, *src),
+        Inst::CloneBuf {
+            src, clone: true, ..
+        } => is_vec(func, *src),
         _ => false,
     }
 }

@@ -243,6 +243,7 @@ impl Reverse<'_> {
             Inst::CloneBuf {
                 src: buf,
                 clone: false,
+                saved: true,
             },
             ty,
             self.primal.span(call),
