@@ -365,6 +365,18 @@ fn bench_modes(c: &mut Criterion) {
     group.finish();
 }
 
+fn bench_rk4(c: &mut Criterion) {
+    let steps = 100_000;
+    let mut group = c.benchmark_group("rk4_projectile");
+    group.bench_function("primal", |b| {
+        b.iter(|| projectile_rk4(black_box(30.0), black_box(0.7), black_box(0.05), steps))
+    });
+    group.bench_function("vjp", |b| {
+        b.iter(|| projectile_rk4_vjp(black_box(30.0), black_box(0.7), black_box(0.05), steps, 1.0))
+    });
+    group.finish();
+}
+
 fn config() -> Criterion {
     Criterion::default()
         .sample_size(10)
@@ -375,6 +387,6 @@ fn config() -> Criterion {
 criterion_group! {
     name = benches;
     config = config();
-    targets = bench_w1, bench_w2, bench_w3, bench_w4, bench_gradbench, bench_modes
+    targets = bench_w1, bench_w2, bench_w3, bench_w4, bench_gradbench, bench_modes, bench_rk4
 }
 criterion_main!(benches);

@@ -70,3 +70,23 @@ fn w3_against_finite_differences_and_the_dot_product_test() {
         check::dot_product_scalar(f, grad, &point).assert_within(TOL);
     }
 }
+
+#[test]
+fn the_rk4_projectile_against_finite_differences_and_the_dot_product_test() {
+    use ad_examples::workloads::{projectile_rk4, projectile_rk4_vjp};
+    let f = |p: &[f64]| projectile_rk4(p[0], p[1], p[2], 200);
+    let grad = |p: &[f64]| {
+        let (out, d_v0, d_angle, d_drag) = projectile_rk4_vjp(p[0], p[1], p[2], 200, 1.0);
+        assert_eq!(out.to_bits(), f(p).to_bits(), "`_vjp` returns the primal");
+        vec![d_v0, d_angle, d_drag]
+    };
+    // Moderate scales: the dot-product test steps along random directions.
+    let x = [3.0, 0.7, 0.5];
+    check::gradient(f, grad, &x).assert_within(TOL);
+    check::dot_product_scalar(f, grad, &x).assert_within(TOL);
+    // Without drag, the closed form: x + y = v0 t (cos a + sin a) − g t² / 2.
+    let (_, d_v0, d_angle, _) = projectile_rk4_vjp(30.0, 0.7, 0.0, 200, 1.0);
+    let time = 0.2;
+    assert!((d_v0 - time * (0.7f64.cos() + 0.7f64.sin())).abs() < 1e-9);
+    assert!((d_angle - 30.0 * time * (0.7f64.cos() - 0.7f64.sin())).abs() < 1e-9);
+}
