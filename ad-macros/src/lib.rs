@@ -364,6 +364,13 @@ use proc_macro::TokenStream;
 /// `jvp` or `#[custom_jvp]`. A function with no derivative is rustc's error
 /// "cannot find function `g_forward_all`" at the call.
 ///
+/// In a loop, a call's pullback is saved each iteration, unless the adjoint
+/// can read the call's arguments again (elements of buffers nothing changes
+/// afterwards, the index): then the adjoint makes the call again. Marking a
+/// call `ad_runtime::checkpoint(g(x, k))` does the same for arguments the
+/// loop carries, saving the arguments instead of the pullback (see the
+/// function's documentation and `docs/checkpointing.md`).
+///
 /// A function with one type parameter bounded by `ad_runtime::Float`
 /// (`fn f<T: Float>`, or `where T: Float`) gives one generic `f_vjp` for
 /// `f32` and `f64`. A parameter `p: &Params` of a struct with
