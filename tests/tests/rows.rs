@@ -515,3 +515,29 @@ fn a_local_buffer_of_rows_in_a_loop() {
     ad_runtime::check::gradient(|p| forces_energy_flat(p, 0.1, 3), |_| grad.clone(), &x)
         .assert_within(1e-7);
 }
+
+/// Rows whose length is a constant expression, `D - 1`: it is one operand
+/// wherever the flat indices use it (`len / (D - 1)`, not `len / D - 1`).
+#[differentiate]
+fn rows_of_an_expression(pts: &[[f64; D - 1]]) -> f64 {
+    let mut s = 0.0;
+    for (i, p) in pts.iter().enumerate() {
+        s += p[1] * (i as f64 + 1.0) + pts.len() as f64 * p[0];
+    }
+    s
+}
+
+#[test]
+fn a_row_length_written_as_an_expression() {
+    let x = [0.5, -1.0, 2.0, 0.25, 1.5, 0.75];
+    let grad = check_scalar(
+        |p| rows_of_an_expression(pairs(p)),
+        |p, seed| {
+            let mut d = vec![0.0; p.len()];
+            let out = rows_of_an_expression_vjp(pairs(p), pairs_mut(&mut d), seed);
+            (out, d)
+        },
+        &x,
+    );
+    assert_close(&grad, &[3.0, 1.0, 3.0, 2.0, 3.0, 3.0]);
+}

@@ -719,7 +719,7 @@ impl Lower<'_> {
     }
 
     /// Binds `name` to the rows of the flat buffer `buf`, each `width` long
-    /// (an integer literal or a constant's path).
+    /// (an integer literal, a constant's path, or a constant expression).
     pub(super) fn bind_rows(&mut self, name: &str, buf: Value, width: &Expr, span: Span) {
         let width = match width {
             Expr::Lit(syn::ExprLit {
@@ -729,8 +729,14 @@ impl Lower<'_> {
                 Ok(n) => self.int_lit(n, span),
                 Err(_) => return,
             },
+            // A constant's path as it is; any other constant expression
+            // (`2 * D`) in parentheses, since it is emitted as one operand.
+            Expr::Path(path) => {
+                let tokens = quote::ToTokens::to_token_stream(path);
+                self.push(Inst::Const(Const::Path(tokens)), Ty::Int, span)
+            }
             width => {
-                let tokens = quote::ToTokens::to_token_stream(width);
+                let tokens = quote::quote!((#width));
                 self.push(Inst::Const(Const::Path(tokens)), Ty::Int, span)
             }
         };
