@@ -3427,3 +3427,44 @@ mod collected_rows {
         }
     }
 }
+
+mod counted_while_shadowed {
+    use super::*;
+
+    /// A signed counter that the body shadows with a `usize` index: the
+    /// counter is not taken for a `usize` (its loop would run once more).
+    #[differentiate]
+    #[allow(clippy::cast_sign_loss)]
+    fn shadowed(x: &[f64]) -> f64 {
+        let mut s = 0.0;
+        let mut i: i64 = -3;
+        while i + 1 < 0 {
+            let k = (i + 3) as usize;
+            {
+                let i = k;
+                s += x[i] * x[i];
+            }
+            i += 1;
+        }
+        s + i as f64
+    }
+
+    #[test]
+    fn a_shadowed_counter_keeps_its_sign() {
+        // Visits i = -3 and -2: x[0] and x[1]; i ends at -1.
+        let grad = check_scalar(
+            shadowed,
+            |p, seed| {
+                let mut d = vec![0.0; p.len()];
+                let out = shadowed_vjp(p, &mut d, seed);
+                (out, d)
+            },
+            &X,
+        );
+        let mut expected = vec![0.0; X.len()];
+        expected[0] = 2.0 * X[0];
+        expected[1] = 2.0 * X[1];
+        assert_close(&grad, &expected);
+        assert_eq!(shadowed(&X), X[0] * X[0] + X[1] * X[1] - 1.0);
+    }
+}

@@ -253,9 +253,10 @@ impl Lower<'_> {
         let start = self.lookup(&counter).expect("checked");
         let counter_ident = syn::Ident::new(&counter, span);
         let step_lit = syn::LitInt::new(&step.to_string(), span);
-        // A counter that indexes a buffer, or counts to a length, is a
-        // `usize`: `i + c < n` is `i < n.saturating_sub(c)` for it.
-        let unsigned = body.indices.contains(&counter)
+        // A counter that indexes a buffer (and is not rebound in the body),
+        // or counts to a length, is a `usize`: `i + c < n` is
+        // `i < n.saturating_sub(c)` for it.
+        let unsigned = (body.indices.contains(&counter) && !body.bound.contains(&counter))
             || matches!(bound, syn::Expr::MethodCall(call) if call.method == "len");
         let range: syn::Expr = match (inclusive, &offset) {
             (false, None) => syn::parse_quote_spanned!(span=> (#counter_ident..#bound)),
@@ -682,6 +683,9 @@ struct Reads {
     pushes: bool,
     /// The names read in an index outside any cast (`x[i + 1]`): `usize`s.
     indices: HashSet<String>,
+    /// The names patterns bind (`let i = …`, `|i| …`): an index may read
+    /// one of those rather than the variable of the same name outside.
+    bound: HashSet<String>,
 }
 
 /// The names an index reads outside casts.
@@ -719,6 +723,11 @@ impl Visit<'_> for Reads {
     fn visit_expr_call(&mut self, call: &syn::ExprCall) {
         self.calls = true;
         syn::visit::visit_expr_call(self, call);
+    }
+
+    fn visit_pat_ident(&mut self, pat: &syn::PatIdent) {
+        self.bound.insert(pat.ident.to_string());
+        syn::visit::visit_pat_ident(self, pat);
     }
 
     fn visit_expr_index(&mut self, index: &syn::ExprIndex) {
