@@ -429,3 +429,46 @@ fn a_checkpointed_call_in_the_split_api() {
         assert_eq!((d_x0, d_k, d_w), (e_x0, e_k, expected_w));
     }
 }
+
+#[differentiate]
+fn rosen_term(p: f64, q: f64) -> f64 {
+    (1.0 - p).powi(2) + 100.0 * (q - p * p).powi(2)
+}
+
+/// Calls inside a checkpointed loop: one checkpointed, one whose
+/// arguments the adjoint reads again.
+macro_rules! calls_in_a_checkpointed_loop {
+    ($name:ident $(, $ck:meta)?) => {
+        #[differentiate]
+        fn $name(x: &[f64], k: f64, n: usize) -> f64 {
+            let mut y = x[0];
+            let mut s = 0.0;
+            $(#[$ck])?
+            for i in 0..n {
+                y = ad_runtime::checkpoint(substeps(y, k));
+                s += rosen_term(x[i % x.len()], y) * 0.001;
+            }
+            s + y
+        }
+    };
+}
+calls_in_a_checkpointed_loop!(calls_checkpointed_loop, checkpoint(snapshots = 3));
+calls_in_a_checkpointed_loop!(calls_taped_loop);
+
+#[test]
+fn calls_inside_a_checkpointed_loop() {
+    let x = [0.3, -0.2, 0.9];
+    for n in [0, 1, 20] {
+        let (mut a, mut b) = ([0.0; 3], [0.0; 3]);
+        let checkpointed = calls_checkpointed_loop_vjp(&x, &mut a, 1.3, n, 1.0);
+        let taped = calls_taped_loop_vjp(&x, &mut b, 1.3, n, 1.0);
+        assert_eq!((checkpointed, a), (taped, b), "{n} steps");
+    }
+    check_scalar(
+        |p| calls_checkpointed_loop(&p[..3], p[3], 20),
+        ad_tests::buffer_then_scalar(|xs: &[f64], d: &mut [f64], k, seed| {
+            calls_checkpointed_loop_vjp(xs, d, k, 20, seed)
+        }),
+        &[0.3, -0.2, 0.9, 1.3],
+    );
+}
