@@ -18,6 +18,23 @@ fn pairs_mut(flat: &mut [f64]) -> &mut [[f64; 2]] {
     flat.as_chunks_mut::<2>().0
 }
 
+/// The `_vjp` of a function of rows of two: the rows, their shadow, the seed.
+type PairsVjp = fn(&[[f64; 2]], &mut [[f64; 2]], f64) -> f64;
+
+/// `check_scalar` for a function of rows of two and its `_vjp`, at the flat
+/// point `x`; returns the flat gradient.
+fn check_pairs(f: fn(&[[f64; 2]]) -> f64, vjp: PairsVjp, x: &[f64]) -> Vec<f64> {
+    check_scalar(
+        |p| f(pairs(p)),
+        |p, seed| {
+            let mut d = vec![0.0; p.len()];
+            let out = vjp(pairs(p), pairs_mut(&mut d), seed);
+            (out, d)
+        },
+        x,
+    )
+}
+
 /// Least squares of a line through points: rows iterated with `for`, and
 /// the parameters as a plain slice.
 #[differentiate(vjp, jvp)]
@@ -95,15 +112,7 @@ fn rows_every_way(pts: &[[f64; 2]]) -> f64 {
 fn rows_indexed_sliced_and_destructured() {
     let x = [0.7, -1.2, 1.5, 0.4, -0.3, 2.0];
     let f = |p: &[f64]| rows_every_way(pairs(p));
-    let grad = check_scalar(
-        f,
-        |p, seed| {
-            let mut d = vec![0.0; p.len()];
-            let out = rows_every_way_vjp(pairs(p), pairs_mut(&mut d), seed);
-            (out, d)
-        },
-        &x,
-    );
+    let grad = check_pairs(rows_every_way, rows_every_way_vjp, &x);
     check_jvp(f, |p, u| rows_every_way_jvp(pairs(p), pairs(u)), &grad, &x);
     let (x0, y0, x2, y2) = (x[0], x[1], x[4], x[5]);
     let mut expected = vec![0.0; 6];
@@ -194,15 +203,7 @@ fn weighted_products<T: Float>(pts: &[[T; 2]]) -> T {
 #[test]
 fn generic_rows_in_f32_and_f64() {
     let x = [0.5, 1.5, -2.0, 0.25, 1.0, 3.0];
-    let grad = check_scalar(
-        |p| weighted_products(pairs(p)),
-        |p, seed| {
-            let mut d = vec![0.0; p.len()];
-            let out = weighted_products_vjp(pairs(p), pairs_mut(&mut d), seed);
-            (out, d)
-        },
-        &x,
-    );
+    let grad = check_pairs(weighted_products, weighted_products_vjp, &x);
     let expected: Vec<f64> = (0..6).map(|k| x[k ^ 1] * ((k / 2) as f64 + 1.0)).collect();
     assert_close(&grad, &expected);
     // f32: the same closed form, in f32.
@@ -251,15 +252,7 @@ fn two_calls(pts: &[[f64; 2]], k: f64) -> f64 {
 fn rows_passed_to_differentiated_callees() {
     let x = [0.0, 0.0, 1.0, 0.5, -0.5, 2.0, 1.5, 1.0];
     let f = |p: &[f64]| coulomb(pairs(p));
-    let grad = check_scalar(
-        f,
-        |p, seed| {
-            let mut d = vec![0.0; p.len()];
-            let out = coulomb_vjp(pairs(p), pairs_mut(&mut d), seed);
-            (out, d)
-        },
-        &x,
-    );
+    let grad = check_pairs(coulomb, coulomb_vjp, &x);
     check_jvp(f, |p, u| coulomb_jvp(pairs(p), pairs(u)), &grad, &x);
     // ∂/∂p_i Σ 1/r_ij = Σ_j (p_j − p_i) / r_ij³.
     let pts = pairs(&x);
@@ -406,15 +399,7 @@ fn windows_and_chunks_of_rows() {
         0.0, 0.0, 1.0, 0.5, -0.5, 2.0, 1.5, 1.0, 0.3, 0.9, 2.0, -1.0, 0.7, 0.2,
     ];
     let f = |p: &[f64]| polyline_and_triangles(pairs(p));
-    let grad = check_scalar(
-        f,
-        |p, seed| {
-            let mut d = vec![0.0; p.len()];
-            let out = polyline_and_triangles_vjp(pairs(p), pairs_mut(&mut d), seed);
-            (out, d)
-        },
-        &x,
-    );
+    let grad = check_pairs(polyline_and_triangles, polyline_and_triangles_vjp, &x);
     check_jvp(
         f,
         |p, u| polyline_and_triangles_jvp(pairs(p), pairs(u)),
@@ -530,14 +515,6 @@ fn rows_of_an_expression(pts: &[[f64; D - 1]]) -> f64 {
 #[test]
 fn a_row_length_written_as_an_expression() {
     let x = [0.5, -1.0, 2.0, 0.25, 1.5, 0.75];
-    let grad = check_scalar(
-        |p| rows_of_an_expression(pairs(p)),
-        |p, seed| {
-            let mut d = vec![0.0; p.len()];
-            let out = rows_of_an_expression_vjp(pairs(p), pairs_mut(&mut d), seed);
-            (out, d)
-        },
-        &x,
-    );
+    let grad = check_pairs(rows_of_an_expression, rows_of_an_expression_vjp, &x);
     assert_close(&grad, &[3.0, 1.0, 3.0, 2.0, 3.0, 3.0]);
 }
