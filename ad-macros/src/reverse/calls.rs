@@ -2,7 +2,7 @@
 //! and buffers a call reads are read back as the call left them.
 
 use super::Reverse;
-use crate::ir::{Callee, Const, Inst, Mode, Ty, Value};
+use crate::ir::{Callee, Const, Inst, Mode, Place, Ty, Value};
 
 impl Reverse<'_> {
     /// Reverses a call of a function with a derivative of its own: calls the
@@ -157,7 +157,11 @@ impl Reverse<'_> {
     /// a region gets zeros of its own there.
     fn scratch_shadow_of(&mut self, arg: Value, contents: Value, call: Value) -> Value {
         let primal = self.primal;
-        let top_level = |value: Value| primal.is_param(value) || primal.body.insts.contains(&value);
+        // A primal value outside every region (the adjoint's own values are
+        // never top-level primal ones).
+        let top_level = |value: Value| {
+            value.index() < primal.insts.len() && matches!(self.place(value), Place::Body)
+        };
         if top_level(arg) {
             return self.scratch_shadow(arg);
         }
