@@ -11,7 +11,14 @@
 //!
 //! The pool holds at most [`MAX_BUFFERS`] buffers and [`MAX_BYTES`] bytes per
 //! element type; [`release_pool`] frees what the calling thread holds.
+//!
+//! Tapes of other values (the pullbacks of calls in loops, saved copies of
+//! small arrays) have types the runtime cannot name: each is a closure or an
+//! instance of a generic type. Their storage is kept by type too, in pools
+//! found by [`TypeId`] ([`take_any`], [`give_any`]), with at most
+//! [`MAX_BYTES`] for all of them together.
 
+use std::any::{Any, TypeId};
 use std::cell::RefCell;
 use std::mem::size_of;
 use std::thread::LocalKey;
@@ -135,6 +142,84 @@ pub(crate) fn give<T: Recycle>(buffer: Vec<T>) {
     });
 }
 
+/// A [`Pool`] of some element type, as the pools by type hold it.
+trait AnyPool {
+    fn bytes(&self) -> usize;
+    fn len(&self) -> usize;
+    fn clear(&mut self);
+    fn as_any(&mut self) -> &mut dyn Any;
+}
+
+impl<T: 'static> AnyPool for Pool<T> {
+    fn bytes(&self) -> usize {
+        self.bytes
+    }
+    fn len(&self) -> usize {
+        self.free.len()
+    }
+    fn clear(&mut self) {
+        Pool::clear(self);
+    }
+    fn as_any(&mut self) -> &mut dyn Any {
+        self
+    }
+}
+
+thread_local! {
+    /// The calling thread's pools for element types with no pool of their
+    /// own, one per type, looked up by a scan (a program has a few such
+    /// types, one per call in a loop).
+    static ANY_POOLS: RefCell<Vec<(TypeId, Box<dyn AnyPool>)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// A buffer for a tape of `capacity` values of any type, from its pool if
+/// that has one.
+pub(crate) fn take_any<T: 'static>(capacity: usize) -> Vec<T> {
+    ANY_POOLS
+        .try_with(|pools| {
+            let mut pools = pools.try_borrow_mut().ok()?;
+            let (_, pool) = pools.iter_mut().find(|(id, _)| *id == TypeId::of::<T>())?;
+            let pool = pool.as_any().downcast_mut::<Pool<T>>()?;
+            Some(pool.take(capacity))
+        })
+        .ok()
+        .flatten()
+        .unwrap_or_else(|| Vec::with_capacity(capacity))
+}
+
+/// Gives a tape's buffer back to its type's pool, then keeps all these
+/// pools within [`MAX_BYTES`] together, emptying the largest first.
+pub(crate) fn give_any<T: 'static>(mut buffer: Vec<T>) {
+    // The values are dropped before the pools are borrowed: a pullback may
+    // hold tapes of its own, which come back here.
+    buffer.clear();
+    let _ = ANY_POOLS.try_with(|pools| {
+        let Ok(mut pools) = pools.try_borrow_mut() else {
+            return;
+        };
+        let id = TypeId::of::<T>();
+        let position = match pools.iter().position(|(kept, _)| *kept == id) {
+            Some(position) => position,
+            None => {
+                pools.push((id, Box::new(Pool::<T>::new())));
+                pools.len() - 1
+            }
+        };
+        if let Some(pool) = pools[position].1.as_any().downcast_mut::<Pool<T>>() {
+            pool.give(buffer);
+        }
+        let mut total: usize = pools.iter().map(|(_, pool)| pool.bytes()).sum();
+        while total > MAX_BYTES {
+            let largest = pools
+                .iter_mut()
+                .max_by_key(|(_, pool)| pool.bytes())
+                .expect("over the limit, so some pool holds bytes");
+            total -= largest.1.bytes();
+            largest.1.clear();
+        }
+    });
+}
+
 macro_rules! recycle {
     ($($ty:ty),* $(,)?) => {
         $(
@@ -174,6 +259,7 @@ macro_rules! recycle {
             $(
                 let _ = <$ty as Recycle>::pool().try_with(|pool| pool.borrow_mut().clear());
             )*
+            let _ = ANY_POOLS.try_with(|pools| pools.borrow_mut().clear());
         }
 
         /// How many tape buffers the calling thread keeps for later calls.
@@ -193,6 +279,9 @@ macro_rules! recycle {
                     .try_with(|pool| pool.borrow().len())
                     .unwrap_or(0)
             )*
+                + ANY_POOLS
+                    .try_with(|pools| pools.borrow().iter().map(|(_, pool)| pool.len()).sum::<usize>())
+                    .unwrap_or(0)
         }
     };
 }
@@ -203,7 +292,34 @@ recycle!(
 
 #[cfg(test)]
 mod tests {
-    use super::{MAX_BUFFERS, MAX_BYTES, Pool};
+    use super::{MAX_BUFFERS, MAX_BYTES, Pool, give_any, take_any};
+
+    #[test]
+    fn pools_by_type_hand_back_storage_and_share_one_limit() {
+        // A closure type, as the pullbacks generated code saves.
+        let captured = 2.0;
+        let pullback = move |d: f64| d * captured;
+        let mut buffer = take_any(100);
+        buffer.push(pullback);
+        assert_eq!(buffer[0](1.5), 3.0);
+        give_any(buffer);
+        let again: Vec<_> = take_any::<[f64; 2]>(10);
+        assert_eq!(again.capacity(), 10, "another type has a pool of its own");
+        let mut same = take_any(50);
+        same.push(pullback);
+        assert!(same.capacity() >= 100, "the closure's storage came back");
+        // Two types over the shared limit together: the larger is emptied.
+        // (Capacity is reserved, not touched: no memory is written.)
+        let per_type = MAX_BYTES / 16 * 10;
+        give_any(Vec::<[u64; 2]>::with_capacity(per_type / 16));
+        give_any(Vec::<u64>::with_capacity(per_type / 8 + 1));
+        assert_eq!(
+            take_any::<u64>(1).capacity(),
+            1,
+            "the larger one was dropped"
+        );
+        assert!(take_any::<[u64; 2]>(1).capacity() >= per_type / 16);
+    }
 
     #[test]
     fn takes_the_smallest_buffer_that_fits() {

@@ -67,6 +67,34 @@ impl<T: Recycle> Tape<T> {
     }
 }
 
+impl<T: 'static> Tape<T> {
+    /// An empty tape of values of a type with no pool of its own (the
+    /// pullbacks of calls, saved copies of small arrays), with room for
+    /// `capacity` of them: its storage comes from, and goes back to, the
+    /// calling thread's pool for its type, as for [`Tape::with_capacity`].
+    ///
+    /// ```
+    /// use ad_runtime::tape::{Tape, pooled_buffers, release_pool};
+    ///
+    /// release_pool();
+    /// let mut tape = Tape::recycled(2);
+    /// tape.push([1.0, 2.0]);
+    /// assert_eq!(tape.pop(), [1.0, 2.0]);
+    /// drop(tape);
+    /// assert_eq!(pooled_buffers(), 1);
+    /// let again = Tape::<[f64; 2]>::recycled(2);
+    /// assert_eq!(pooled_buffers(), 0, "taken again");
+    /// assert!(again.capacity() >= 2);
+    /// ```
+    #[inline]
+    pub fn recycled(capacity: usize) -> Self {
+        Tape {
+            values: pool::take_any(capacity),
+            recycle: Some(pool::give_any::<T>),
+        }
+    }
+}
+
 impl<T> Tape<T> {
     /// An empty tape of values that have no pool (pullbacks, copies of
     /// buffers), with room for `capacity` of them.
