@@ -174,7 +174,6 @@ pub(crate) mod msg {
     pub(crate) const REDUCE_AFTER_FILTER: &str = "`reduce`, `max_by` and `min_by` after `filter` are not supported; fold from a start value instead: `.fold(f64::NEG_INFINITY, f64::max)`";
     pub(crate) const REDUCE_RESULT: &str = "take the value out of `reduce`, `max_by` or `min_by` where it is made: `.unwrap()`, `.expect(\"…\")` or `.unwrap_or(value)`";
     pub(crate) const SWAP: &str = "`std::mem::swap` is supported between two local variables of the function, both floats or both buffers: `std::mem::swap(&mut a, &mut b)`";
-    pub(crate) const BUFFER_CALL_IN_REGION: &str = "a function returning a buffer can be called at the top level of the body only: `#[differentiate]` keeps one buffer per call; call it before the loop or branch, or pass it a `&mut` buffer to fill";
     pub(crate) const FOLD_SHAPE: &str = "`fold`'s accumulator is a number or a tuple of numbers, and the closure returns the same shape as the initial value";
     pub(crate) const LABELED_BLOCK: &str = "labeled blocks are not supported; remove the label";
 

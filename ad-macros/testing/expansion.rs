@@ -552,6 +552,12 @@ check!(
     "",
     "fn f(a: [f64; 3], b: [f64; 3], s: f64) -> f64 { let n: [f64; 3] = cross(a, b); let mut m = n; m[0] *= s; norm(m) + a[1] * s }"
 );
+// A buffer returned in a loop is moved into one buffer made before it.
+check!(
+    buffer_returned_in_a_loop,
+    "",
+    "fn f(s0: f64, a: f64, n: usize) -> f64 { let mut s = [s0, s0]; for _ in 0..n { let k = rhs(s, a); for j in 0..2 { s[j] += 0.1 * k[j]; } } s[0] * s[1] }"
+);
 check!(
     call_recomputed_in_a_loop,
     "",

@@ -437,6 +437,7 @@ impl Machine<'_> {
                 let data = match new {
                     NewBuf::Vec { fill, len } => filled(self.get(*fill)?, self.get(*len)?.size()?)?,
                     NewBuf::Array { fill, len } => filled(self.get(*fill)?, array_len(len)?)?,
+                    NewBuf::Output => Err("calls are not interpreted".to_owned())?,
                     NewBuf::Empty { capacity } => {
                         if let Some(capacity) = capacity {
                             self.get(*capacity)?.size()?;
@@ -471,14 +472,23 @@ impl Machine<'_> {
                 self.alloc(data, growable)
             }
             Inst::Call(callee, args) => self.call(*callee, args)?,
-            Inst::Shadow { of, seed } => {
+            Inst::Shadow { of } => {
                 let of = self.buf(*of)?;
                 let growable = self.bufs[of].growable;
-                let shadow = match seed {
-                    None => linalg::zeros_like(self.floats(of)?),
-                    Some(seed) => self.floats(self.buf(*seed)?)?.to_owned(),
-                };
+                let shadow = linalg::zeros_like(self.floats(of)?);
                 self.alloc(Data::Floats(shadow), growable)
+            }
+            Inst::SeedCopy { len, seed } => {
+                // `to_owned` of a slice: a `Vec` (of an array seed, an
+                // array, which nothing pushes to or pops from).
+                let seed = self.buf(*seed)?;
+                let growable = true;
+                let copy = self.floats(seed)?;
+                if copy.len() != self.get(*len)?.size()? {
+                    Err("a seed of another length than the output".to_owned())?;
+                }
+                let copy = copy.to_owned();
+                self.alloc(Data::Floats(copy), growable)
             }
             Inst::PopShadow(shadow) => {
                 let shadow = self.growable(*shadow, "pop_shadow from")?;
@@ -748,6 +758,7 @@ fn inst_name(inst: &Inst) -> &'static str {
         Inst::CloneBuf { .. } => "buf.copy",
         Inst::Call(callee, _) => callee.name(),
         Inst::Shadow { .. } => "shadow",
+        Inst::SeedCopy { .. } => "seed.copy",
         Inst::PopShadow(_) => "pop.shadow",
         Inst::Forward { .. } => "forward",
         Inst::Apply { .. } => "apply",

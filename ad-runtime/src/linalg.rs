@@ -1072,6 +1072,97 @@ where
     order
 }
 
+/// A buffer a function of the user's returns (`Vec<T>` or `[T; N]`), held
+/// by generated code for a call in a loop or a branch: one is made before
+/// the loop ([`output_buffer`]) and each call's output is moved into it
+/// ([`returned_into`]), so that the adjoint has one buffer and one shadow
+/// for the call, as for the buffers a loop makes.
+pub trait Output: Sized {
+    /// The buffer before the first call: empty, or zeros for an array.
+    fn empty() -> Self;
+    /// How many elements it holds.
+    fn elements(&self) -> usize;
+}
+
+impl<T> Output for Vec<T> {
+    #[inline]
+    fn empty() -> Self {
+        Vec::new()
+    }
+    #[inline]
+    fn elements(&self) -> usize {
+        self.len()
+    }
+}
+
+impl<T: Float, const N: usize> Output for [T; N] {
+    #[inline]
+    fn empty() -> Self {
+        [T::ZERO; N]
+    }
+    #[inline]
+    fn elements(&self) -> usize {
+        N
+    }
+}
+
+/// The buffer made before a loop for the output of a call in it: its type
+/// is the callee's output type, inferred from [`returned_into`].
+#[inline]
+#[must_use]
+pub fn output_buffer<O: Output>() -> O {
+    O::empty()
+}
+
+/// Moves the output of `pair = g_forward_all(…)` into `buf`, the buffer made
+/// for the call (see [`Output`]), and hands on the pullback.
+///
+/// ```
+/// use ad_runtime::__private::{output_buffer, returned_into};
+///
+/// let mut out: Vec<f64> = output_buffer();
+/// for k in 1..3 {
+///     let ((), pullback) = returned_into(&mut out, (vec![1.0, f64::from(k)], k));
+///     assert_eq!((out[1], pullback), (f64::from(k), k));
+/// }
+/// ```
+///
+/// # Panics
+///
+/// If a `Vec` output changes its length from one call to the next: the
+/// adjoint keeps one shadow for the call, of one length.
+#[inline]
+#[track_caller]
+pub fn returned_into<O: Output, P>(buf: &mut O, (output, pullback): (O, P)) -> ((), P) {
+    check_output_len(buf, &output);
+    *buf = output;
+    ((), pullback)
+}
+
+/// [`returned_into`] in `_jvp`: the output and its tangent, each into its
+/// buffer.
+#[inline]
+#[track_caller]
+pub fn returned_into_jvp<O: Output>(
+    buf: &mut O,
+    tangent: &mut O,
+    (output, t_output): (O, O),
+) -> ((), ()) {
+    check_output_len(buf, &output);
+    *buf = output;
+    *tangent = t_output;
+    ((), ())
+}
+
+#[track_caller]
+fn check_output_len<O: Output>(buf: &O, output: &O) {
+    let (held, len) = (buf.elements(), output.elements());
+    assert!(
+        held == 0 || held == len,
+        "a call in a loop returned {len} elements after {held}: `#[differentiate]` keeps one buffer for a call's output, so the callee must return the same length each time"
+    );
+}
+
 /// A copy of a buffer as an array, for a function of the user's that takes
 /// an array by value (`cross(a, b)` with `a: [f64; 3]`): the callee's
 /// parameter type gives the length, the caller's buffer may be a `Vec`.
@@ -1100,14 +1191,14 @@ pub fn to_array<T: Copy, const N: usize>(buf: &[T]) -> [T; N] {
 }
 
 /// A copy of the seed of a buffer output, after checking that it has as
-/// many elements as the output: `_vjp` of a function returning a `Vec`
-/// takes its seed as a slice, whose length only the caller knows.
+/// many elements as the output, `len`: `_vjp` of a function returning a
+/// `Vec` takes its seed as a slice, whose length only the caller knows.
 ///
 /// ```
 /// use ad_runtime::__private::seed_copy;
 ///
-/// assert_eq!(seed_copy(&vec![1.0, 2.0], &[0.5, 0.25][..]), vec![0.5, 0.25]);
-/// assert_eq!(seed_copy(&[1.0_f32; 2], &[3.0; 2]), [3.0; 2]);
+/// assert_eq!(seed_copy(2, &[0.5, 0.25][..]), vec![0.5, 0.25]);
+/// assert_eq!(seed_copy(2, &[3.0_f32; 2]), [3.0; 2]);
 /// ```
 ///
 /// # Panics
@@ -1115,15 +1206,14 @@ pub fn to_array<T: Copy, const N: usize>(buf: &[T]) -> [T; N] {
 /// If the lengths differ.
 #[inline]
 #[track_caller]
-pub fn seed_copy<T, B, S>(out: &B, seed: &S) -> S::Owned
+pub fn seed_copy<T, S>(len: usize, seed: &S) -> S::Owned
 where
-    B: AsRef<[T]> + ?Sized,
     S: AsRef<[T]> + ToOwned + ?Sized,
 {
-    let (expected, given) = (out.as_ref().len(), seed.as_ref().len());
+    let given = seed.as_ref().len();
     assert!(
-        expected == given,
-        "the seed of the output has {given} elements, the output {expected}: pass one adjoint per element of the output"
+        len == given,
+        "the seed of the output has {given} elements, the output {len}: pass one adjoint per element of the output"
     );
     seed.to_owned()
 }

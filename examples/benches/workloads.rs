@@ -374,6 +374,21 @@ fn bench_rk4(c: &mut Criterion) {
     group.bench_function("vjp", |b| {
         b.iter(|| projectile_rk4_vjp(black_box(30.0), black_box(0.7), black_box(0.05), steps, 1.0))
     });
+    // The same steps with each stage returned as an array.
+    group.bench_function("primal_returned", |b| {
+        b.iter(|| projectile_rk4_returned(black_box(30.0), black_box(0.7), black_box(0.05), steps))
+    });
+    group.bench_function("vjp_returned", |b| {
+        b.iter(|| {
+            projectile_rk4_returned_vjp(
+                black_box(30.0),
+                black_box(0.7),
+                black_box(0.05),
+                steps,
+                1.0,
+            )
+        })
+    });
     group.finish();
 }
 

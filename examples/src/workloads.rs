@@ -144,6 +144,42 @@ pub fn projectile_rk4(v0: f64, angle: f64, drag: f64, steps: usize) -> f64 {
     s[0] + s[1]
 }
 
+/// [`projectile_rhs`] as users write it first: the state by value, the
+/// derivative returned.
+#[differentiate]
+pub fn projectile_rhs_of(s: [f64; 4], drag: f64) -> [f64; 4] {
+    let v = (s[2] * s[2] + s[3] * s[3]).sqrt();
+    [s[2], s[3], -drag * v * s[2], -9.81 - drag * v * s[3]]
+}
+
+/// [`projectile_rk4`] with each stage returned by the right-hand side, the
+/// other spelling of the same steps.
+#[differentiate]
+pub fn projectile_rk4_returned(v0: f64, angle: f64, drag: f64, steps: usize) -> f64 {
+    let dt = 0.001;
+    let mut s = [0.0, 0.0, v0 * angle.cos(), v0 * angle.sin()];
+    for _ in 0..steps {
+        let k1 = projectile_rhs_of(s, drag);
+        let mut t = [0.0; 4];
+        for i in 0..4 {
+            t[i] = s[i] + 0.5 * dt * k1[i];
+        }
+        let k2 = projectile_rhs_of(t, drag);
+        for i in 0..4 {
+            t[i] = s[i] + 0.5 * dt * k2[i];
+        }
+        let k3 = projectile_rhs_of(t, drag);
+        for i in 0..4 {
+            t[i] = s[i] + dt * k3[i];
+        }
+        let k4 = projectile_rhs_of(t, drag);
+        for i in 0..4 {
+            s[i] += dt / 6.0 * (k1[i] + 2.0 * k2[i] + 2.0 * k3[i] + k4[i]);
+        }
+    }
+    s[0] + s[1]
+}
+
 // ---------------------------------------------------------------------------
 // W2: the loss of a 784→128 tanh→10 softmax network, cross-entropy, batch 32.
 

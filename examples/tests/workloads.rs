@@ -90,3 +90,29 @@ fn the_rk4_projectile_against_finite_differences_and_the_dot_product_test() {
     assert!((d_v0 - time * (0.7f64.cos() + 0.7f64.sin())).abs() < 1e-9);
     assert!((d_angle - 30.0 * time * (0.7f64.cos() - 0.7f64.sin())).abs() < 1e-9);
 }
+
+#[test]
+fn the_rk4_projectile_with_returned_stages_is_the_same_function() {
+    use ad_examples::workloads::{
+        projectile_rk4, projectile_rk4_returned, projectile_rk4_returned_vjp, projectile_rk4_vjp,
+    };
+    let f = |p: &[f64]| projectile_rk4_returned(p[0], p[1], p[2], 200);
+    let grad = |p: &[f64]| {
+        let (out, d_v0, d_angle, d_drag) = projectile_rk4_returned_vjp(p[0], p[1], p[2], 200, 1.0);
+        assert_eq!(out.to_bits(), f(p).to_bits(), "`_vjp` returns the primal");
+        vec![d_v0, d_angle, d_drag]
+    };
+    let x = [3.0, 0.7, 0.5];
+    check::gradient(f, grad, &x).assert_within(TOL);
+    check::dot_product_scalar(f, grad, &x).assert_within(TOL);
+    // The same arithmetic in the same order as the `&mut` spelling.
+    assert_eq!(
+        f(&x).to_bits(),
+        projectile_rk4(x[0], x[1], x[2], 200).to_bits()
+    );
+    let (_, a, b, c) = projectile_rk4_vjp(x[0], x[1], x[2], 200, 1.0);
+    let other = grad(&x);
+    for (mine, theirs) in other.iter().zip([a, b, c]) {
+        assert!((mine - theirs).abs() <= 1e-12 * theirs.abs().max(1.0));
+    }
+}

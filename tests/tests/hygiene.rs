@@ -637,3 +637,45 @@ fn early_exits_under_pedantic() {
         assert_close(&grad, &[expected]);
     }
 }
+
+/// User items named like the runtime's helpers for a buffer returned in a
+/// loop; they panic, so a `_vjp` calling them would fail.
+#[allow(dead_code)]
+fn output_buffer() -> Vec<f64> {
+    unreachable!("the runtime's `output_buffer` is meant")
+}
+
+#[allow(dead_code)]
+fn returned_into(_: &mut Vec<f64>, _: Vec<f64>) {
+    unreachable!("the runtime's `returned_into` is meant")
+}
+
+#[differentiate]
+fn halves(x: &[f64]) -> [f64; 2] {
+    [x[0] * 0.5, x[1] * 0.5]
+}
+
+/// A buffer returned in a loop: moved into one buffer made before it.
+#[differentiate]
+fn halved_twice(x: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for k in 0..2 {
+        let h = halves(x);
+        s += h[0] * h[1] * f64::from(k + 1);
+    }
+    s
+}
+
+#[test]
+fn buffers_returned_in_a_loop_under_pedantic() {
+    // s = 3 x₀ x₁ / 4.
+    let grad = check_scalar(
+        halved_twice,
+        |p, s| {
+            let mut d = vec![0.0; 2];
+            (halved_twice_vjp(p, &mut d, s), d)
+        },
+        &[0.8, -1.4],
+    );
+    assert_close(&grad, &[0.75 * -1.4, 0.75 * 0.8]);
+}

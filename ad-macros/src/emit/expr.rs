@@ -194,7 +194,8 @@ impl Emitter<'_> {
                 unreachable!("loops are statements")
             }
             Inst::TapeNew { capacity } => {
-                // Tapes of scalars reuse storage from the runtime's pool.
+                // Tapes reuse storage from the runtime's pools: of scalars,
+                // or of other values (pullbacks, saved arrays) by type.
                 let pooled = matches!(func.ty(value), Ty::Tape(elem) if elem.is_scalar());
                 let capacity = capacity.as_ref().map(|range| {
                     let iter = self.range(range, span);
@@ -205,9 +206,9 @@ impl Emitter<'_> {
                     (true, Some(capacity)) => {
                         quote_spanned!(span=> __ad::Tape::with_capacity(#capacity))
                     }
-                    (false, None) => quote_spanned!(span=> __ad::Tape::unpooled(0)),
+                    (false, None) => quote_spanned!(span=> __ad::Tape::recycled(0)),
                     (false, Some(capacity)) => {
-                        quote_spanned!(span=> __ad::Tape::unpooled(#capacity))
+                        quote_spanned!(span=> __ad::Tape::recycled(#capacity))
                     }
                 })
             }
@@ -289,6 +290,7 @@ impl Emitter<'_> {
             Inst::NewBuf(NewBuf::Empty { capacity: None }) => {
                 postfix(quote_spanned!(span=> ::std::vec::Vec::new()))
             }
+            Inst::NewBuf(NewBuf::Output) => postfix(quote_spanned!(span=> __ad::output_buffer())),
             Inst::NewBuf(NewBuf::Empty {
                 capacity: Some(capacity),
             }) => {
@@ -382,18 +384,15 @@ impl Emitter<'_> {
                     quote_spanned!(span=> __ad::#name(#(#args),*))
                 })
             }
-            Inst::Shadow { of, seed: None } => {
+            Inst::Shadow { of } => {
                 let of = self.argument(*of, Mode::Ref);
                 postfix(quote_spanned!(span=> __ad::zeros_like(#of)))
             }
-            Inst::Shadow {
-                of,
-                seed: Some(seed),
-            } => {
+            Inst::SeedCopy { len, seed } => {
                 // Its length is checked: a `Vec` output's seed is a slice.
-                let of = self.argument(*of, Mode::Ref);
+                let len = self.expr(*len).at(Prec::Or);
                 let seed = self.expr(*seed).at(Prec::Or);
-                postfix(quote_spanned!(span=> __ad::seed_copy(#of, #seed)))
+                postfix(quote_spanned!(span=> __ad::seed_copy(#len, #seed)))
             }
             Inst::PopShadow(shadow) => {
                 let shadow = self.argument(*shadow, Mode::Mut);
@@ -403,8 +402,29 @@ impl Emitter<'_> {
                 let call = &func.user_calls[*callee as usize];
                 let path = &call.path;
                 let forward = entry_path(path, call.suffix);
+                // A buffer output moved into the buffer made for it (and, in
+                // `_jvp`, its tangent into the tangent's).
+                let into = match (call.into, call.suffix) {
+                    (false, _) => 0,
+                    (true, "_jvp_all") => 2,
+                    (true, _) => 1,
+                };
+                let (into, args) = args.split_at(into);
+                let into: Vec<_> = into
+                    .iter()
+                    .map(|&(arg, mode)| self.argument(arg, mode))
+                    .collect();
                 let args = args.iter().map(|&(arg, mode)| self.argument(arg, mode));
                 let mut call = quote_spanned!(span=> #forward(#(#args),*));
+                match into.as_slice() {
+                    [] => {}
+                    [buf] => call = quote_spanned!(span=> __ad::returned_into(#buf, #call)),
+                    [buf, tangent] => {
+                        call =
+                            quote_spanned!(span=> __ad::returned_into_jvp(#buf, #tangent, #call));
+                    }
+                    _ => unreachable!("one buffer and its tangent"),
+                }
                 // A float result that is used: the macro's guess, checked.
                 let used = self.extracts[value.index()]
                     .iter()

@@ -264,6 +264,7 @@ impl<'a> Emitter<'a> {
                 | Inst::Curvature(..)
                 | Inst::TapeNew { .. }
                 | Inst::Shadow { .. }
+                | Inst::SeedCopy { .. }
                 | Inst::PopShadow(_)
                 | Inst::CloneBuf { saved: true, .. }
                 | Inst::Forward { .. } => true,

@@ -83,6 +83,7 @@ impl Emitter<'_> {
                 | Inst::NewBuf(_)
                 | Inst::CloneBuf { .. }
                 | Inst::Shadow { .. }
+                | Inst::SeedCopy { .. }
                 | Inst::PopShadow(_) => {
                     let name = self.name_for(value, true).expect("bound");
                     Form::Bound(name)

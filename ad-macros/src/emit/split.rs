@@ -233,6 +233,18 @@ pub(crate) fn shared(ty: &Type) -> TokenStream {
     }
 }
 
+/// Whether an instruction of `insts`, or of a region in them, reads `value`
+/// (but for the tuple `_vjp` returns, which the split API does not build).
+fn reads(func: &Function, insts: &[Value], value: Value) -> bool {
+    insts.iter().any(|&inst| {
+        (inst != func.ret && func.inst(inst).operands().contains(&value))
+            || func
+                .regions(inst)
+                .iter()
+                .any(|region| region.yields.contains(&value) || reads(func, &region.insts, value))
+    })
+}
+
 /// Where the adjoint begins in the body of `_vjp`: the reverse pass appends
 /// it after the primal, into which it only inserts tapes, copies of buffers
 /// and values carried out of branches.
@@ -246,6 +258,8 @@ fn adjoint_start(func: &Function, primal_len: usize) -> usize {
                     func.inst(value),
                     Inst::TapeNew { .. } | Inst::CloneBuf { .. }
                 )
+                // The returned buffer's length, for its seed's check.
+                && !matches!(func.inst(value), Inst::Len(of) if of.index() < primal_len)
                 && !matches!(func.inst(value), Inst::Extract(of, _) if of.index() < primal_len)
         })
         .unwrap_or(func.body.insts.len())
@@ -270,7 +284,11 @@ impl Emitter<'_> {
         let span = sig.ident.span();
         let out = match out {
             // The closure may read a returned local buffer: return a copy.
-            Some(out) if matches!(func.ty(out), Ty::Buf(_)) && !func.is_param(out) => {
+            Some(out)
+                if matches!(func.ty(out), Ty::Buf(_))
+                    && !func.is_param(out)
+                    && reads(func, adjoint, out) =>
+            {
                 let out = self.expr(out).at(Prec::Postfix);
                 quote_spanned!(span=> #out.clone())
             }

@@ -425,11 +425,16 @@ pub(crate) enum Inst {
     /// passed `&mut`.
     Call(Callee, Vec<Value>),
     /// The shadow of a local buffer, made by the reverse pass: zeros of the
-    /// same shape (`__ad::zeros_like(&of)`), or a copy of the seed when the
-    /// buffer is the returned value.
+    /// same shape (`__ad::zeros_like(&of)`).
     Shadow {
         of: Value,
-        seed: Option<Value>,
+    },
+    /// The shadow of the returned buffer: a copy of the seed, whose length
+    /// is checked against `len`, the output's (computed by the primal, so
+    /// that a pullback holds a number, not the output).
+    SeedCopy {
+        len: Value,
+        seed: Value,
     },
     /// `__ad::pop_shadow(&mut shadow)`: the adjoint of a `push` (an effect).
     PopShadow(Value),
@@ -522,6 +527,12 @@ pub(crate) struct UserCall {
     /// again for its pullback, from its arguments saved on a tape, rather
     /// than saving the pullback (see `reverse/needs.rs`).
     pub(crate) checkpoint: bool,
+    /// A call returning a buffer, in a loop or a branch: its output is moved
+    /// into the first argument, a buffer made in the body
+    /// ([`NewBuf::Output`], passed `&mut`; in `_jvp` the tangent follows
+    /// it), and the call's value is `((), pullback)`. One buffer per call
+    /// for the whole function, as for the buffers a loop makes.
+    pub(crate) into: bool,
 }
 
 /// How a new local buffer is made.
@@ -533,6 +544,9 @@ pub(crate) enum NewBuf {
     Array { fill: Value, len: TokenStream },
     /// `Vec::with_capacity(capacity)`, or `Vec::new()`.
     Empty { capacity: Option<Value> },
+    /// A buffer of the type a call returns, holding the output of that call
+    /// in a loop or a branch (see [`UserCall::into`]); empty until then.
+    Output,
 }
 
 impl NewBuf {
@@ -541,6 +555,7 @@ impl NewBuf {
             NewBuf::Vec { fill, len } => vec![*fill, *len],
             NewBuf::Array { fill, .. } => vec![*fill],
             NewBuf::Empty { capacity } => capacity.iter().copied().collect(),
+            NewBuf::Output => Vec::new(),
         }
     }
 
@@ -556,6 +571,7 @@ impl NewBuf {
                     *capacity = map(*capacity);
                 }
             }
+            NewBuf::Output => {}
         }
     }
 }
@@ -746,11 +762,10 @@ impl Inst {
                 *len = map(*len);
             }
             Inst::NewBuf(new) => new.map(&mut map),
-            Inst::Shadow { of, seed } => {
-                *of = map(*of);
-                if let Some(seed) = seed {
-                    *seed = map(*seed);
-                }
+            Inst::Shadow { of } => *of = map(*of),
+            Inst::SeedCopy { len, seed } => {
+                *len = map(*len);
+                *seed = map(*seed);
             }
             Inst::Forward { args, .. } => {
                 for (arg, _) in args {
@@ -887,11 +902,8 @@ impl Inst {
             Inst::Len(buf) | Inst::CloneBuf { src: buf, .. } | Inst::PopShadow(buf) => vec![*buf],
             Inst::Slice { buf, start, len } => vec![*buf, *start, *len],
             Inst::NewBuf(new) => new.operands(),
-            Inst::Shadow { of, seed } => {
-                let mut operands = vec![*of];
-                operands.extend(*seed);
-                operands
-            }
+            Inst::Shadow { of } => vec![*of],
+            Inst::SeedCopy { len, seed } => vec![*len, *seed],
             Inst::Forward { args, .. } => args.iter().map(|&(arg, _)| arg).collect(),
             Inst::Apply { pullback, args } => {
                 let mut operands = vec![*pullback];

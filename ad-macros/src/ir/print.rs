@@ -218,6 +218,7 @@ fn inst(func: &Function, id: Value) -> String {
             len.to_string().replace(' ', "")
         ),
         Inst::NewBuf(NewBuf::Empty { capacity: None }) => "buf.empty".to_owned(),
+        Inst::NewBuf(NewBuf::Output) => "buf.output".to_owned(),
         Inst::NewBuf(NewBuf::Empty {
             capacity: Some(capacity),
         }) => format!("buf.empty capacity {}", value(*capacity)),
@@ -232,18 +233,18 @@ fn inst(func: &Function, id: Value) -> String {
             let name = name.map(|name| name.to_string()).unwrap_or_default();
             format!("effect {name}! {}", values(args))
         }
-        Inst::Shadow { of, seed: None } => format!("shadow {}", value(*of)),
-        Inst::Shadow {
-            of,
-            seed: Some(seed),
-        } => format!("shadow {} from {}", value(*of), value(*seed)),
+        Inst::Shadow { of } => format!("shadow {}", value(*of)),
+        Inst::SeedCopy { len, seed } => {
+            format!("seed.copy {} len {}", value(*seed), value(*len))
+        }
         Inst::PopShadow(shadow) => format!("pop.shadow {}", value(*shadow)),
         Inst::Forward { callee, args } => {
-            let path = &func.user_calls[*callee as usize].path;
-            let path = quote::ToTokens::to_token_stream(path)
+            let call = &func.user_calls[*callee as usize];
+            let path = quote::ToTokens::to_token_stream(&call.path)
                 .to_string()
                 .replace(' ', "");
-            format!("forward {path} {}", moded(args))
+            let into = if call.into { " into" } else { "" };
+            format!("forward{into} {path} {}", moded(args))
         }
         Inst::Apply { pullback, args } => format!("apply {} {}", value(*pullback), moded(args)),
     }

@@ -75,10 +75,7 @@ impl Scope {
                 && matches!(func.ty(id), Ty::Buf(_))
                 && !matches!(
                     inst,
-                    Inst::CloneBuf { .. }
-                        | Inst::Pop(_)
-                        | Inst::Slice { .. }
-                        | Inst::Shadow { seed: None, .. }
+                    Inst::CloneBuf { .. } | Inst::Pop(_) | Inst::Slice { .. } | Inst::Shadow { .. }
                 )
             {
                 return Err(format!("%{} is a buffer defined inside a region", id.0));

@@ -125,6 +125,7 @@ impl<'a> Forward<'a> {
                 path: call.path.clone(),
                 suffix,
                 checkpoint: false,
+                into: call.into,
             })
             .collect();
         Forward {
@@ -295,7 +296,7 @@ impl Forward<'_> {
         match &ty {
             Ty::Buf(_) | Ty::Struct => {
                 let of = self.copy(value);
-                self.builder.push(Inst::Shadow { of, seed: None }, ty, span)
+                self.builder.push(Inst::Shadow { of }, ty, span)
             }
             Ty::Tuple(elems) => {
                 let parts: Vec<Value> = (0..elems.len())

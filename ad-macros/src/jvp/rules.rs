@@ -152,32 +152,23 @@ pub(super) fn instruction(fx: &mut Forward<'_>, value: Value) {
                 NewBuf::Empty { capacity } => Some(NewBuf::Empty {
                     capacity: capacity.map(|capacity| fx.copy(capacity)),
                 }),
+                NewBuf::Output => Some(NewBuf::Output),
             };
             // A buffer filled with a constant: zeros of its shape.
-            let inst = how.map_or(
-                Inst::Shadow {
-                    of: new,
-                    seed: None,
-                },
-                Inst::NewBuf,
-            );
+            let inst = how.map_or(Inst::Shadow { of: new }, Inst::NewBuf);
             Some(fx.builder.push(inst, ty, span))
         }
         Inst::CloneBuf { src, clone, saved } => {
             // The tangent has the type of the copy: `to_vec` makes a `Vec`
             // (the tangent of a `&Vec` parameter is a slice), and `clone`,
             // of a local or of an array taken by value, the source's type.
-            let inst = fx.tangent(src).map_or(
-                Inst::Shadow {
-                    of: new,
-                    seed: None,
-                },
-                |t_src| Inst::CloneBuf {
+            let inst = fx
+                .tangent(src)
+                .map_or(Inst::Shadow { of: new }, |t_src| Inst::CloneBuf {
                     src: t_src,
                     clone,
                     saved,
-                },
-            );
+                });
             Some(fx.builder.push(inst, ty, span))
         }
         Inst::Slice { buf, start, len } => fx.tangent(buf).map(|t_buf| {
@@ -234,11 +225,12 @@ pub(super) fn instruction(fx: &mut Forward<'_>, value: Value) {
             .map(|t_tape| fx.builder.push(Inst::Pop(t_tape), ty, span)),
         // The seed of a returned buffer is constant: its shadow's tangent
         // starts at zero like every other.
-        Inst::Shadow { of, .. } => {
-            let shadow = Inst::Shadow {
-                of: fx.copy(of),
-                seed: None,
-            };
+        Inst::Shadow { of } => {
+            let shadow = Inst::Shadow { of: fx.copy(of) };
+            Some(fx.builder.push(shadow, ty, span))
+        }
+        Inst::SeedCopy { .. } => {
+            let shadow = Inst::Shadow { of: new };
             Some(fx.builder.push(shadow, ty, span))
         }
         // Pops the adjoint of the last element pushed: the tangent shadow's

@@ -291,7 +291,7 @@ impl Lower<'_> {
 
     /// An instruction placed in the function's body, before the loops and
     /// branches being lowered.
-    fn push_at_top(&mut self, inst: Inst, ty: Ty, span: Span) -> Value {
+    pub(super) fn push_at_top(&mut self, inst: Inst, ty: Ty, span: Span) -> Value {
         let value = self.builder.push_detached(inst, ty, span);
         self.builder.func_mut().body.insts.push(value);
         value

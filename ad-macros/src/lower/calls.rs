@@ -70,6 +70,9 @@ pub(super) enum Returns {
     /// `let v = g(&x);` where `v` is used as a buffer: a `Vec<f64>` or an
     /// array.
     Buffer,
+    /// The same in a loop or a branch: moved into the call's first
+    /// argument (see [`UserCall::into`]).
+    Into,
 }
 
 impl Lower<'_> {
@@ -80,12 +83,22 @@ impl Lower<'_> {
     }
 
     /// `let v = g(&x);` of a callee returning a `Vec` or an array: the
-    /// buffer, at the top level of the body.
+    /// buffer. In a loop or a branch, a buffer made in the body that the
+    /// output is moved into (see [`UserCall::into`]), as for the other
+    /// buffers made there.
     pub(super) fn user_call_buffer(&mut self, func: &ExprPath, call: &ExprCall) -> Lowered {
-        if self.builder.depth() > 0 {
-            return self.unsupported(call, msg::BUFFER_CALL_IN_REGION);
+        if self.builder.depth() == 0 {
+            return self.user_call_returning(func, call, Returns::Buffer);
         }
-        self.user_call_returning(func, call, Returns::Buffer)
+        let span = call.span();
+        let args = self.call_args(Vec::new(), &call.args)?;
+        let elem = Ty::Buf(Box::new(Ty::Float));
+        let buf = self.push_at_top(Inst::NewBuf(crate::ir::NewBuf::Output), elem, span);
+        self.fixed_len.insert(buf);
+        let mut all = vec![(buf, Mode::Mut)];
+        all.extend(args);
+        self.user_call_with(func, all, span, Returns::Into)?;
+        Ok(buf)
     }
 
     /// `let (r, theta) = polar(x, y);`: a call whose value is a tuple of
@@ -155,11 +168,13 @@ impl Lower<'_> {
             path: func.path.clone(),
             suffix: "_forward_all",
             checkpoint: false,
+            into: returns == Returns::Into,
         });
         let output_ty = match returns {
             Returns::Tuple(n) => Ty::Tuple(vec![Ty::Float; n]),
             Returns::Float => Ty::Float,
             Returns::Buffer => Ty::Buf(Box::new(Ty::Float)),
+            Returns::Into => Ty::Tuple(Vec::new()),
         };
         let pair = self.push(
             Inst::Forward { callee, args },

@@ -711,7 +711,14 @@ impl Lower<'_> {
                 }
             }
             Expr::Assign(assign) => {
-                let value = self.expr(&assign.right);
+                // `cur = step(&cur);` of a buffer: the callee returns one.
+                let buffer_call = self
+                    .user_call_of(&assign.right)
+                    .filter(|_| self.names_buffer(&assign.left));
+                let value = match buffer_call {
+                    Some((func, call)) => self.user_call_buffer(func, call),
+                    None => self.expr(&assign.right),
+                };
                 match self.element_target(&assign.left) {
                     Some(element) => {
                         if let (Ok(element), Ok(value)) = (element, value) {
@@ -944,6 +951,15 @@ impl Lower<'_> {
             }
             self.bind(&name, value);
         }
+    }
+
+    /// Whether `target` is the name of a local bound to a buffer.
+    fn names_buffer(&self, target: &Expr) -> bool {
+        expr::local_name(target)
+            .and_then(|name| self.lookup(&name))
+            .is_some_and(|value| {
+                value.is_ok_and(|value| matches!(self.builder.func().ty(value), Ty::Buf(_)))
+            })
     }
 
     /// `g(…)`, a call of a function of the user's: not of a closure or a

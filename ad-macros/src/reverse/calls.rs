@@ -19,8 +19,16 @@ impl Reverse<'_> {
     /// scratch one: the callee's pullback computes every adjoint.
     pub(super) fn reverse_call(&mut self, call: Value) {
         let primal = self.primal;
-        let Inst::Forward { args, .. } = primal.inst(call) else {
+        let Inst::Forward { args, callee } = primal.inst(call) else {
             unreachable!("reverse_call on a non-call")
+        };
+        // An output moved into a buffer (`UserCall::into`): the seed is the
+        // buffer's shadow, which the call's overwriting then resets.
+        let (into, args) = match args.split_first() {
+            Some((&(buf, _), rest)) if primal.user_calls[*callee as usize].into => {
+                (self.shadow(buf), rest)
+            }
+            _ => (None, args.as_slice()),
         };
         let (mut output, mut pullback) = (None, None);
         for &(index, extract) in &self.extracts[call.index()] {
@@ -30,9 +38,15 @@ impl Reverse<'_> {
             }
         }
         let pullback = pullback.expect("a call's pullback is extracted");
-        let seed = output.and_then(|output| self.call_seed(output, call));
+        let seed = match into {
+            Some(shadow) => Some(shadow),
+            None => output.and_then(|output| self.call_seed(output, call)),
+        };
         let any_active = args.iter().any(|&(arg, _)| self.is_active(arg));
         if !any_active || (seed.is_none() && !self.writes_shadow(call)) {
+            if let Some(shadow) = into {
+                self.push(Inst::Call(Callee::Zero, vec![shadow]), Ty::Unit, call);
+            }
             return;
         }
         let mut operands = Vec::new();
@@ -61,14 +75,7 @@ impl Reverse<'_> {
                         let base = self.builder.func().bases(vec![shadow])[0];
                         if passed.contains(&base) && primal.ty(arg).is_float_buf() {
                             let ty = primal.ty(arg).clone();
-                            let copy = self.push(
-                                Inst::Shadow {
-                                    of: contents,
-                                    seed: None,
-                                },
-                                ty,
-                                call,
-                            );
+                            let copy = self.push(Inst::Shadow { of: contents }, ty, call);
                             aliases.push((copy, shadow));
                             operands.push((copy, Mode::Mut));
                         } else {
@@ -81,7 +88,8 @@ impl Reverse<'_> {
         }
         let seed = seed.unwrap_or_else(|| self.push(Inst::Const(Const::Zero), Ty::Unknown, call));
         // A buffer's seed is its shadow, lent to the pullback.
-        let returns_buffer = output.is_some_and(|output| matches!(primal.ty(output), Ty::Buf(_)));
+        let returns_buffer =
+            into.is_some() || output.is_some_and(|output| matches!(primal.ty(output), Ty::Buf(_)));
         operands.push((seed, if returns_buffer { Mode::Ref } else { Mode::Val }));
         let pullback = self.available(pullback);
         let tys: Vec<Ty> = floats.iter().map(|&arg| primal.ty(arg).clone()).collect();
@@ -97,6 +105,9 @@ impl Reverse<'_> {
             ty,
             call,
         );
+        if let Some(shadow) = into {
+            self.push(Inst::Call(Callee::Zero, vec![shadow]), Ty::Unit, call);
+        }
         for (copy, shadow) in aliases {
             let elem = self
                 .builder
@@ -180,14 +191,7 @@ impl Reverse<'_> {
                 call,
             );
         }
-        self.push(
-            Inst::Shadow {
-                of: contents,
-                seed: None,
-            },
-            ty,
-            call,
-        )
+        self.push(Inst::Shadow { of: contents }, ty, call)
     }
 
     /// A shadow for a constant buffer or struct that a callee's pullback
@@ -198,11 +202,9 @@ impl Reverse<'_> {
             return scratch;
         }
         let primal = self.primal;
-        let scratch = self.builder.push_detached(
-            Inst::Shadow { of, seed: None },
-            primal.ty(of).clone(),
-            primal.span(of),
-        );
+        let scratch =
+            self.builder
+                .push_detached(Inst::Shadow { of }, primal.ty(of).clone(), primal.span(of));
         if let Some(name) = primal.name(of) {
             let name = format!("d_{name}");
             self.builder.name(scratch, &name);

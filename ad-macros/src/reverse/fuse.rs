@@ -405,7 +405,7 @@ pub(super) fn hoistable(func: &Function, value: Value) -> bool {
         Inst::Binary(..) => true,
         // Zeros shaped like a buffer whose length never changes (`push` on a
         // local `Vec` would make an earlier shadow too short).
-        Inst::Shadow { of, seed: None } => {
+        Inst::Shadow { of } => {
             let mut grows = false;
             func.walk(&mut |_, value| {
                 grows |= matches!(func.inst(value), Inst::PushElem(buf, _) if buf == of);

@@ -139,6 +139,16 @@ pub(crate) fn vjp(
     };
     let out = primal.ret;
     let returns_unit = sig.seed_ty.is_none();
+    // A returned buffer's length, for the check of its seed, taken before
+    // the adjoint (whose first instructions are its parameters): the split
+    // API's pullback then holds a number rather than the output.
+    let out_len = (!returns_unit && matches!(primal.ty(out), Ty::Buf(_)) && !primal.is_param(out))
+        .then(|| {
+            let len = rx.builder.push(Inst::Len(out), Ty::Int, primal.span(out));
+            // Named, so bound where it is taken.
+            rx.builder.name(len, "out_len");
+            len
+        });
     // The shadows of active buffer parameters come right after them.
     for (param, sig_param) in primal.params.iter().zip(&sig.params) {
         if let Some(shadow) = &sig_param.shadow {
@@ -202,13 +212,15 @@ pub(crate) fn vjp(
             locals.push(value);
         }
     });
+    let seeded = seed.zip(out_len).filter(|_| locals.contains(&out));
     for buf in locals {
-        let seed = seed.filter(|_| buf == out);
-        let shadow = rx.builder.push(
-            Inst::Shadow { of: buf, seed },
-            primal.ty(buf).clone(),
-            primal.span(buf),
-        );
+        let inst = match seeded {
+            Some((seed, len)) if buf == out => Inst::SeedCopy { len, seed },
+            _ => Inst::Shadow { of: buf },
+        };
+        let shadow = rx
+            .builder
+            .push(inst, primal.ty(buf).clone(), primal.span(buf));
         rx.builder.set_adjoint_of(shadow, buf);
         rx.grads[buf.index()] = Some(shadow);
     }

@@ -136,12 +136,16 @@ pub(crate) fn pullback(rx: &mut Reverse<'_>, y: Value, dy: Value) {
             }
         }
         Inst::FieldUpdate { .. } => unreachable!("adjoint-only instruction %{}", y.0),
-        Inst::Pullback(..) | Inst::Shadow { .. } | Inst::PopShadow(_) | Inst::Apply { .. } => {
+        Inst::Pullback(..)
+        | Inst::Shadow { .. }
+        | Inst::SeedCopy { .. }
+        | Inst::PopShadow(_)
+        | Inst::Apply { .. } => {
             unreachable!("adjoint-only instruction %{} in the primal", y.0)
         }
         // `dy` is the shadow of these buffers: their elements got their
         // adjoints where they were read.
-        Inst::NewBuf(NewBuf::Empty { .. }) => {}
+        Inst::NewBuf(NewBuf::Empty { .. } | NewBuf::Output) => {}
         Inst::NewBuf(NewBuf::Vec { fill, .. } | NewBuf::Array { fill, .. }) => {
             // Every element starts as `fill`.
             if rx.is_active(fill) {
