@@ -392,6 +392,22 @@ fn bench_rk4(c: &mut Criterion) {
     group.finish();
 }
 
+fn bench_custom_rule(c: &mut Criterion) {
+    let n = 100_000;
+    let x: Vec<f64> = (0..n).map(|i| (i as f64 * 0.37).sin() * 3.0).collect();
+    let w: Vec<f64> = (0..n).map(|i| (i as f64 * 0.11).cos()).collect();
+    let (mut d_x, mut d_w) = (vec![0.0; n], vec![0.0; n]);
+    let mut group = c.benchmark_group("custom_rule_in_a_loop");
+    group.bench_function("primal", |b| b.iter(|| silu_layer(black_box(&x), &w)));
+    group.bench_function("vjp_custom", |b| {
+        b.iter(|| silu_layer_vjp(black_box(&x), &mut d_x, &w, &mut d_w, 1.0))
+    });
+    group.bench_function("vjp_inline", |b| {
+        b.iter(|| silu_layer_inline_vjp(black_box(&x), &mut d_x, &w, &mut d_w, 1.0))
+    });
+    group.finish();
+}
+
 fn config() -> Criterion {
     Criterion::default()
         .sample_size(10)
@@ -402,6 +418,7 @@ fn config() -> Criterion {
 criterion_group! {
     name = benches;
     config = config();
-    targets = bench_w1, bench_w2, bench_w3, bench_w4, bench_gradbench, bench_modes, bench_rk4
+    targets = bench_w1, bench_w2, bench_w3, bench_w4, bench_gradbench, bench_modes, bench_rk4,
+        bench_custom_rule
 }
 criterion_main!(benches);

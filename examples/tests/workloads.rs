@@ -92,6 +92,37 @@ fn the_rk4_projectile_against_finite_differences_and_the_dot_product_test() {
 }
 
 #[test]
+fn a_custom_rule_in_a_loop_and_the_same_code_inline() {
+    use ad_examples::workloads::{
+        silu_layer, silu_layer_inline, silu_layer_inline_vjp, silu_layer_vjp,
+    };
+    let n = 7;
+    let point: Vec<f64> = (0..2 * n).map(|i| (i as f64 * 0.9).sin() * 2.0).collect();
+    let vjp = |p: &[f64]| {
+        let (mut d_x, mut d_w) = (vec![0.0; n], vec![0.0; n]);
+        let out = silu_layer_vjp(&p[..n], &mut d_x, &p[n..], &mut d_w, 1.0);
+        assert_eq!(out.to_bits(), silu_layer(&p[..n], &p[n..]).to_bits());
+        d_x.extend(d_w);
+        d_x
+    };
+    let f = |p: &[f64]| silu_layer(&p[..n], &p[n..]);
+    check::gradient(f, vjp, &point).assert_within(TOL);
+    check::dot_product_scalar(f, vjp, &point).assert_within(TOL);
+    // The inline spelling: the same function and gradient, to rounding.
+    let (mut d_x, mut d_w) = (vec![0.0; n], vec![0.0; n]);
+    let out = silu_layer_inline_vjp(&point[..n], &mut d_x, &point[n..], &mut d_w, 1.0);
+    assert_eq!(
+        out.to_bits(),
+        silu_layer_inline(&point[..n], &point[n..]).to_bits()
+    );
+    assert!((out - f(&point)).abs() < 1e-12);
+    d_x.extend(d_w);
+    for (a, b) in vjp(&point).iter().zip(&d_x) {
+        assert!((a - b).abs() < 1e-12, "{a} vs {b}");
+    }
+}
+
+#[test]
 fn the_rk4_projectile_with_returned_stages_is_the_same_function() {
     use ad_examples::workloads::{
         projectile_rk4, projectile_rk4_returned, projectile_rk4_returned_vjp, projectile_rk4_vjp,
