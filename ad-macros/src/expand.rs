@@ -201,6 +201,7 @@ fn checked_primal(
     }
     let primal = verified(primal.expect("lowering without errors yields IR"), "lower");
     let primal = verified(analysis::dead_code(primal), "dead code");
+    let primal = verified(analysis::merge_loads(primal), "repeated reads");
     let activity = analysis::activity(&primal);
     let cx = Ctxt::new();
     analysis::check(&cx, &primal, &activity);
@@ -414,6 +415,7 @@ fn differentiated(
     }
     let primal = verified(primal.expect("lowering without errors yields IR"), "lower");
     let primal = verified(analysis::dead_code(primal), "dead code");
+    let primal = verified(analysis::merge_loads(primal), "repeated reads");
     let primal = verified(analysis::running_extrema(primal), "running extrema");
     let activity = analysis::activity(&primal);
     let writes = analysis::writes(&primal);

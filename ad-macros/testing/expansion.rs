@@ -552,6 +552,12 @@ check!(
     "",
     "fn f(a: [f64; 3], b: [f64; 3], s: f64) -> f64 { let n: [f64; 3] = cross(a, b); let mut m = n; m[0] *= s; norm(m) + a[1] * s }"
 );
+// An element read again is read once, until a write or a branch comes between.
+check!(
+    reads_merged_until_a_write,
+    "",
+    "fn f(x: &[f64], c: f64) -> f64 { let mut v = x.to_vec(); let a = v[0] * v[0]; v[0] = a * c; let b = v[0] + v[0]; if c > 0.0 { v[1] = b; } a + b + v[1] * v[1] }"
+);
 // A buffer returned in a loop is moved into one buffer made before it.
 check!(
     buffer_returned_in_a_loop,

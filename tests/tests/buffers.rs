@@ -11,7 +11,7 @@
 )]
 
 use ad_runtime::differentiate;
-use ad_tests::{assert_close, check_in_place, check_scalar, check_vector};
+use ad_tests::{assert_close, buffer_then_scalar, check_in_place, check_scalar, check_vector};
 
 /// Splits `p` into the pieces of the given lengths.
 fn split<'a>(mut p: &'a [f64], lens: &[usize]) -> Vec<&'a [f64]> {
@@ -1210,4 +1210,54 @@ fn short_circuit_guards_an_index() {
     let out = prefix_sum_while_large_vjp(&ys, &mut d, 3, 1.0);
     assert_eq!(out, 1.0);
     assert_close(&d, &[2.0, 0.0, 0.0]);
+}
+
+/// Repeated reads of an element are merged until a write, a branch or a
+/// call that writes the buffer comes between (`analysis/loads.rs`): each
+/// read below must see the write before it.
+#[differentiate]
+fn reads_between_writes(x: &[f64], c: f64) -> f64 {
+    let mut v = x.to_vec();
+    let a = v[0] * v[0];
+    v[0] = a * c;
+    let b = v[0] + v[0];
+    if c > 0.0 {
+        v[1] = b;
+    }
+    let d = v[1] * v[1];
+    scale_first(&mut v, c);
+    a + b + d + v[0] * v[0]
+}
+
+#[differentiate]
+fn scale_first(v: &mut [f64], c: f64) {
+    v[0] *= c;
+}
+
+#[test]
+fn repeated_reads_see_the_writes_between_them() {
+    for (x0, x1, c) in [(0.7, -1.3, 0.9), (0.7, -1.3, -0.4)] {
+        let grad = check_scalar(
+            |p| reads_between_writes(&p[..2], p[2]),
+            buffer_then_scalar(reads_between_writes_vjp),
+            &[x0, x1, c],
+        );
+        // a = x₀², v₀ = a c, b = 2 a c; v₁ = b if c > 0 else x₁; then v₀ = a c².
+        let (a, b) = (x0 * x0, 2.0 * x0 * x0 * c);
+        let v1 = if c > 0.0 { b } else { x1 };
+        let value = a + b + v1 * v1 + (a * c * c).powi(2);
+        assert!((reads_between_writes(&[x0, x1], c) - value).abs() < 1e-12);
+        let (dv1_dx0, dv1_dx1, dv1_dc) = if c > 0.0 {
+            (4.0 * x0 * c, 0.0, 2.0 * x0 * x0)
+        } else {
+            (0.0, 1.0, 0.0)
+        };
+        let last = 2.0 * a * c * c; // d (a c²)² / d (a c²)
+        let expected = [
+            2.0 * x0 + 4.0 * x0 * c + 2.0 * v1 * dv1_dx0 + last * c * c * 2.0 * x0,
+            2.0 * v1 * dv1_dx1,
+            2.0 * x0 * x0 + 2.0 * v1 * dv1_dc + last * 2.0 * a * c,
+        ];
+        assert_close(&grad, &expected);
+    }
 }
