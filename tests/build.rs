@@ -16,6 +16,7 @@ fn main() {
     let mut source = String::new();
     let mut table = String::new();
     let mut twins = String::new();
+    let mut callers = String::new();
     for seed in 0..PROGRAMS {
         let program = programs::Program::generate(seed, &config);
         let name = format!("p{seed}");
@@ -26,6 +27,10 @@ fn main() {
             "    ({seed}, {name}, {name}_vjp, {name}_jvp, {name}_hvp),"
         )
         .unwrap();
+        if seed.is_multiple_of(2) {
+            writeln!(source, "{}", caller(seed)).unwrap();
+            writeln!(callers, "    ({seed}, {name}_vjp, k{seed}, k{seed}_vjp),").unwrap();
+        }
         if let Some(twin) = checkpointed(&program.to_rust(&format!("c{seed}"))) {
             writeln!(source, "#[::ad_runtime::differentiate]\n{twin}\n").unwrap();
             writeln!(twins, "    ({seed}, {name}_vjp, c{seed}_vjp),").unwrap();
@@ -40,6 +45,13 @@ fn main() {
     .unwrap();
     writeln!(
         source,
+        "/// Every other program, called by a differentiated function (see\n\
+         /// `caller` in `build.rs`): its seed and `_vjp`, the caller and its `_vjp`.\n\
+         pub(crate) static CALLERS: &[(u64, Vjp, Primal, Vjp)] = &[\n{callers}];"
+    )
+    .unwrap();
+    writeln!(
+        source,
         "/// Every program of the corpus: its seed, the function, its `_vjp`, `_jvp` and `_hvp`.\n\
          pub(crate) static CORPUS: &[(u64, Primal, Vjp, Jvp, Hvp)] = &[\n{table}];"
     )
@@ -47,6 +59,31 @@ fn main() {
     let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("OUT_DIR is set by cargo"));
     std::fs::write(out.join("corpus.rs"), source).expect("the corpus is written");
     std::fs::write(out.join("long.rs"), long_functions()).expect("the long functions are written");
+}
+
+/// A differentiated function calling program `seed` twice in a loop and
+/// then branching, so that the program's `_forward_all` and its pullback
+/// (the split API, which nothing else in the corpus compiles) run inside
+/// loops and branches: `k = 2.5 p a1` if `a0 > 0`, else `2.5 p + a2`. Every
+/// call sees the program's own inputs; for odd halves of the seeds the first
+/// argument is `a0 + s * 0.0`, the same value carried through the loop, so
+/// the call's pullback is saved on a tape rather than made again.
+fn caller(seed: u64) -> String {
+    let a0 = if seed.is_multiple_of(4) {
+        "a0"
+    } else {
+        "a0 + s * 0.0"
+    };
+    format!(
+        "#[::ad_runtime::differentiate]\n\
+         fn k{seed}(a0: f64, a1: f64, a2: f64, xs: &[f64], n: usize) -> f64 {{\n\
+         \x20   let mut s = 0.0;\n\
+         \x20   for k in 0..2 {{\n\
+         \x20       s = s * 0.5 + p{seed}({a0}, a1, a2, xs, n) * (k as f64 + 1.0);\n\
+         \x20   }}\n\
+         \x20   if a0 > 0.0 {{ s * a1 }} else {{ s + a2 }}\n\
+         }}\n"
+    )
 }
 
 /// `function` with `#[checkpoint(snapshots = 2)]` on each loop (`for`,

@@ -287,3 +287,47 @@ fn checkpointed_twins_give_the_same_gradients_bit_for_bit() {
         corpus::CHECKPOINTED.len()
     );
 }
+
+/// Each program called by a differentiated function, twice in a loop and
+/// then in a branch (`caller` in `build.rs`): the caller's `_vjp` returns its
+/// primal's bits, and its gradient is the program's, scaled as the caller
+/// says: `2.5 a1 ∇p + 2.5 p e_a1` if `a0 > 0`, else `2.5 ∇p + e_a2`.
+#[test]
+fn the_programs_called_in_loops_and_branches() {
+    let mut failures = Vec::new();
+    for &(seed, callee, caller, caller_vjp) in corpus::CALLERS {
+        for k in 0..INPUTS {
+            let input = Input::generate(seed * INPUTS + k);
+            let [a0, a1, a2] = input.scalars;
+            let (p, grad_p) = gradient(callee, &input, 1.0);
+            let (out, grad) = gradient(caller_vjp, &input, 1.0);
+            let primal = caller(a0, a1, a2, &input.xs, input.n);
+            let mut expected: Vec<f64> = if a0 > 0.0 {
+                grad_p.iter().map(|g| 2.5 * a1 * g).collect()
+            } else {
+                grad_p.iter().map(|g| 2.5 * g).collect()
+            };
+            if a0 > 0.0 {
+                expected[1] += 2.5 * p;
+            } else {
+                expected[2] += 1.0;
+            }
+            let close = |a: f64, b: f64| (a - b).abs() <= 1e-12 * a.abs().max(b.abs()).max(1.0);
+            if out.to_bits() != primal.to_bits() {
+                failures.push(format!(
+                    "caller of {seed} at {input:?}: `_vjp` gives {out}, the caller {primal}"
+                ));
+            } else if !grad.iter().zip(&expected).all(|(&a, &b)| close(a, b)) {
+                failures.push(format!(
+                    "caller of {seed} at {input:?}: gradient {grad:?}, expected {expected:?}"
+                ));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert!(corpus::CALLERS.len() >= 100);
+    eprintln!(
+        "report: programs called in loops and branches | {} callers | {INPUTS} inputs each",
+        corpus::CALLERS.len()
+    );
+}
