@@ -108,6 +108,26 @@ fn a_custom_rule_in_a_loop_and_the_same_code_inline() {
     let f = |p: &[f64]| silu_layer(&p[..n], &p[n..]);
     check::gradient(f, vjp, &point).assert_within(TOL);
     check::dot_product_scalar(f, vjp, &point).assert_within(TOL);
+    // A rule from the output, against `tanh` inline: the same gradient.
+    {
+        use ad_examples::workloads::{clip_layer, clip_layer_inline_vjp, clip_layer_vjp};
+        let clip = |p: &[f64]| clip_layer(&p[..n], &p[n..]);
+        let clip_vjp = |p: &[f64]| {
+            let (mut d_x, mut d_w) = (vec![0.0; n], vec![0.0; n]);
+            let out = clip_layer_vjp(&p[..n], &mut d_x, &p[n..], &mut d_w, 1.0);
+            assert_eq!(out.to_bits(), clip(p).to_bits());
+            d_x.extend(d_w);
+            d_x
+        };
+        check::gradient(clip, clip_vjp, &point).assert_within(TOL);
+        check::dot_product_scalar(clip, clip_vjp, &point).assert_within(TOL);
+        let (mut d_x, mut d_w) = (vec![0.0; n], vec![0.0; n]);
+        clip_layer_inline_vjp(&point[..n], &mut d_x, &point[n..], &mut d_w, 1.0);
+        d_x.extend(d_w);
+        for (a, b) in clip_vjp(&point).iter().zip(&d_x) {
+            assert!((a - b).abs() < 1e-12, "{a} vs {b}");
+        }
+    }
     // The inline spelling: the same function and gradient, to rounding.
     let (mut d_x, mut d_w) = (vec![0.0; n], vec![0.0; n]);
     let out = silu_layer_inline_vjp(&point[..n], &mut d_x, &point[n..], &mut d_w, 1.0);
