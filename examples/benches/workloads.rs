@@ -406,6 +406,7 @@ fn bench_custom_rule(c: &mut Criterion) {
         b.iter(|| silu_layer_inline_vjp(black_box(&x), &mut d_x, &w, &mut d_w, 1.0))
     });
     // A rule that costs what the inline adjoint costs: only the call differs.
+    group.bench_function("clip_primal", |b| b.iter(|| clip_layer(black_box(&x), &w)));
     group.bench_function("clip_vjp_custom", |b| {
         b.iter(|| clip_layer_vjp(black_box(&x), &mut d_x, &w, &mut d_w, 1.0))
     });
