@@ -552,6 +552,12 @@ check!(
     "",
     "fn f(a: [f64; 3], b: [f64; 3], s: f64) -> f64 { let n: [f64; 3] = cross(a, b); let mut m = n; m[0] *= s; norm(m) + a[1] * s }"
 );
+// A matrix as a `Vec` of rows: copied flat on entry, and back if `&mut`.
+check!(
+    vec_rows,
+    "",
+    "fn f(a: &mut [Vec<f64>], w: &Vec<Vec<f64>>) -> f64 { let mut s = 0.0; for i in 0..a.len() { for j in 0..a[i].len() { a[i][j] *= w[i][j]; s += a[i][j]; } } s }"
+);
 // An element read again is read once, until a write or a branch comes between.
 check!(
     reads_merged_until_a_write,

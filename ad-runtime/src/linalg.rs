@@ -1072,6 +1072,56 @@ where
     order
 }
 
+/// The rows of a `&[Vec<T>]` parameter (or `&Vec<Vec<T>>`) in one flat
+/// buffer, and their length: generated code reads a matrix written as a
+/// `Vec` of rows as the flat buffer it reads `&[[T; N]]` as, with `x[i][j]`
+/// at `x_flat[i * width + j]`. With no rows, the width is 1, so that the
+/// count of rows, `flat.len() / width`, is 0.
+///
+/// ```
+/// use ad_runtime::__private::{flatten_rows, unflatten_rows};
+///
+/// let mut rows = vec![vec![1.0, 2.0], vec![3.0, 4.0]];
+/// let (mut flat, width) = flatten_rows(&rows);
+/// assert_eq!((flat.as_slice(), width), (&[1.0, 2.0, 3.0, 4.0][..], 2));
+/// flat[3] = 5.0;
+/// unflatten_rows(&mut rows, &flat);
+/// assert_eq!(rows[1], [3.0, 5.0]);
+/// assert_eq!(flatten_rows::<f64>(&[]).1, 1);
+/// ```
+///
+/// # Panics
+///
+/// If the rows differ in length, or are empty: `#[differentiate]` keeps one
+/// row length for all of them.
+#[track_caller]
+pub fn flatten_rows<T: Copy>(rows: &[Vec<T>]) -> (Vec<T>, usize) {
+    let Some(first) = rows.first() else {
+        return (Vec::new(), 1);
+    };
+    let width = first.len();
+    let mut flat = Vec::with_capacity(width * rows.len());
+    for (i, row) in rows.iter().enumerate() {
+        assert!(
+            row.len() == width && width > 0,
+            "row {i} has {} elements and row 0 has {width}: `#[differentiate]` reads a `Vec` of rows as a matrix, with one row length (not zero) for all rows",
+            row.len()
+        );
+        flat.extend_from_slice(row);
+    }
+    (flat, width)
+}
+
+/// Writes `flat` back into the rows it was made from ([`flatten_rows`]):
+/// a `&mut` buffer of rows after the function changed it, or a shadow of
+/// rows after the adjoint added into it.
+pub fn unflatten_rows<T: Copy>(rows: &mut [Vec<T>], flat: &[T]) {
+    let width = rows.first().map_or(1, Vec::len);
+    for (row, chunk) in rows.iter_mut().zip(flat.chunks_exact(width)) {
+        row.copy_from_slice(chunk);
+    }
+}
+
 /// A buffer a function of the user's returns (`Vec<T>` or `[T; N]`), held
 /// by generated code for a call in a loop or a branch: one is made before
 /// the loop ([`output_buffer`]) and each call's output is moved into it

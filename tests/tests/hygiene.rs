@@ -679,3 +679,32 @@ fn buffers_returned_in_a_loop_under_pedantic() {
     );
     assert_close(&grad, &[0.75 * -1.4, 0.75 * 0.8]);
 }
+
+/// Rows given as `Vec`s, read and written: the flat copies and the copying
+/// back raise no pedantic lint.
+#[differentiate]
+fn scaled_rows(a: &mut [Vec<f64>], w: &[Vec<f64>], k: f64) -> f64 {
+    let mut s = 0.0;
+    for i in 0..a.len() {
+        for j in 0..a[i].len() {
+            a[i][j] *= k * w[i][j];
+            s += a[i][j];
+        }
+    }
+    s
+}
+
+#[test]
+fn vec_rows_under_pedantic() {
+    let mut a = vec![vec![1.0, 2.0], vec![3.0, 4.0]];
+    let w = vec![vec![0.5, 1.0], vec![-1.0, 2.0]];
+    let mut d_a = vec![vec![0.0; 2]; 2];
+    let mut d_w = vec![vec![0.0; 2]; 2];
+    let (s, d_k) = scaled_rows_vjp(&mut a, &mut d_a, &w, &mut d_w, 2.0, 1.0);
+    // s = k Σ a w; the rows are scaled in place as the function scales them.
+    assert!((s - 2.0 * (0.5 + 2.0 - 3.0 + 8.0)).abs() < 1e-12);
+    assert_eq!(a, vec![vec![1.0, 4.0], vec![-6.0, 16.0]]);
+    assert!((d_k - (0.5 + 2.0 - 3.0 + 8.0)).abs() < 1e-12);
+    assert_eq!(d_w, vec![vec![2.0, 4.0], vec![6.0, 8.0]]);
+    assert_eq!(d_a, vec![vec![1.0, 2.0], vec![-2.0, 4.0]]);
+}

@@ -127,8 +127,9 @@ pub(crate) fn jvp_header_named(item: &ItemFn, sig: &Signature, all: bool) -> Tok
     let hidden = all.then(|| quote!(#[doc(hidden)]));
     let tangents = crate::jvp::tangent_names(sig);
     let params = sig.params.iter().zip(&tangents).map(|(param, tangent)| {
-        // The twin callers call takes a buffer of rows flat, as they hold it.
-        let flat = all && param.rows.is_some();
+        // The twin callers call takes a buffer of rows flat, as they hold it
+        // (not `Vec` rows, which no caller passes on).
+        let flat = all && param.rows.as_ref().is_some_and(|rows| !rows.vecs);
         let tangent = tangent.as_ref().map(|name| {
             let name = ident(name, param.span);
             let ty = match flat {
@@ -306,6 +307,31 @@ pub(crate) fn by_value_prologue(
     for (k, param) in sig.params.iter().enumerate() {
         let name = ident(&param.name, param.span);
         let tangent = tangents.get(k).and_then(Option::as_ref);
+        if let Some(rows) = param.rows.as_ref().filter(|rows| rows.vecs) {
+            // `Vec` rows: copied flat, whatever the entry point.
+            let width = &rows.width;
+            let mut flat = |name: &str, mutable: bool, width: TokenStream| {
+                let storage = ident(&format!("__ad_flat_{name}"), param.span);
+                let outer = ident(&format!("__ad_rows_{name}"), param.span);
+                let name = ident(name, param.span);
+                let borrow = if mutable { quote!(&mut) } else { quote!(&) };
+                let keep = mutable.then(|| quote!(let #outer = #name;));
+                let mutability = mutable.then(|| quote!(mut));
+                stmts.extend(quote! {
+                    let (#mutability #storage, #width) = ::ad_runtime::__private::flatten_rows(#name);
+                    #keep
+                    let #name = #borrow #storage[..];
+                });
+            };
+            flat(&param.name, param.mutable, width.to_token_stream());
+            if let (true, Some(shadow)) = (shadows, &param.shadow) {
+                flat(&shadow.name, true, quote!(_));
+            }
+            if let Some(tangent) = tangent {
+                flat(tangent, param.mutable, quote!(_));
+            }
+            continue;
+        }
         if param.rows.is_some() && rows_flat {
             continue;
         }
@@ -339,6 +365,39 @@ pub(crate) fn by_value_prologue(
         if let Some(tangent) = tangent {
             let tangent = ident(tangent, param.span);
             stmts.extend(quote!(let #tangent = &#tangent;));
+        }
+    }
+    stmts
+}
+
+/// What [`by_value_prologue`] copied flat and the function may have
+/// changed, copied back into its rows: a `&mut` buffer of `Vec` rows
+/// (unless `primal` is false), its shadow (with `shadows`), its tangent
+/// (of `tangents`).
+pub(crate) fn rows_epilogue(
+    sig: &Signature,
+    primal: bool,
+    shadows: bool,
+    tangents: &[Option<String>],
+) -> TokenStream {
+    let mut stmts = TokenStream::new();
+    for (k, param) in sig.params.iter().enumerate() {
+        if !param.rows.as_ref().is_some_and(|rows| rows.vecs) {
+            continue;
+        }
+        let mut back = |name: &str| {
+            let outer = ident(&format!("__ad_rows_{name}"), param.span);
+            let name = ident(name, param.span);
+            stmts.extend(quote!(::ad_runtime::__private::unflatten_rows(#outer, #name);));
+        };
+        if param.mutable && primal {
+            back(&param.name);
+        }
+        if let (true, Some(shadow)) = (shadows, &param.shadow) {
+            back(&shadow.name);
+        }
+        if let (true, Some(tangent)) = (param.mutable, tangents.get(k).and_then(Option::as_ref)) {
+            back(tangent);
         }
     }
     stmts

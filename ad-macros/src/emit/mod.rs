@@ -60,10 +60,11 @@ pub(crate) fn vjp(item: &ItemFn, sig: &Signature, func: &Function) -> TokenStrea
         .collect();
     let body = emitter.body_after(header::shadow_checks(sig, &shadows));
     let prologue = header::by_value_prologue(sig, true, &[], false);
+    let epilogue = header::rows_epilogue(sig, true, true, &[]);
     if sig.params.iter().all(|param| param.by_value.is_none()) {
+        let body = around(prologue, body, epilogue);
         return quote! {
             #header {
-                #prologue
                 #body
             }
         };
@@ -103,13 +104,23 @@ pub(crate) fn vjp(item: &ItemFn, sig: &Signature, func: &Function) -> TokenStrea
         [single] => single.clone(),
         returned => quote!((#(#returned),*)),
     };
+    let body = around(prologue, quote!(#bind #returned), epilogue);
     quote! {
         #header {
-            #prologue
-            #bind
-            #returned
+            #body
         }
     }
+}
+
+/// `prologue; rest` as a function's body, with `epilogue` run after `rest`
+/// and before its value is returned (rows copied back, see
+/// [`header::rows_epilogue`]).
+fn around(prologue: TokenStream, rest: TokenStream, epilogue: TokenStream) -> TokenStream {
+    if epilogue.is_empty() {
+        return quote!(#prologue #rest);
+    }
+    let value = Ident::new("__ad_value", Span::mixed_site());
+    quote!(#prologue let #value = { #rest }; #epilogue #value)
 }
 
 /// The generated `_jvp` function (with `all`, its all-active twin
@@ -119,10 +130,11 @@ pub(crate) fn jvp(item: &ItemFn, sig: &Signature, func: &Function, all: bool) ->
     // Arrays taken by value, and their tangents, are read as buffers.
     let tangents = crate::jvp::tangent_names(sig);
     let prologue = header::by_value_prologue(sig, false, &tangents, all);
+    let epilogue = header::rows_epilogue(sig, true, false, &tangents);
     let body = Emitter::new(func).body_after(header::shadow_checks(sig, &tangents));
+    let body = around(prologue, body, epilogue);
     quote! {
         #header {
-            #prologue
             #body
         }
     }

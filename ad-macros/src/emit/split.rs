@@ -99,8 +99,10 @@ pub(crate) fn forward_header(
     });
     let params = sig.params.iter().map(|param| {
         let ident = ident(&param.name, param.span);
-        // Callers hold a buffer of rows flat, and pass it so.
-        let ty = match entry == Entry::All && param.rows.is_some() {
+        // Callers hold a buffer of rows flat, and pass it so (not `Vec`
+        // rows, which no caller passes on).
+        let flat_rows = param.rows.as_ref().is_some_and(|rows| !rows.vecs);
+        let ty = match entry == Entry::All && flat_rows {
             true => &param.ty,
             false => param.outer_ty(),
         };
@@ -323,6 +325,8 @@ impl Emitter<'_> {
             adjoints => quote!((#(#adjoints),*)),
         };
         let adjoint_ty = adjoint_types(sig);
+        // `&mut` rows that are `Vec`s get what the primal wrote.
+        stmts.extend(super::header::rows_epilogue(sig, true, false, &[]));
         stmts.extend(quote_spanned! {span=>
             (#out, move |#(#params),*| #adjoint_ty {
                 #readers

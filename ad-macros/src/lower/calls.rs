@@ -238,6 +238,11 @@ impl Lower<'_> {
         if let Some(rows) = self.rows_of(arg) {
             let rows = rows?;
             let func = self.builder.func();
+            if self.vec_rows.contains(&func.bases(vec![rows.flat.buf])[0]) {
+                return self
+                    .unsupported(arg, msg::VEC_ROWS_CALL)
+                    .map(|value| (value, Mode::Ref));
+            }
             let whole = matches!(
                 func.inst(rows.flat.start),
                 Inst::Const(crate::ir::Const::Zero)

@@ -157,6 +157,7 @@ pub(crate) fn body(cx: &Ctxt, func: &ItemFn, sig: &Signature) -> Option<Function
         filled_by: None,
         positional: HashMap::new(),
         by_value: Vec::new(),
+        vec_rows: Vec::new(),
         struct_types: Vec::new(),
         returned_tuple: None,
         returned: match (&sig.output_ty, func.block.stmts.last()) {
@@ -209,6 +210,9 @@ pub(crate) fn body(cx: &Ctxt, func: &ItemFn, sig: &Signature) -> Option<Function
         };
         lower.bind(&param.name, bound);
         if let (Some(rows), Ok(buf)) = (&param.rows, bound) {
+            if rows.vecs {
+                lower.vec_rows.push(buf);
+            }
             lower.bind_rows(&param.name, buf, &rows.width, param.span);
         }
     }
@@ -254,6 +258,9 @@ struct Lower<'a> {
     returned: Option<String>,
     /// The parameters that are arrays taken by value (`a: [f64; 3]`).
     by_value: Vec<Value>,
+    /// Parameters of rows that are `Vec`s (`&[Vec<f64>]`), held as a flat
+    /// copy: no callee takes them so.
+    vec_rows: Vec<Value>,
     /// The parameter structs and the paths of their types.
     struct_types: Vec<(Value, syn::Path)>,
     /// In a function returning a tuple and returning early, the types of

@@ -52,6 +52,10 @@ pub(crate) struct SigParam {
 pub(crate) struct RowsParam {
     pub(crate) outer: Type,
     pub(crate) width: syn::Expr,
+    /// `&[Vec<T>]` or `&Vec<Vec<T>>` (and their `&mut` forms): the rows are
+    /// copied into one flat buffer on entry (and copied back on exit if
+    /// they are `&mut`), and `width` names the row length the copy found.
+    pub(crate) vecs: bool,
 }
 
 /// The shadow of an active buffer parameter: `d_xs: &mut [f64]`.
@@ -179,9 +183,19 @@ pub(crate) fn signature(cx: &Ctxt, func: &ItemFn, args: &Args) -> Signature {
                     Some((rows, _)) => rows.clone(),
                     None => ty,
                 };
-                let rows = rows.map(|(_, width)| RowsParam {
-                    outer: (*typed.ty).clone(),
-                    width,
+                let rows = rows.map(|(_, width)| {
+                    let vecs = width.is_none();
+                    // The width of `Vec` rows, bound by the prologue with
+                    // these very tokens.
+                    let width = width.unwrap_or_else(|| {
+                        let width = Ident::new(&format!("__ad_width_{name}"), span);
+                        syn::parse_quote!(#width)
+                    });
+                    RowsParam {
+                        outer: (*typed.ty).clone(),
+                        width,
+                        vecs,
+                    }
                 });
                 let buffer = buffer_param(&ty, generic).or_else(|| struct_param(&ty));
                 let ir_ty = match (scalar_type(&typed.ty, generic), &buffer) {
@@ -417,9 +431,11 @@ fn buffer_param(ty: &Type, generic: Option<&Ident>) -> Option<BufferParam> {
     })
 }
 
-/// `&[[T; N]]`, `&[[T; N]; M]`, `&Vec<[T; N]>` or their `&mut` forms, of
-/// numbers: the flat buffer it is inside (`&[T]`, `&mut [T]`) and `N`.
-fn rows_param(ty: &Type, generic: Option<&Ident>) -> Option<(Type, syn::Expr)> {
+/// `&[[T; N]]`, `&[[T; N]; M]`, `&Vec<[T; N]>`, `&[Vec<T>]`,
+/// `&Vec<Vec<T>>` or their `&mut` forms, of numbers: the flat buffer it is
+/// inside (`&[T]`, `&mut [T]`) and `N` (`None` for rows that are `Vec`s,
+/// whose length is known at run time only).
+fn rows_param(ty: &Type, generic: Option<&Ident>) -> Option<(Type, Option<syn::Expr>)> {
     let Type::Reference(reference) = ty else {
         return None;
     };
@@ -428,16 +444,18 @@ fn rows_param(ty: &Type, generic: Option<&Ident>) -> Option<(Type, syn::Expr)> {
         Type::Array(array) => &*array.elem,
         other => vec_elem(other)?,
     };
-    let Type::Array(row) = row else {
-        return None;
+    let (elem, width) = match row {
+        Type::Array(row) => (&*row.elem, Some(row.len.clone())),
+        // `Vec` rows of a slice or a `Vec`, not of an array.
+        row if !matches!(&*reference.elem, Type::Array(_)) => (vec_elem(row)?, None),
+        _ => return None,
     };
-    scalar_type(&row.elem, generic)?;
-    let elem = &row.elem;
+    scalar_type(elem, generic)?;
     let flat = match reference.mutability {
         Some(_) => syn::parse_quote!(&mut [#elem]),
         None => syn::parse_quote!(&[#elem]),
     };
-    Some((flat, row.len.clone()))
+    Some((flat, width))
 }
 
 /// `[T; N]` of numbers, taken by value.
