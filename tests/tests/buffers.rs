@@ -1261,3 +1261,80 @@ fn repeated_reads_see_the_writes_between_them() {
         assert_close(&grad, &expected);
     }
 }
+
+// ---------------------------------------------------------------------------
+// Temporary buffers of unknown length in loops: `Vec::new()` filled by a
+// `for` that pushes in a branch, and `collect()` after a `filter`. Each is a
+// buffer made before the loop (as long as the filling loop's trip count),
+// the kept elements written first, and the name bound to that prefix.
+
+/// `Σ_r |K_r| Σ K_r` over `r = 0, 1, 2`, `K_r` the `k x_i` above `r / 10`.
+#[differentiate]
+fn kept_by_push(x: &[f64], k: f64) -> f64 {
+    let mut total = 0.0;
+    for r in 0..3 {
+        let mut kept = Vec::new();
+        for &v in x {
+            if v * k > f64::from(r) * 0.1 {
+                kept.push(v * k);
+            } else if v * k < -1.0 {
+                total -= v;
+            }
+        }
+        total += kept.iter().sum::<f64>() * kept.len() as f64;
+    }
+    total
+}
+
+/// `Σ_r Σ_{K_r} y²`, the kept elements collected after a `filter`.
+#[differentiate]
+fn kept_by_filter(x: &[f64], k: f64) -> f64 {
+    let mut total = 0.0;
+    let mut r = 0;
+    while r < 3 {
+        let kept: Vec<f64> = x
+            .iter()
+            .map(|v| v * k)
+            .filter(|&v| v > f64::from(r) * 0.1)
+            .collect();
+        total += kept.iter().map(|v| v * v).sum::<f64>();
+        r += 1;
+    }
+    total
+}
+
+#[test]
+fn temporary_buffers_of_unknown_length_in_loops() {
+    let x = [0.3, -0.7, 1.1, 0.05, 0.5, -1.6];
+    let k = 0.9;
+    let mut point = x.to_vec();
+    point.push(k);
+    let by_push = check_scalar(
+        |p| kept_by_push(&p[..6], p[6]),
+        buffer_then_scalar(kept_by_push_vjp),
+        &point,
+    );
+    let by_filter = check_scalar(
+        |p| kept_by_filter(&p[..6], p[6]),
+        buffer_then_scalar(kept_by_filter_vjp),
+        &point,
+    );
+    // Closed forms, round by round.
+    let mut expected_push = vec![0.0; 7];
+    let mut expected_filter = vec![0.0; 7];
+    for r in 0..3 {
+        let kept: Vec<usize> = (0..6).filter(|&i| x[i] * k > f64::from(r) * 0.1).collect();
+        let count = kept.len() as f64;
+        for &i in &kept {
+            expected_push[i] += k * count;
+            expected_push[6] += x[i] * count;
+            expected_filter[i] += 2.0 * x[i] * k * k;
+            expected_filter[6] += 2.0 * x[i] * x[i] * k;
+        }
+        for i in (0..6).filter(|&i| x[i] * k < -1.0) {
+            expected_push[i] -= 1.0;
+        }
+    }
+    assert_close(&by_push, &expected_push);
+    assert_close(&by_filter, &expected_filter);
+}

@@ -964,10 +964,9 @@ impl Lower<'_> {
                     if self.builder.depth() > 0 {
                         // In a loop: a buffer of the chain's length made
                         // before it, its elements written here in order.
-                        if !chain.filters.is_empty() {
-                            self.cx.error_spanned_by(call, msg::BUFFER_IN_REGION);
-                            return Err(Poison);
-                        }
+                        // After a `filter`, the chain's length is a bound,
+                        // and the items kept are the first ones written.
+                        let filtered = !chain.filters.is_empty();
                         let count = self.chain_count(&chain, span);
                         let (buf, collected) = self.hoisted_prefix(call, Ty::Float, count, span)?;
                         let zero = self.int_lit(0, span);
@@ -982,6 +981,17 @@ impl Lower<'_> {
                             this.set_hidden(&key, Ok(next));
                             Ok(())
                         })?;
+                        if filtered {
+                            let kept = self.lookup(&key).expect("bound")?;
+                            let start = self.int_lit(0, span);
+                            let ty = self.ty(buf);
+                            let slice = Inst::Slice {
+                                buf,
+                                start,
+                                len: kept,
+                            };
+                            return Ok(Item::Value(self.push(slice, ty, span)));
+                        }
                         return Ok(Item::Value(collected));
                     }
                     let capacity = chain

@@ -155,6 +155,7 @@ pub(crate) fn body(cx: &Ctxt, func: &ItemFn, sig: &Signature) -> Option<Function
         pending_mutations: Vec::new(),
         let_is_buffer: false,
         filled_by: None,
+        pushed_prefix: None,
         positional: HashMap::new(),
         by_value: Vec::new(),
         vec_rows: Vec::new(),
@@ -269,7 +270,11 @@ struct Lower<'a> {
     /// Set by [`Lower::stmt_among`] for `let mut v = Vec::new();` in a loop
     /// or a branch followed by a `for` that pushes onto `v` once per
     /// iteration: that loop.
-    filled_by: Option<syn::ExprForLoop>,
+    filled_by: Option<(syn::ExprForLoop, bool)>,
+    /// A buffer `filled_by` pushes onto in a branch: its name, the buffer
+    /// and the key of its next position, rebound to the positions written
+    /// once the filling loop is lowered.
+    pushed_prefix: Option<(String, Value, String)>,
     /// Buffers made for such a `let` (see [`Lower::counted_buffer`]), each
     /// with the hidden local holding the position of its next `push`.
     positional: HashMap<Value, String>,
@@ -637,8 +642,28 @@ impl Lower<'_> {
             }
             _ => None,
         };
+        // Set by the `let` before: this is the loop that fills the buffer.
+        let prefix = self.pushed_prefix.take();
         self.stmt(stmt);
         self.filled_by = None;
+        if let Some((name, buf, key)) = prefix {
+            let span = stmt.span();
+            if let Some(Ok(kept)) = self.lookup(&key) {
+                let start = self.usize_lit(0, span);
+                let ty = self.ty(buf);
+                let slice = self.push(
+                    Inst::Slice {
+                        buf,
+                        start,
+                        len: kept,
+                    },
+                    ty,
+                    span,
+                );
+                self.name(slice, &name);
+                self.bind(&name, Ok(slice));
+            }
+        }
     }
 
     fn stmt(&mut self, stmt: &Stmt) {
@@ -874,10 +899,14 @@ impl Lower<'_> {
             return;
         }
         // `let mut v = Vec::new();` in a loop, filled by the `for` after it.
-        if let (Some(name), Some(filler)) = (&name, self.filled_by.take()) {
+        if let (Some(name), Some((filler, conditional))) = (&name, self.filled_by.take()) {
             let value = self.counted_buffer(&init.expr, &filler);
             if let Ok(value) = value {
                 self.name(value, name);
+                if conditional {
+                    let key = self.positional[&value].clone();
+                    self.pushed_prefix = Some((name.clone(), value, key));
+                }
             }
             self.bind(name, value);
             return;
@@ -1237,12 +1266,49 @@ fn buffer_names(stmt: &Stmt) -> std::collections::HashSet<String> {
     uses.0
 }
 
+/// The pushes onto `name` that are statements of `stmts` or of the
+/// branches of `if`s among them (not of loops or closures), and whether
+/// any is in a branch.
+fn pushes_in(stmts: &[Stmt], name: &str) -> (usize, bool) {
+    let mut found = (0, false);
+    for stmt in stmts {
+        match stmt {
+            Stmt::Expr(Expr::MethodCall(call), _)
+                if call.method == "push"
+                    && expr::local_name(&call.receiver).as_deref() == Some(name) =>
+            {
+                found.0 += 1;
+            }
+            Stmt::Expr(Expr::If(if_expr), _) => {
+                let mut branch = Some(if_expr);
+                while let Some(if_expr) = branch {
+                    let (n, _) = pushes_in(&if_expr.then_branch.stmts, name);
+                    found = (found.0 + n, found.1 || n > 0);
+                    branch = match if_expr.else_branch.as_ref().map(|(_, els)| &**els) {
+                        Some(Expr::If(next)) => Some(next),
+                        Some(Expr::Block(block)) => {
+                            let (n, _) = pushes_in(&block.block.stmts, name);
+                            found = (found.0 + n, found.1 || n > 0);
+                            None
+                        }
+                        _ => None,
+                    };
+                }
+            }
+            _ => {}
+        }
+    }
+    found
+}
+
 /// The `for` that fills the buffer a `let` makes empty (`Vec::new()`,
 /// `Vec::with_capacity(n)`, `vec![]`), if the statement after it is one that
-/// pushes onto it once per iteration: `v.push(e);` is a statement of its
-/// body, `v` is named nowhere else in it, nothing leaves the loop early, and
-/// nothing after the loop pushes onto `v` (its length is the trip count).
-fn filled_by_next(local: &Local, after: &[Stmt]) -> Option<syn::ExprForLoop> {
+/// pushes onto it at most once per iteration, and whether the push is in a
+/// branch (then the buffer's length is the count of pushes, not the trip
+/// count): `v.push(e);` is a statement of its body (or of a branch of an
+/// `if` there), `v` is named nowhere else in it, nothing leaves the loop
+/// early, and nothing after the loop pushes onto `v`.
+fn filled_by_next(local: &Local, after: &[Stmt]) -> Option<(syn::ExprForLoop, bool)> {
     let (next, rest) = after.split_first()?;
     let name = bound_name(&local.pat)?;
     let init = &local.init.as_ref()?.expr;
@@ -1269,16 +1335,7 @@ fn filled_by_next(local: &Local, after: &[Stmt]) -> Option<syn::ExprForLoop> {
     if !empty || for_loop.label.is_some() || exits::Exits::of_stmt(next).any() {
         return None;
     }
-    let pushes = for_loop
-        .body
-        .stmts
-        .iter()
-        .filter(|stmt| {
-            matches!(stmt, Stmt::Expr(Expr::MethodCall(call), _)
-                if call.method == "push"
-                    && expr::local_name(&call.receiver).as_deref() == Some(name.as_str()))
-        })
-        .count();
+    let (pushes, conditional) = pushes_in(&for_loop.body.stmts, &name);
     let mentions = quote::ToTokens::to_token_stream(&for_loop.body)
         .into_iter()
         .flat_map(flatten_tokens)
@@ -1293,7 +1350,7 @@ fn filled_by_next(local: &Local, after: &[Stmt]) -> Option<syn::ExprForLoop> {
             .windows(3)
             .any(|w| w[0] == name && w[1] == "." && w[2] == "push")
     });
-    (pushes == 1 && mentions == 1 && !pushed_later).then(|| for_loop.clone())
+    (pushes == 1 && mentions == 1 && !pushed_later).then(|| (for_loop.clone(), conditional))
 }
 
 /// The identifiers and `.`s of a token tree, at any depth, in order.
