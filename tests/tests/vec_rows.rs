@@ -240,3 +240,69 @@ fn rows_of_different_lengths_are_refused_by_name() {
     let mut d_a = vec![vec![0.0; 3], vec![0.0; 2]];
     let _ = row_norms_vjp(&a, &mut d_a, 0.5, 1.0);
 }
+
+/// A local matrix made as a `Vec` of rows, `vec![vec![0.0; n]; m]`, at the
+/// top level and inside a loop: the flat `vec![0.0; m * n]`, read and
+/// written by rows.
+#[differentiate]
+fn local_grids(x: &[f64], k: f64) -> f64 {
+    let n = x.len();
+    let mut outer = vec![vec![0.0; n]; n];
+    for i in 0..n {
+        for j in 0..n {
+            outer[i][j] = x[i] * x[j];
+        }
+    }
+    let mut acc = 0.0;
+    for row in &outer {
+        acc += row.iter().sum::<f64>() * row[0];
+    }
+    for r in 0..2 {
+        let mut grid = vec![vec![0.0; 3]; n];
+        for i in 0..n {
+            for j in 0..3 {
+                grid[i][j] = (x[i] * k + (j + r) as f64).sin();
+            }
+        }
+        for i in 1..grid.len() {
+            for j in 0..grid[i].len() {
+                acc += grid[i][j] * grid[i - 1][j];
+            }
+        }
+    }
+    acc + outer.len() as f64
+}
+
+#[test]
+fn local_matrices_of_vec_rows() {
+    let point = [0.3, -0.7, 1.1, 0.8];
+    let grad = check_scalar(
+        |p| local_grids(&p[..3], p[3]),
+        ad_tests::buffer_then_scalar(local_grids_vjp),
+        &point,
+    );
+    // Closed form of the first part, Σ_i x_i x_0 Σ_j x_i x_j = x_0 S₂ S₁
+    // (S₁ = Σ x, S₂ = Σ x²), and of the grids' products.
+    let (x, k) = (&point[..3], point[3]);
+    let (s1, s2) = (x.iter().sum::<f64>(), x.iter().map(|v| v * v).sum::<f64>());
+    let mut expected: Vec<f64> = (0..3)
+        .map(|i| {
+            let own = x[0] * (2.0 * x[i] * s1 + s2);
+            if i == 0 { own + s2 * s1 } else { own }
+        })
+        .collect();
+    expected.push(0.0);
+    let g = |i: usize, j: usize, r: usize| (x[i] * k + (j + r) as f64).sin();
+    let dg = |i: usize, j: usize, r: usize| (x[i] * k + (j + r) as f64).cos();
+    for r in 0..2 {
+        for i in 1..3 {
+            for j in 0..3 {
+                expected[i] += k * dg(i, j, r) * g(i - 1, j, r);
+                expected[i - 1] += k * dg(i - 1, j, r) * g(i, j, r);
+                expected[3] +=
+                    x[i] * dg(i, j, r) * g(i - 1, j, r) + x[i - 1] * dg(i - 1, j, r) * g(i, j, r);
+            }
+        }
+    }
+    assert_close(&grad, &expected);
+}

@@ -740,6 +740,13 @@ impl Lower<'_> {
                 self.push(Inst::Const(Const::Path(tokens)), Ty::Int, span)
             }
         };
+        self.bind_rows_with(name, buf, width);
+    }
+
+    /// Binds `name` to the rows of the flat buffer `buf`, each `width` (a
+    /// value) long.
+    pub(super) fn bind_rows_with(&mut self, name: &str, buf: Value, width: Value) {
+        let span = self.builder.func().span(buf);
         let start = self.int_lit(0, span);
         let len = self.push(Inst::Len(buf), Ty::Int, span);
         let flat = View { buf, start, len };

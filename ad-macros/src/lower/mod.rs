@@ -855,15 +855,23 @@ impl Lower<'_> {
         // `let mut f = vec![[0.0; 2]; n];`, `[[0.0; 3]; 3]`: a buffer of
         // rows made here, flat, as `vec![0.0; n * 2]`.
         if let Some(name) = &name
-            && let Some((flat, width)) = rows_literal(&init.expr)
+            && let Some((flat, width, vecs)) = rows_literal(&init.expr)
         {
             let buf = self.expr(&flat);
             if let Ok(buf) = buf {
                 self.name(buf, name);
             }
             self.bind(name, buf);
-            if let Ok(buf) = buf {
-                self.bind_rows(name, buf, &width, local.span());
+            match (buf, vecs) {
+                // `vec![vec![0.0; n]; m]`: the row length as computed here.
+                (Ok(buf), true) => {
+                    if let Ok(width) = self.expr(&width) {
+                        self.vec_rows.push(buf);
+                        self.bind_rows_with(name, buf, width);
+                    }
+                }
+                (Ok(buf), false) => self.bind_rows(name, buf, &width, local.span()),
+                (Err(Poison), _) => {}
             }
             return;
         }
@@ -1140,9 +1148,11 @@ impl Lower<'_> {
     }
 }
 
-/// `vec![[fill; n]; m]` or `[[fill; n]; m]`: the flat buffer
-/// `vec![fill; m * n]` it is made as, and the length of a row `n`.
-fn rows_literal(expr: &Expr) -> Option<(Expr, Expr)> {
+/// `vec![[fill; n]; m]`, `[[fill; n]; m]` or `vec![vec![fill; n]; m]`: the
+/// flat buffer `vec![fill; m * n]` it is made as, the length of a row `n`,
+/// and whether the rows are `Vec`s (their length an expression evaluated
+/// where the buffer is made, not a constant).
+fn rows_literal(expr: &Expr) -> Option<(Expr, Expr, bool)> {
     let (row, count) = match strip_parens(expr) {
         Expr::Repeat(outer) => ((*outer.expr).clone(), (*outer.len).clone()),
         Expr::Macro(mac) if mac.mac.path.is_ident("vec") => mac
@@ -1156,15 +1166,31 @@ fn rows_literal(expr: &Expr) -> Option<(Expr, Expr)> {
             .ok()?,
         _ => return None,
     };
-    let Expr::Repeat(row) = strip_parens(&row) else {
-        return None;
+    let (fill, width, vecs) = match strip_parens(&row) {
+        Expr::Repeat(row) => ((*row.expr).clone(), (*row.len).clone(), false),
+        // `vec![fill; n]` as a row.
+        Expr::Macro(mac) if mac.mac.path.is_ident("vec") => {
+            let (fill, width) = mac
+                .mac
+                .parse_body_with(|input: syn::parse::ParseStream| {
+                    let fill: Expr = input.parse()?;
+                    input.parse::<syn::Token![;]>()?;
+                    let width: Expr = input.parse()?;
+                    Ok((fill, width))
+                })
+                .ok()?;
+            (fill, width, true)
+        }
+        _ => return None,
     };
-    if matches!(strip_parens(&row.expr), Expr::Repeat(_) | Expr::Array(_)) {
+    if matches!(
+        strip_parens(&fill),
+        Expr::Repeat(_) | Expr::Array(_) | Expr::Macro(_)
+    ) {
         return None;
     }
-    let (fill, width) = (&row.expr, &row.len);
     let flat: Expr = syn::parse_quote_spanned!(expr.span()=> vec![#fill; (#count) * (#width)]);
-    Some((flat, (**width).clone()))
+    Some((flat, width, vecs))
 }
 
 /// `(e)` as `e`.
