@@ -327,7 +327,7 @@ pub(crate) mod msg {
     /// `{field}` is replaced by the field's name (or position, for a tuple struct).
     pub(crate) const TANGENT_ATTRIBUTE: &str = "unknown `tangent` attribute on the field `{field}`: write `#[tangent(skip)]` to leave the field out of the gradient";
     pub(crate) const TANGENT_ATTRIBUTE_ON_STRUCT: &str = "`#[tangent(skip)]` applies to fields, not to the struct: put it above each field that is not a parameter (a size, a label)";
-    pub(crate) const SORT_IN_REGION: &str = "a buffer is sorted at the top level of a `#[differentiate]` function's body, not in a loop or a branch: sort a copy before the loop, or move the loop's body into a differentiated function of its own";
+    pub(crate) const SORT_IN_REGION: &str = "a buffer is sorted at the top level of a `#[differentiate]` function's body, not in a loop or a branch: sort a copy before the loop, or sort in a `#[differentiate]` function of its own that returns the sorted `Vec` (`let v = sorted(&x);` in the loop)";
     pub(crate) const RETURN_TUPLE: &str = "a function returning a tuple returns it written out, `return (a, b);` (or chosen by an `if`, or from a call): bind the elements first";
     pub(crate) const TUPLE_CALL_ELEMENT: &str = "an element of the tuple a call returns cannot be read with `.0`: the macro needs the tuple's size; destructure it, `let (r, _) = polar(x, y);`, and use `r`";
     pub(crate) const FIELD_OF_A_NON_STRUCT: &str = "only fields of parameter structs (`p: &Params` or `&self`) can be read; pass the value as its own `f64` parameter";

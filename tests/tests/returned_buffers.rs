@@ -294,3 +294,46 @@ fn an_output_that_changes_length_panics() {
     let mut d = [0.0; 2];
     let _ = growing_vjp(&x, &mut d, 1.0);
 }
+
+// ---------------------------------------------------------------------------
+// Sorting in a loop, the way the error for a sort in a loop suggests: in a
+// function of its own that returns the sorted `Vec`.
+
+#[differentiate]
+fn shifted_sorted(x: &[f64], k: f64, r: f64) -> Vec<f64> {
+    let mut v: Vec<f64> = x.iter().map(|a| a * k + r).collect();
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    v
+}
+
+/// `Σ_r med_r · min_r` of the shifted, scaled values.
+#[differentiate]
+fn medians_times_minima(x: &[f64], k: f64) -> f64 {
+    let mut s = 0.0;
+    for r in 0..2 {
+        let v = shifted_sorted(x, k, f64::from(r));
+        s += v[v.len() / 2] * v[0];
+    }
+    s
+}
+
+#[test]
+fn sorting_in_a_loop_through_a_callee() {
+    let point = [0.3, -0.7, 1.1, 0.05, 0.5, 0.9];
+    let grad = check_scalar(
+        |p| medians_times_minima(&p[..5], p[5]),
+        buffer_then_scalar(medians_times_minima_vjp),
+        &point,
+    );
+    // The median is x[0] (0.3), the minimum x[1] (−0.7), after scaling by
+    // k > 0: Σ_r (k x₀ + r)(k x₁ + r).
+    let (x0, x1, k) = (point[0], point[1], point[5]);
+    let mut expected = vec![0.0; 6];
+    for r in 0..2 {
+        let r = f64::from(r);
+        expected[0] += k * (k * x1 + r);
+        expected[1] += k * (k * x0 + r);
+        expected[5] += x0 * (k * x1 + r) + x1 * (k * x0 + r);
+    }
+    assert_close(&grad, &expected);
+}
