@@ -170,6 +170,8 @@ pub(crate) mod msg {
         "bind a tuple by destructuring it: `let (a, b) = …;` or `for (a, b) in …`";
     pub(crate) const PATTERN_MISMATCH: &str = "this pattern does not match the value: bind numbers and sub-slices to names (`x`, `&x`, `_`) and tuples with a tuple pattern: `(i, &x)`";
     pub(crate) const AFTER_FILTER: &str = "after `filter`, only `map`, `filter`, `rev` and a consumer (`sum`, `fold`, `count`, `for` …) are supported: the positions of the items that pass are not known in advance; move `enumerate`, `zip`, `skip`, `take` and `step_by` before the `filter`";
+    pub(crate) const BUFFER_ARGUMENT: &str =
+        "this method takes a buffer or a sub-slice of one here: `&xs`, `xs`, `&xs[a..b]`";
     pub(crate) const ZIP_ARGUMENT: &str =
         "`zip` takes a buffer (`&ys`), a sub-slice, a range or an iterator chain over them";
     pub(crate) const REDUCE_AFTER_FILTER: &str = "`reduce`, `max_by` and `min_by` after `filter` are not supported; fold from a start value instead: `.fold(f64::NEG_INFINITY, f64::max)`";
@@ -273,7 +275,7 @@ pub(crate) mod msg {
 
     pub(crate) fn buffer_method(method: &str) -> String {
         format!(
-            "`.{method}()` is not supported on buffers by `#[differentiate]` yet; the supported buffer operations are indexing `xs[i]`, `.len()`, `.push(x)`, `.swap(i, j)`, `.to_vec()`, `.clone()`, slicing `&xs[a..b]`, `.first()`/`.last()` taken out with `.unwrap()`, `.expect(…)` or `.unwrap_or(…)`, and iterators (`.iter()`, `.windows(k)`, `.chunks(k)` with adapters and consumers such as `.map(…).sum()`)"
+            "`.{method}()` is not supported on buffers by `#[differentiate]` yet; the supported buffer operations are indexing `xs[i]`, `.len()`, `.push(x)`, `.extend_from_slice(&ys)`, `.swap(i, j)`, `.reverse()`, `.fill(x)`, `.copy_from_slice(&ys)`, `.to_vec()`, `.clone()`, slicing `&xs[a..b]`, `.first()`/`.last()` taken out with `.unwrap()`, `.expect(…)` or `.unwrap_or(…)`, and iterators (`.iter()`, `.windows(k)`, `.chunks(k)` with adapters and consumers such as `.map(…).sum()`)"
         )
     }
 

@@ -3093,3 +3093,75 @@ mod views_and_fresh_buffers {
         assert_close(&grad, &d);
     }
 }
+
+// ---------------------------------------------------------------------------
+// Whole-buffer methods: `fill`, `reverse`, `copy_from_slice`,
+// `extend_from_slice`, each checked against the closed form.
+
+mod whole_buffer_methods {
+    use super::{assert_close, differentiate, slice};
+
+    /// A causal filter run backwards: the signal reversed, smoothed, reversed.
+    #[differentiate(vjp, jvp)]
+    fn backward_smoothing(x: &[f64]) -> f64 {
+        let mut v = x.to_vec();
+        v.reverse();
+        for i in 1..v.len() {
+            v[i] = 0.5 * v[i] + 0.5 * v[i - 1];
+        }
+        v.reverse();
+        v.iter().enumerate().map(|(i, e)| e * (i + 1) as f64).sum()
+    }
+
+    /// A window copied into a scratch buffer that is then reset.
+    #[differentiate(vjp, jvp)]
+    fn windowed_energy(x: &[f64]) -> f64 {
+        let mut window = [0.0; 3];
+        window.copy_from_slice(&x[1..4]);
+        let energy: f64 = window.iter().map(|w| w * w).sum();
+        window.fill(x[0]);
+        energy + window.iter().sum::<f64>()
+    }
+
+    /// Two signals concatenated with `extend_from_slice`, then weighted.
+    #[differentiate(vjp, jvp)]
+    fn concatenated(x: &[f64]) -> f64 {
+        let mut both = Vec::new();
+        both.extend_from_slice(&x[..2]);
+        both.extend_from_slice(x);
+        both.iter().enumerate().map(|(i, e)| e * e * i as f64).sum()
+    }
+
+    const X: [f64; 5] = [0.4, -1.2, 0.9, 2.0, -0.3];
+
+    #[test]
+    fn reverse_fill_and_copies() {
+        // Backward smoothing: v = rev(x), w_i = (v_i + w_{i-1}) / 2 for i ≥ 1,
+        // out = Σ (i + 1) rev(w)_i; the gradient by a unit-vector sweep of
+        // the same linear map.
+        let n = X.len();
+        let linear = |x: &[f64]| backward_smoothing(x);
+        let grad = slice(linear, backward_smoothing_vjp, backward_smoothing_jvp, &X);
+        let expected: Vec<f64> = (0..n)
+            .map(|k| {
+                let mut e = vec![0.0; n];
+                e[k] = 1.0;
+                linear(&e)
+            })
+            .collect();
+        assert_close(&grad, &expected);
+        // Windowed energy: Σ_{1..4} x² + 3 x₀.
+        let grad = slice(
+            windowed_energy,
+            windowed_energy_vjp,
+            windowed_energy_jvp,
+            &X,
+        );
+        assert_close(&grad, &[3.0, 2.0 * X[1], 2.0 * X[2], 2.0 * X[3], 0.0]);
+        // Concatenated: positions 0, 1 hold x₀, x₁, positions 2.. hold x.
+        let grad = slice(concatenated, concatenated_vjp, concatenated_jvp, &X);
+        let mut expected: Vec<f64> = (0..n).map(|i| 2.0 * X[i] * (i + 2) as f64).collect();
+        expected[1] += 2.0 * X[1];
+        assert_close(&grad, &expected);
+    }
+}

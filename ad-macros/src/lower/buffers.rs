@@ -411,6 +411,17 @@ impl Lower<'_> {
         }))
     }
 
+    /// The buffer an argument names or borrows: `&xs`, `xs`, `&xs[a..b]`.
+    fn source_buffer(&mut self, arg: &Expr) -> Lowered {
+        if let Some(slice) = self.slice_arg(arg) {
+            return slice;
+        }
+        match self.buffer_of(arg) {
+            Some(buf) => buf,
+            None => self.unsupported(arg, msg::BUFFER_ARGUMENT),
+        }
+    }
+
     /// `v.push(value)`.
     pub(super) fn push_elem(&mut self, buf: Value, value: Value, span: Span) -> Value {
         self.refine_elem(buf, value);
@@ -823,6 +834,58 @@ impl Lower<'_> {
                     let len = self.push(Inst::Len(buf), Ty::Int, span);
                     let zero = self.int_lit(0, span);
                     Ok(self.binary(BinOp::Eq, len, zero, span))
+                }
+                // `v.fill(x)`: every element written.
+                ("fill", 1) => {
+                    let value = self.expr(&call.args[0])?;
+                    let len = self.push(Inst::Len(buf), Ty::Int, span);
+                    let start = self.usize_lit(0, span);
+                    self.index_loop(start, len, span, |this, i| {
+                        this.write_element((buf, i), None, value, span);
+                    })?;
+                    Ok(self.push(Inst::Tuple(Vec::new()), Ty::Tuple(Vec::new()), span))
+                }
+                // `v.reverse()`: the two halves swapped pairwise.
+                ("reverse", 0) => {
+                    let len = self.push(Inst::Len(buf), Ty::Int, span);
+                    let two = self.usize_lit(2, span);
+                    let half = self.int_op(BinOp::Div, len, two, span);
+                    let start = self.usize_lit(0, span);
+                    self.index_loop(start, half, span, |this, i| {
+                        let one = this.usize_lit(1, span);
+                        let last = this.int_op(BinOp::Sub, len, one, span);
+                        let j = this.int_op(BinOp::Sub, last, i, span);
+                        let a = this.load(buf, i, span);
+                        let b = this.load(buf, j, span);
+                        this.write_element((buf, i), None, b, span);
+                        this.write_element((buf, j), None, a, span);
+                    })?;
+                    Ok(self.push(Inst::Tuple(Vec::new()), Ty::Tuple(Vec::new()), span))
+                }
+                // `v.copy_from_slice(&src)`: the lengths checked, then the
+                // elements copied.
+                ("copy_from_slice", 1) => {
+                    let src = self.source_buffer(&call.args[0])?;
+                    self.copy_buffer(src, buf, &call.receiver)?;
+                    Ok(self.push(Inst::Tuple(Vec::new()), Ty::Tuple(Vec::new()), span))
+                }
+                // `v.extend_from_slice(&src)`: each element pushed.
+                ("extend_from_slice", 1) => {
+                    if self.builder.func().is_param(buf) {
+                        return self.unsupported(&call.method, msg::PUSH_ON_PARAM);
+                    }
+                    if self.fixed_len.contains(&buf) || self.positional.contains_key(&buf) {
+                        return self.unsupported(&call.method, msg::PUSH_ON_FIXED);
+                    }
+                    let src = self.source_buffer(&call.args[0])?;
+                    self.grown.insert(buf);
+                    let len = self.push(Inst::Len(src), Ty::Int, span);
+                    let start = self.usize_lit(0, span);
+                    self.index_loop(start, len, span, |this, i| {
+                        let x = this.load(src, i, span);
+                        this.push_elem(buf, x, span);
+                    })?;
+                    Ok(self.push(Inst::Tuple(Vec::new()), Ty::Tuple(Vec::new()), span))
                 }
                 // `v.swap(i, j)`: both read, then both written, as `swap`
                 // does (and panicking where it would).
