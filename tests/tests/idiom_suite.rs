@@ -3165,3 +3165,36 @@ mod whole_buffer_methods {
         assert_close(&grad, &expected);
     }
 }
+
+// ---------------------------------------------------------------------------
+// `split_first`/`split_last` taken out with `unwrap`, and a maximum taken
+// out through `copied()`.
+
+mod split_ends {
+    use super::{assert_close, differentiate, slice};
+
+    /// The first element times the sum of the rest, plus the last times the
+    /// maximum of the others.
+    #[differentiate(vjp, jvp)]
+    fn ends(x: &[f64]) -> f64 {
+        let (first, rest) = x.split_first().unwrap();
+        let (last, others) = x.split_last().expect("not empty");
+        let top = others
+            .iter()
+            .max_by(|a, b| a.total_cmp(b))
+            .copied()
+            .unwrap();
+        first * rest.iter().sum::<f64>() + last * top
+    }
+
+    #[test]
+    fn split_first_split_last_and_a_copied_maximum() {
+        let x = [0.4, -1.2, 0.9, 2.0, -0.3];
+        let grad = slice(ends, ends_vjp, ends_jvp, &x);
+        // first · Σrest + last · max(others): the maximum of the others is
+        // x₃ = 2.0.
+        let rest: f64 = x[1..].iter().sum();
+        let expected = [rest, x[0], x[0], x[0] + x[4], x[0] + x[3]];
+        assert_close(&grad, &expected);
+    }
+}

@@ -466,6 +466,33 @@ impl Lower<'_> {
                 let cos = self.prim(Prim::Cos, vec![x], None, span);
                 Ok(Item::Tuple(vec![Item::Value(sin), Item::Value(cos)]))
             })()),
+            // `x.split_first().unwrap()` (`expect`, `split_last`): the
+            // element and the rest; an empty `x` panics at the element.
+            "unwrap" | "expect"
+                if let Expr::MethodCall(split) = &*call.receiver
+                    && (split.method == "split_first" || split.method == "split_last")
+                    && split.args.is_empty() =>
+            {
+                let whole = self.view_or_buffer(&split.receiver)?;
+                let first = split.method == "split_first";
+                Some((|| {
+                    let whole = whole?;
+                    let one = self.usize_lit(1, span);
+                    let rest_len = self.int_op(crate::ir::BinOp::Sub, whole.len, one, span);
+                    let (at, rest_start) = if first {
+                        (whole.start, self.int_add(whole.start, one, span))
+                    } else {
+                        (self.int_add(whole.start, rest_len, span), whole.start)
+                    };
+                    let element = self.load(whole.buf, at, span);
+                    let rest = super::iter::View {
+                        buf: whole.buf,
+                        start: rest_start,
+                        len: rest_len,
+                    };
+                    Ok(Item::Tuple(vec![Item::Ref(element), Item::View(rest)]))
+                })())
+            }
             "split_at" | "split_at_mut" if call.args.len() == 1 => {
                 let whole = self.view_or_buffer(&call.receiver)?;
                 Some((|| {

@@ -774,6 +774,20 @@ impl Lower<'_> {
         if let ("unwrap" | "expect" | "unwrap_or" | "unwrap_or_default", Expr::MethodCall(inner)) =
             (name.as_str(), &*call.receiver)
         {
+            // `max_by(cmp).copied()` (or `cloned()`) before it: the same.
+            let inner = match &*inner.receiver {
+                Expr::MethodCall(folding)
+                    if matches!(inner.method.to_string().as_str(), "copied" | "cloned")
+                        && inner.args.is_empty()
+                        && matches!(
+                            folding.method.to_string().as_str(),
+                            "reduce" | "max_by" | "min_by"
+                        ) =>
+                {
+                    folding
+                }
+                _ => inner,
+            };
             // `chain.reduce(f)`, `max_by(cmp)`, `min_by(cmp)`, `position(p)`.
             let folded = matches!(
                 inner.method.to_string().as_str(),
