@@ -663,7 +663,7 @@ impl Lower<'_> {
                 item => self.scalar_item(item, call.span()),
             };
         }
-        let Expr::Path(func) = &*call.func else {
+        let Expr::Path(func) = super::strip_parens(&call.func) else {
             // `(|v| v * v)(x)`: the closure itself is what is reported.
             self.expr(&call.func)?;
             return self.unsupported(&call.func, msg::call("this expression"));
@@ -810,7 +810,7 @@ impl Lower<'_> {
 
     /// Records a path to a runtime function, unless it is absolute
     /// (`::ad_runtime::…`), for the check that it names that function.
-    fn runtime_path(&mut self, path: &ExprPath, function: &'static str) {
+    pub(super) fn runtime_path(&mut self, path: &ExprPath, function: &'static str) {
         if path.path.leading_colon.is_none() {
             let tokens = path.path.to_token_stream();
             self.builder

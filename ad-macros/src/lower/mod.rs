@@ -551,7 +551,9 @@ impl Lower<'_> {
     /// one: written out (or chosen by an `if`), or returned by a call.
     fn returned_elements(&mut self, expr: &Expr, tys: &[Ty]) -> Result<Vec<Value>, Poison> {
         if let Some((func, call)) = self.user_call_of(expr) {
-            return self.user_call_tuple(func, call, tys.len());
+            let values = self.user_call_tuple(func, call, tys.len());
+            self.mark_checkpoint(expr);
+            return values;
         }
         let tuple = self.output(expr, &Ty::Tuple(tys.to_vec()))?;
         match self.builder.func().inst(tuple) {
@@ -738,6 +740,7 @@ impl Lower<'_> {
                         }),
                     _ => self.item_expr(&assign.right),
                 };
+                self.mark_checkpoint(&assign.right);
                 if let Ok(item) = item {
                     self.assign_pattern(&assign.left, item, assign.span());
                 }
@@ -748,7 +751,11 @@ impl Lower<'_> {
                     .user_call_of(&assign.right)
                     .filter(|_| self.names_buffer(&assign.left));
                 let value = match buffer_call {
-                    Some((func, call)) => self.user_call_buffer(func, call),
+                    Some((func, call)) => {
+                        let value = self.user_call_buffer(func, call);
+                        self.mark_checkpoint(&assign.right);
+                        value
+                    }
                     None => self.expr(&assign.right),
                 };
                 match self.element_target(&assign.left) {
@@ -925,6 +932,7 @@ impl Lower<'_> {
             && (is_buffer_use || annotation.is_some_and(is_buffer_type))
         {
             let value = self.user_call_buffer(func, call);
+            self.mark_checkpoint(&init.expr);
             if let Ok(value) = value {
                 self.name(value, name);
             }
@@ -933,7 +941,9 @@ impl Lower<'_> {
         }
         // `let [x, y, z] = cross(&a, &b);`: the callee's buffer, taken apart.
         if let (Pat::Slice(_), Some((func, call))) = (pat, self.user_call_of(&init.expr)) {
-            if let Ok(value) = self.user_call_buffer(func, call) {
+            let value = self.user_call_buffer(func, call);
+            self.mark_checkpoint(&init.expr);
+            if let Ok(value) = value {
                 let _ = self.bind_pattern(pat, closures::Item::Value(value));
             }
             return;
@@ -944,7 +954,9 @@ impl Lower<'_> {
             && tuple.elems.iter().all(|elem| !matches!(elem, Pat::Rest(_)))
         {
             let n = tuple.elems.len();
-            if let Ok(values) = self.user_call_tuple(func, call, n) {
+            let values = self.user_call_tuple(func, call, n);
+            self.mark_checkpoint(&init.expr);
+            if let Ok(values) = values {
                 let item =
                     closures::Item::Tuple(values.into_iter().map(closures::Item::Value).collect());
                 let _ = self.bind_pattern(pat, item);
@@ -1008,16 +1020,31 @@ impl Lower<'_> {
 
     /// `g(…)`, a call of a function of the user's: not of a closure or a
     /// local the name is bound to.
+    /// `ad_runtime::checkpoint(g(x))` is `g(x)` here; the caller marks the
+    /// call it makes (see [`Lower::mark_checkpoint`]).
     fn user_call_of<'e>(&self, expr: &'e Expr) -> Option<(&'e syn::ExprPath, &'e syn::ExprCall)> {
+        let expr = checkpoint_wrapper(expr).map_or(expr, |(_, inner)| inner);
         let Expr::Call(call) = strip_parens(expr) else {
             return None;
         };
-        let Expr::Path(func) = &*call.func else {
+        let Expr::Path(func) = strip_parens(&call.func) else {
             return None;
         };
         let bound = expr::local_name(&call.func)
             .is_some_and(|name| self.special(&name).is_some() || self.lookup(&name).is_some());
         (calls::is_user_function(func) && !bound).then_some((func, call))
+    }
+
+    /// After the call [`Lower::user_call_of`] found in `expr` is lowered: if
+    /// `expr` is `ad_runtime::checkpoint(g(…))`, that call (the last one
+    /// made) is checkpointed, as a float-valued one is in `expr.rs`.
+    fn mark_checkpoint(&mut self, expr: &Expr) {
+        if let Some((path, _)) = checkpoint_wrapper(expr) {
+            self.runtime_path(path, "checkpoint");
+            if let Some(call) = self.builder.func_mut().user_calls.last_mut() {
+                call.checkpoint = true;
+            }
+        }
     }
 
     /// Assigns the parts of a tuple to the parts of a tuple of targets:
@@ -1193,8 +1220,23 @@ fn rows_literal(expr: &Expr) -> Option<(Expr, Expr, bool)> {
     Some((flat, width, vecs))
 }
 
+/// `ad_runtime::checkpoint(inner)` (or `checkpoint(inner)`): the path and
+/// `inner`.
+fn checkpoint_wrapper(expr: &Expr) -> Option<(&syn::ExprPath, &Expr)> {
+    let Expr::Call(call) = strip_parens(expr) else {
+        return None;
+    };
+    let Expr::Path(path) = strip_parens(&call.func) else {
+        return None;
+    };
+    let segments = expr::segments(&path.path);
+    let named = matches!(segments.as_slice(), [name] if name == "checkpoint")
+        || matches!(segments.as_slice(), [krate, name] if krate == "ad_runtime" && name == "checkpoint");
+    (named && call.args.len() == 1).then(|| (path, &call.args[0]))
+}
+
 /// `(e)` as `e`.
-fn strip_parens(expr: &Expr) -> &Expr {
+pub(super) fn strip_parens(expr: &Expr) -> &Expr {
     match expr {
         Expr::Paren(paren) => strip_parens(&paren.expr),
         Expr::Group(group) => strip_parens(&group.expr),
