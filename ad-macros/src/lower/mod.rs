@@ -1168,6 +1168,12 @@ impl Lower<'_> {
     }
 
     fn push(&mut self, inst: Inst, ty: Ty, span: Span) -> Value {
+        // The length of a sub-slice is the length it was made with.
+        if let Inst::Len(buf) = inst
+            && let Inst::Slice { len, .. } = *self.builder.func().inst(buf)
+        {
+            return len;
+        }
         for buf in self.builder.func().bases(inst.written()) {
             self.forget_loads(buf);
         }
