@@ -65,15 +65,37 @@ fn main() {
 /// then branching, so that the program's `_forward_all` and its pullback
 /// (the split API, which nothing else in the corpus compiles) run inside
 /// loops and branches: `k = 2.5 p a1` if `a0 > 0`, else `2.5 p + a2`. Every
-/// call sees the program's own inputs; for odd halves of the seeds the first
-/// argument is `a0 + s * 0.0`, the same value carried through the loop, so
-/// the call's pullback is saved on a tape rather than made again.
+/// call sees the program's own inputs. Seeds `4k` pass `a0`, which the
+/// adjoint reads again, so the call is made again there; the others pass
+/// `a0 + s * 0.0`, the same value carried through the loop, so the call's
+/// pullback is saved on a tape; and seeds `4k + 2` call it through `w{seed}`,
+/// which returns `[p, a1 / 2]`, an array moved into a buffer made before
+/// the loop (`UserCall::into`), with a `continue` that never runs
+/// (`|a1| ≤ 1`).
 fn caller(seed: u64) -> String {
     let a0 = if seed.is_multiple_of(4) {
         "a0"
     } else {
         "a0 + s * 0.0"
     };
+    if seed % 4 == 2 {
+        return format!(
+            "#[::ad_runtime::differentiate]\n\
+             fn w{seed}(a0: f64, a1: f64, a2: f64, xs: &[f64], n: usize) -> [f64; 2] {{\n\
+             \x20   [p{seed}(a0, a1, a2, xs, n), a1 * 0.5]\n\
+             }}\n\
+             #[::ad_runtime::differentiate]\n\
+             fn k{seed}(a0: f64, a1: f64, a2: f64, xs: &[f64], n: usize) -> f64 {{\n\
+             \x20   let mut s = 0.0;\n\
+             \x20   for k in 0..2 {{\n\
+             \x20       let v = w{seed}({a0}, a1, a2, xs, n);\n\
+             \x20       if v[1] > 10.0 {{ continue; }}\n\
+             \x20       s = s * 0.5 + v[0] * (k as f64 + 1.0);\n\
+             \x20   }}\n\
+             \x20   if a0 > 0.0 {{ s * a1 }} else {{ s + a2 }}\n\
+             }}\n"
+        );
+    }
     format!(
         "#[::ad_runtime::differentiate]\n\
          fn k{seed}(a0: f64, a1: f64, a2: f64, xs: &[f64], n: usize) -> f64 {{\n\

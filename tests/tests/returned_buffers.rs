@@ -337,3 +337,47 @@ fn sorting_in_a_loop_through_a_callee() {
     }
     assert_close(&grad, &expected);
 }
+
+// ---------------------------------------------------------------------------
+// The pullback of a call whose output went into a buffer reads that
+// buffer's shadow, which the adjoint then resets: the pullback must run
+// before the reset even when its value is only added into a shadow later
+// (it gave zero gradients once, here).
+
+#[differentiate]
+fn on_circle(t: f64) -> [f64; 2] {
+    [t.cos(), t.sin()]
+}
+
+#[differentiate]
+#[allow(clippy::needless_range_loop)] // The index loop is the shape that failed.
+fn half_sines(x: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for i in 0..x.len() {
+        let p = on_circle(x[i]);
+        if p[0] < 0.0 {
+            continue;
+        }
+        s += p[0] * p[1];
+    }
+    s
+}
+
+#[test]
+fn a_pullback_reads_the_seed_before_it_is_reset() {
+    let x = [0.3, -0.7, 1.1, 2.0, -2.5];
+    let grad = check_scalar(
+        half_sines,
+        |p, seed| {
+            let mut d = vec![0.0; p.len()];
+            (half_sines_vjp(p, &mut d, seed), d)
+        },
+        &x,
+    );
+    // cos t sin t = sin(2t) / 2 where cos t ≥ 0: derivative cos(2t).
+    let expected: Vec<f64> = x
+        .iter()
+        .map(|t| if t.cos() < 0.0 { 0.0 } else { (2.0 * t).cos() })
+        .collect();
+    assert_close(&grad, &expected);
+}

@@ -254,6 +254,12 @@ impl Emitter<'_> {
         match self.func.inst(value) {
             Inst::Load(buf, _) | Inst::Len(buf) => self.written.contains(buf),
             Inst::Call(_, args) => args.iter().any(|arg| self.written.contains(arg)),
+            // A pullback lent a shadow that later code resets (the seed of
+            // a call whose output went into a buffer, `UserCall::into`).
+            Inst::Apply { args, .. } | Inst::Forward { args, .. } => {
+                args.iter().any(|(arg, _)| self.written.contains(arg))
+                    || self.func.inst(value).is_effect()
+            }
             inst => inst.is_effect(),
         }
     }
