@@ -381,3 +381,44 @@ fn a_pullback_reads_the_seed_before_it_is_reset() {
         .collect();
     assert_close(&grad, &expected);
 }
+
+// ---------------------------------------------------------------------------
+// A returned buffer lent straight to another differentiated function,
+// `tot(&squares(x))`, at the top level and in a loop.
+
+#[differentiate]
+fn squares(x: &[f64]) -> Vec<f64> {
+    x.iter().map(|v| v * v).collect()
+}
+
+#[differentiate]
+fn total(x: &[f64]) -> f64 {
+    x.iter().sum()
+}
+
+/// `Σ_r r k Σx² + Σx²`, with `r` in `0..3`: `(3k + 1) Σx²`.
+#[differentiate]
+fn nested_calls(x: &[f64], k: f64) -> f64 {
+    let mut s = total(&squares(x));
+    for r in 0..3 {
+        s += total(&squares(x)) * k * f64::from(r);
+    }
+    s
+}
+
+#[test]
+fn a_returned_buffer_lent_to_another_call() {
+    let point = [0.3, -0.7, 1.1, 0.8];
+    let grad = check_scalar(
+        |p| nested_calls(&p[..3], p[3]),
+        buffer_then_scalar(nested_calls_vjp),
+        &point,
+    );
+    let k = point[3];
+    let mut expected: Vec<f64> = point[..3]
+        .iter()
+        .map(|v| 2.0 * v * (3.0 * k + 1.0))
+        .collect();
+    expected.push(3.0 * point[..3].iter().map(|v| v * v).sum::<f64>());
+    assert_close(&grad, &expected);
+}

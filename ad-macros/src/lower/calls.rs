@@ -283,6 +283,15 @@ impl Lower<'_> {
             };
             return slice.map(|slice| (slice, mode));
         }
+        // `h(&g(x))`: the buffer `g` returns, lent to `h`.
+        if let Expr::Reference(reference) = arg
+            && reference.mutability.is_none()
+            && let Some((func, call)) = self.user_call_of(&reference.expr)
+        {
+            return self
+                .user_call_buffer(func, call)
+                .map(|buf| (buf, Mode::Ref));
+        }
         if let Expr::Reference(reference) = arg {
             let inner = match &*reference.expr {
                 Expr::Unary(unary) if matches!(unary.op, syn::UnOp::Deref(_)) => &*unary.expr,
