@@ -96,23 +96,6 @@ impl<T: 'static> Tape<T> {
 }
 
 impl<T> Tape<T> {
-    /// An empty tape of values that have no pool (pullbacks, copies of
-    /// buffers), with room for `capacity` of them.
-    ///
-    /// ```
-    /// // A tape of values that are not numbers: here, copies of a buffer.
-    /// let mut tape = ad_runtime::tape::Tape::unpooled(2);
-    /// tape.push(vec![1.0, 2.0]);
-    /// assert_eq!(tape.pop(), [1.0, 2.0]);
-    /// ```
-    #[inline]
-    pub fn unpooled(capacity: usize) -> Self {
-        Tape {
-            values: Vec::with_capacity(capacity),
-            recycle: None,
-        }
-    }
-
     /// Saves a value.
     #[inline]
     pub fn push(&mut self, value: T) {
