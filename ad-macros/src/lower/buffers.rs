@@ -390,10 +390,14 @@ impl Lower<'_> {
         if exact {
             return Ok((buf, buf));
         }
+        Ok((buf, self.prefix(buf, len, span)))
+    }
+
+    /// The first `len` elements of `buf`, `&buf[0..][..len]`.
+    pub(super) fn prefix(&mut self, buf: Value, len: Value, span: Span) -> Value {
         let start = self.usize_lit(0, span);
         let ty = self.ty(buf);
-        let prefix = self.push(Inst::Slice { buf, start, len }, ty, span);
-        Ok((buf, prefix))
+        self.push(Inst::Slice { buf, start, len }, ty, span)
     }
 
     /// `&x[a..b]` (or a name bound to a sub-slice) passed to a call: an

@@ -706,9 +706,7 @@ impl Lower<'_> {
             }
             _ => {}
         }
-        let is_detach = matches!(segments.as_slice(), [name] if name == "detach")
-            || matches!(segments.as_slice(), [krate, name] if krate == "ad_runtime" && name == "detach");
-        if is_detach {
+        if names_marker(&segments, "detach") {
             if call.args.len() != 1 {
                 return self.unsupported(func, msg::method_arity("detach", 1, call.args.len()));
             }
@@ -717,9 +715,7 @@ impl Lower<'_> {
             let ty = self.ty(arg);
             return Ok(self.push(Inst::Detach(arg), ty, call.span()));
         }
-        let is_checkpoint = matches!(segments.as_slice(), [name] if name == "checkpoint")
-            || matches!(segments.as_slice(), [krate, name] if krate == "ad_runtime" && name == "checkpoint");
-        if is_checkpoint {
+        if names_marker(&segments, "checkpoint") {
             return self.checkpointed_call(func, call);
         }
         let generic = self
@@ -955,6 +951,16 @@ fn suffix_ty(suffix: &str, default: Ty) -> Ty {
 }
 
 /// The names of a path's segments.
+/// Whether a path's segments name the runtime's marker function `marker`
+/// (`detach`, `checkpoint`): bare, or as `ad_runtime::marker`.
+pub(super) fn names_marker(segments: &[String], marker: &str) -> bool {
+    match segments {
+        [name] => name == marker,
+        [krate, name] => krate == "ad_runtime" && name == marker,
+        _ => false,
+    }
+}
+
 pub(super) fn segments(path: &syn::Path) -> Vec<String> {
     path.segments
         .iter()

@@ -1004,14 +1004,7 @@ impl Lower<'_> {
                         })?;
                         if filtered {
                             let kept = self.lookup(&key).expect("bound")?;
-                            let start = self.int_lit(0, span);
-                            let ty = self.ty(buf);
-                            let slice = Inst::Slice {
-                                buf,
-                                start,
-                                len: kept,
-                            };
-                            return Ok(Item::Value(self.push(slice, ty, span)));
+                            return Ok(Item::Value(self.prefix(buf, kept, span)));
                         }
                         return Ok(Item::Value(collected));
                     }

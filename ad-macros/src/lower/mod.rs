@@ -651,17 +651,7 @@ impl Lower<'_> {
         if let Some((name, buf, key)) = prefix {
             let span = stmt.span();
             if let Some(Ok(kept)) = self.lookup(&key) {
-                let start = self.usize_lit(0, span);
-                let ty = self.ty(buf);
-                let slice = self.push(
-                    Inst::Slice {
-                        buf,
-                        start,
-                        len: kept,
-                    },
-                    ty,
-                    span,
-                );
+                let slice = self.prefix(buf, kept, span);
                 self.name(slice, &name);
                 self.bind(&name, Ok(slice));
             }
@@ -1188,30 +1178,14 @@ impl Lower<'_> {
 fn rows_literal(expr: &Expr) -> Option<(Expr, Expr, bool)> {
     let (row, count) = match strip_parens(expr) {
         Expr::Repeat(outer) => ((*outer.expr).clone(), (*outer.len).clone()),
-        Expr::Macro(mac) if mac.mac.path.is_ident("vec") => mac
-            .mac
-            .parse_body_with(|input: syn::parse::ParseStream| {
-                let row: Expr = input.parse()?;
-                input.parse::<syn::Token![;]>()?;
-                let count: Expr = input.parse()?;
-                Ok((row, count))
-            })
-            .ok()?,
+        Expr::Macro(mac) => vec_repeat(mac)?,
         _ => return None,
     };
     let (fill, width, vecs) = match strip_parens(&row) {
         Expr::Repeat(row) => ((*row.expr).clone(), (*row.len).clone(), false),
         // `vec![fill; n]` as a row.
-        Expr::Macro(mac) if mac.mac.path.is_ident("vec") => {
-            let (fill, width) = mac
-                .mac
-                .parse_body_with(|input: syn::parse::ParseStream| {
-                    let fill: Expr = input.parse()?;
-                    input.parse::<syn::Token![;]>()?;
-                    let width: Expr = input.parse()?;
-                    Ok((fill, width))
-                })
-                .ok()?;
+        Expr::Macro(mac) => {
+            let (fill, width) = vec_repeat(mac)?;
             (fill, width, true)
         }
         _ => return None,
@@ -1226,6 +1200,21 @@ fn rows_literal(expr: &Expr) -> Option<(Expr, Expr, bool)> {
     Some((flat, width, vecs))
 }
 
+/// `vec![fill; len]`: `fill` and `len`.
+fn vec_repeat(mac: &syn::ExprMacro) -> Option<(Expr, Expr)> {
+    if !mac.mac.path.is_ident("vec") {
+        return None;
+    }
+    mac.mac
+        .parse_body_with(|input: syn::parse::ParseStream| {
+            let fill: Expr = input.parse()?;
+            input.parse::<syn::Token![;]>()?;
+            let len: Expr = input.parse()?;
+            Ok((fill, len))
+        })
+        .ok()
+}
+
 /// `ad_runtime::checkpoint(inner)` (or `checkpoint(inner)`): the path and
 /// `inner`.
 fn checkpoint_wrapper(expr: &Expr) -> Option<(&syn::ExprPath, &Expr)> {
@@ -1235,9 +1224,7 @@ fn checkpoint_wrapper(expr: &Expr) -> Option<(&syn::ExprPath, &Expr)> {
     let Expr::Path(path) = strip_parens(&call.func) else {
         return None;
     };
-    let segments = expr::segments(&path.path);
-    let named = matches!(segments.as_slice(), [name] if name == "checkpoint")
-        || matches!(segments.as_slice(), [krate, name] if krate == "ad_runtime" && name == "checkpoint");
+    let named = expr::names_marker(&expr::segments(&path.path), "checkpoint");
     (named && call.args.len() == 1).then(|| (path, &call.args[0]))
 }
 
