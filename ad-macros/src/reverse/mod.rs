@@ -139,16 +139,31 @@ pub(crate) fn vjp(
     };
     let out = primal.ret;
     let returns_unit = sig.seed_ty.is_none();
-    // A returned buffer's length, for the check of its seed, taken before
-    // the adjoint (whose first instructions are its parameters): the split
-    // API's pullback then holds a number rather than the output.
-    let out_len = (!returns_unit && matches!(primal.ty(out), Ty::Buf(_)) && !primal.is_param(out))
-        .then(|| {
-            let len = rx.builder.push(Inst::Len(out), Ty::Int, primal.span(out));
-            // Named, so bound where it is taken.
-            rx.builder.name(len, "out_len");
-            len
-        });
+    // The active local buffers: made here, or returned by a call
+    // (`let v = g(&x);`).
+    let mut locals = Vec::new();
+    primal.walk(&mut |_, value| {
+        let local = match primal.inst(value) {
+            Inst::NewBuf(_) | Inst::CloneBuf { .. } => true,
+            Inst::Extract(pair, 0) => {
+                matches!(primal.inst(*pair), Inst::Forward { .. })
+                    && matches!(primal.ty(value), Ty::Buf(_))
+            }
+            _ => false,
+        };
+        if local && activity.is_active(value) {
+            locals.push(value);
+        }
+    });
+    // The returned local buffer's length, for the check of its seed, taken
+    // before the adjoint (whose first instructions are its parameters): the
+    // split API's pullback then holds a number rather than the output.
+    let out_len = (!returns_unit && locals.contains(&out)).then(|| {
+        let len = rx.builder.push(Inst::Len(out), Ty::Int, primal.span(out));
+        // Named, so bound where it is taken.
+        rx.builder.name(len, "out_len");
+        len
+    });
     // The shadows of active buffer parameters come right after them.
     for (param, sig_param) in primal.params.iter().zip(&sig.params) {
         if let Some(shadow) = &sig_param.shadow {
@@ -196,23 +211,8 @@ pub(crate) fn vjp(
             rx.grads[field.index()] = Some(shadow);
         }
     }
-    // The shadows of active local buffers, zero but for the returned one.
-    let mut locals = Vec::new();
-    primal.walk(&mut |_, value| {
-        // Made here, or returned by a call (`let v = g(&x);`).
-        let local = match primal.inst(value) {
-            Inst::NewBuf(_) | Inst::CloneBuf { .. } => true,
-            Inst::Extract(pair, 0) => {
-                matches!(primal.inst(*pair), Inst::Forward { .. })
-                    && matches!(primal.ty(value), Ty::Buf(_))
-            }
-            _ => false,
-        };
-        if local && activity.is_active(value) {
-            locals.push(value);
-        }
-    });
-    let seeded = seed.zip(out_len).filter(|_| locals.contains(&out));
+    // Their shadows, zero but for the returned one.
+    let seeded = seed.zip(out_len);
     for buf in locals {
         let inst = match seeded {
             Some((seed, len)) if buf == out => Inst::SeedCopy { len, seed },
