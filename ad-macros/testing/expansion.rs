@@ -564,6 +564,12 @@ check!(
     "",
     "fn f(x: &[f64], c: f64) -> f64 { let mut v = x.to_vec(); let a = v[0] * v[0]; v[0] = a * c; let b = v[0] + v[0]; if c > 0.0 { v[1] = b; } a + b + v[1] * v[1] }"
 );
+// An index written the same way twice (`x[i + 1]`) is one index.
+check!(
+    reads_merged_by_arithmetic_index,
+    "",
+    "fn f(x: &[f64]) -> f64 { let mut s = 0.0; for i in 0..x.len() - 1 { s += x[i + 1] * x[i + 1] - x[i]; } s }"
+);
 // A buffer returned in a loop is moved into one buffer made before it.
 check!(
     buffer_returned_in_a_loop,

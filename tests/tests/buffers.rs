@@ -1234,6 +1234,42 @@ fn scale_first(v: &mut [f64], c: f64) {
     v[0] *= c;
 }
 
+/// The same with an index computed twice, `v[i + 1]`, in a loop: merged
+/// until the write between.
+#[differentiate]
+fn shifted_reads_between_writes(x: &[f64], c: f64) -> f64 {
+    let mut v = x.to_vec();
+    let mut s = 0.0;
+    for i in 0..v.len() - 1 {
+        s += v[i + 1] * v[i + 1];
+        v[i + 1] = v[i] * c;
+        s += v[i + 1] * v[i + 1];
+    }
+    s
+}
+
+#[test]
+fn reads_at_an_index_computed_twice_see_the_write_between_them() {
+    let (x, c) = ([0.7, -1.3, 0.4, 0.9], 0.8);
+    let mut point = x.to_vec();
+    point.push(c);
+    let grad = check_scalar(
+        |p| shifted_reads_between_writes(&p[..4], p[4]),
+        buffer_then_scalar(shifted_reads_between_writes_vjp),
+        &point,
+    );
+    // v_{i+1} = c v_i, so v_k = cᵏ x₀ after the writes; s adds x_{i+1}²
+    // (before the write) and (c^{i+1} x₀)² for i = 0, 1, 2.
+    let mut expected = vec![0.0; 5];
+    for i in 0..3 {
+        expected[i + 1] += 2.0 * x[i + 1];
+        let p = f64::from(i32::try_from(i + 1).unwrap());
+        expected[0] += 2.0 * c.powf(2.0 * p) * x[0];
+        expected[4] += 2.0 * p * c.powf(2.0 * p - 1.0) * x[0] * x[0];
+    }
+    assert_close(&grad, &expected);
+}
+
 #[test]
 fn repeated_reads_see_the_writes_between_them() {
     for (x0, x1, c) in [(0.7, -1.3, 0.9), (0.7, -1.3, -0.4)] {

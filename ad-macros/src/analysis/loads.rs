@@ -9,7 +9,7 @@
 //! how often the user wrote the element (issue 16's normal forms).
 //!
 //! Within one region, reads of the same buffer at the same index (the same
-//! value, or equal literals) are merged until an instruction writes the
+//! value, equal literals, or the same integer arithmetic on them) are merged until an instruction writes the
 //! buffer (or a slice of it) or a nested region (a branch or a loop, which
 //! may write anything) comes between. Reads in different regions are left
 //! alone: a loop body's read happens once per iteration.
@@ -19,14 +19,20 @@
 //! ⇒ %3 = load %0[%2]; … uses of %5 read %3
 //! ```
 
-use crate::ir::{Const, Function, Inst, Region, Value, compact};
+use crate::ir::{BinOp, Const, Function, Inst, Region, Ty, Value, compact};
 
-/// An index as the merging compares it: a value, or a literal's text.
+/// An index as the merging compares it: a value, a literal's text, or
+/// integer arithmetic on such indices (`x[i + 1]` written twice computes
+/// `i + 1` twice, as two values).
 #[derive(PartialEq, Eq)]
 enum Index {
     Value(Value),
     Lit(String),
+    Binary(BinOp, Box<Index>, Box<Index>),
 }
+
+/// How deep [`index_key`] looks into integer arithmetic.
+const INDEX_DEPTH: usize = 4;
 
 /// `func` with repeated element reads merged.
 pub(crate) fn merge_loads(mut func: Function) -> Function {
@@ -60,7 +66,7 @@ fn merge_region(func: &Function, region: &Region, first: &mut [Option<Value>]) {
     for &value in &region.insts {
         let inst = func.inst(value);
         if let &Inst::Load(buf, index) = inst {
-            let index = index_key(func, first[index.index()].unwrap_or(index));
+            let index = index_key(func, first, index, INDEX_DEPTH);
             match reads.iter().find(|(b, i, _)| *b == buf && *i == index) {
                 Some(&(_, _, read)) => first[value.index()] = Some(read),
                 None => reads.push((buf, index, value)),
@@ -82,9 +88,16 @@ fn merge_region(func: &Function, region: &Region, first: &mut [Option<Value>]) {
     }
 }
 
-fn index_key(func: &Function, index: Value) -> Index {
+/// The key of `index` (a read merged into another counts as that one).
+fn index_key(func: &Function, first: &[Option<Value>], index: Value, depth: usize) -> Index {
+    let index = first[index.index()].unwrap_or(index);
     match func.inst(index) {
         Inst::Const(Const::Lit(lit)) => Index::Lit(lit.to_string()),
+        &Inst::Binary(op, a, b) if depth > 0 && *func.ty(index) == Ty::Int => Index::Binary(
+            op,
+            Box::new(index_key(func, first, a, depth - 1)),
+            Box::new(index_key(func, first, b, depth - 1)),
+        ),
         _ => Index::Value(index),
     }
 }
