@@ -20,11 +20,15 @@ fn main() {
     for seed in 0..PROGRAMS {
         let program = programs::Program::generate(seed, &config);
         let name = format!("p{seed}");
-        writeln!(source, "#[::ad_runtime::differentiate(vjp, jvp, hvp)]").unwrap();
+        writeln!(
+            source,
+            "#[::ad_runtime::differentiate(vjp, jvp, jvp_lanes, hvp)]"
+        )
+        .unwrap();
         writeln!(source, "{}\n", program.to_rust(&name)).unwrap();
         writeln!(
             table,
-            "    ({seed}, {name}, {name}_vjp, {name}_jvp, {name}_hvp),"
+            "    ({seed}, {name}, {name}_vjp, {name}_jvp, {name}_jvp_lanes, {name}_hvp),"
         )
         .unwrap();
         if seed.is_multiple_of(2) {
@@ -52,8 +56,9 @@ fn main() {
     .unwrap();
     writeln!(
         source,
-        "/// Every program of the corpus: its seed, the function, its `_vjp`, `_jvp` and `_hvp`.\n\
-         pub(crate) static CORPUS: &[(u64, Primal, Vjp, Jvp, Hvp)] = &[\n{table}];"
+        "/// Every program of the corpus: its seed, the function, its `_vjp`, `_jvp`,\n\
+         /// `_jvp_lanes` (three directions) and `_hvp`.\n\
+         pub(crate) static CORPUS: &[(u64, Primal, Vjp, Jvp, JvpLanes, Hvp)] = &[\n{table}];"
     )
     .unwrap();
     let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("OUT_DIR is set by cargo"));

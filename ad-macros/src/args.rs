@@ -1,6 +1,6 @@
 //! The attribute's arguments: `#[differentiate]`, `#[differentiate(wrt(a, b))]`,
-//! and which derivatives to generate: `vjp` (the default), `jvp`, `hvp`, or
-//! several.
+//! and which derivatives to generate: `vjp` (the default), `jvp`,
+//! `jvp_lanes`, `hvp`, or several.
 
 use proc_macro2::TokenStream;
 use syn::parse::{Parse, ParseStream, Parser};
@@ -19,6 +19,8 @@ pub(crate) struct Args {
     jvp: bool,
     /// `hvp` was named.
     hvp: bool,
+    /// `jvp_lanes` was named.
+    jvp_lanes: bool,
     /// `print`: show the generated functions at compile time.
     pub(crate) print: bool,
 }
@@ -27,12 +29,17 @@ impl Args {
     /// Whether to generate `_vjp` (and the split API): when `vjp` is named,
     /// or when no mode is, so that nobody pays for a mode they did not ask for.
     pub(crate) fn wants_vjp(&self) -> bool {
-        self.vjp || !(self.jvp || self.hvp)
+        self.vjp || !(self.jvp || self.hvp || self.jvp_lanes)
     }
 
     /// Whether to generate `_jvp`.
     pub(crate) fn wants_jvp(&self) -> bool {
         self.jvp
+    }
+
+    /// Whether to generate `_jvp_lanes` (vector forward mode).
+    pub(crate) fn wants_jvp_lanes(&self) -> bool {
+        self.jvp_lanes
     }
 
     /// Whether to generate `_hvp`.
@@ -59,11 +66,13 @@ fn parse_args(input: ParseStream<'_>) -> syn::Result<Args> {
             }
             continue;
         }
-        if key == "vjp" || key == "jvp" || key == "hvp" {
+        if key == "vjp" || key == "jvp" || key == "hvp" || key == "jvp_lanes" {
             let flag = if key == "vjp" {
                 &mut args.vjp
             } else if key == "jvp" {
                 &mut args.jvp
+            } else if key == "jvp_lanes" {
+                &mut args.jvp_lanes
             } else {
                 &mut args.hvp
             };

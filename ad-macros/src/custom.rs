@@ -42,8 +42,8 @@ pub(crate) fn custom_jvp(args: TokenStream, input: TokenStream) -> TokenStream {
     unsupported_params(&cx, &sig);
     match (cx.check(), rule) {
         (Ok(()), Some(rule)) => {
-            let header = emit::jvp_header(&item, &sig);
-            let all_header = emit::jvp_header_named(&item, &sig, true);
+            let header = emit::jvp_header(&item, &sig, None);
+            let all_header = emit::jvp_header_named(&item, &sig, true, None);
             let (names, types): (Vec<_>, Vec<_>) = emit::jvp_params(&sig).into_iter().unzip();
             let names = names.into_iter().map(|name| {
                 // `&self` is passed on as `self`.

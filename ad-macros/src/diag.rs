@@ -67,9 +67,8 @@ impl Drop for Ctxt {
 /// The messages, one function per mistake. Lowercase, Rust syntax in backticks:
 /// what is not supported, then what to write instead.
 pub(crate) mod msg {
-    pub(crate) const ATTR_ARGS: &str = "unknown argument to `#[differentiate]`; it takes the modes `vjp`, `jvp` and `hvp`, `wrt(a, b, …)`, and `print` (to see the generated code), e.g. `#[differentiate(vjp, jvp, wrt(a))]`";
-    pub(crate) const MODE_TWICE: &str =
-        "this argument is given twice; name each of `vjp`, `jvp`, `hvp` and `print` once";
+    pub(crate) const ATTR_ARGS: &str = "unknown argument to `#[differentiate]`; it takes the modes `vjp`, `jvp`, `jvp_lanes` and `hvp`, `wrt(a, b, …)`, and `print` (to see the generated code), e.g. `#[differentiate(vjp, jvp, wrt(a))]`";
+    pub(crate) const MODE_TWICE: &str = "this argument is given twice; name each of `vjp`, `jvp`, `jvp_lanes`, `hvp` and `print` once";
     pub(crate) const WRT_TWICE: &str =
         "`wrt` is given twice; list all the parameters in one `wrt(a, b, …)`";
     pub(crate) const WRT_SYNTAX: &str =
@@ -301,6 +300,13 @@ pub(crate) mod msg {
     pub(crate) fn jvp_unsupported(function: &str) -> String {
         format!(
             "forward mode (`jvp`) has no tangent rule for `{function}`; differentiate this function with `vjp` only, or write the computation with loops"
+        )
+    }
+
+    /// A construct vector forward mode does not differentiate yet.
+    pub(crate) fn lanes_unsupported(what: &str) -> String {
+        format!(
+            "vector forward mode (`jvp_lanes`) does not support {what} yet; differentiate this function with `jvp` and call `_jvp` once per direction"
         )
     }
 

@@ -35,22 +35,29 @@ pub(crate) fn differentiate(args: TokenStream, input: TokenStream) -> TokenStrea
             Ok(stages) => generated.extend(reverse_mode(&item, &stages)),
             Err(failed) => {
                 // Forward mode would report the same errors: only stubs.
-                let jvp = modes
-                    .wants_jvp()
-                    .then(|| stub(emit::jvp_header(&item, &failed.0)));
-                return fallback(&item, &failed.0, &failed.1, jvp);
+                let mut jvp = TokenStream::new();
+                if modes.wants_jvp() {
+                    jvp.extend(stub(emit::jvp_header(&item, &failed.0, None)));
+                }
+                if modes.wants_jvp_lanes() {
+                    let lanes = lanes_param(&item);
+                    jvp.extend(stub(emit::jvp_header(&item, &failed.0, Some(&lanes))));
+                }
+                return fallback(&item, &failed.0, &failed.1, Some(jvp));
             }
         }
     }
-    if modes.wants_jvp() {
-        match forward_mode(args.clone(), &item, applied_twice.take()) {
+    // `_jvp`, then `_jvp_lanes` (vector forward mode, the same walk).
+    let forward_modes = [(modes.wants_jvp(), false), (modes.wants_jvp_lanes(), true)];
+    for (_, lanes) in forward_modes.into_iter().filter(|&(wanted, _)| wanted) {
+        match forward_mode(args.clone(), &item, applied_twice.take(), lanes) {
             Ok((sig, jvp)) => {
                 generated.extend(emit::jvp(&item, &sig, &jvp, false));
                 // What the `_jvp` of callers call: every float active. With
                 // `wrt`, another differentiation; without, the same
                 // function written twice (see `emit::Entry`).
                 let all = if modes.wrt.is_some() {
-                    forward_mode(TokenStream::new(), &item, None).ok()
+                    forward_mode(TokenStream::new(), &item, None, lanes).ok()
                 } else {
                     Some((sig, jvp))
                 };
@@ -59,12 +66,12 @@ pub(crate) fn differentiate(args: TokenStream, input: TokenStream) -> TokenStrea
                 }
             }
             Err(failed) => {
-                let header = emit::jvp_header(&item, &failed.0);
-                let vjp = modes.wants_vjp().then(|| generated.clone());
+                let lanes = lanes.then(|| lanes_param(&item));
+                let header = emit::jvp_header(&item, &failed.0, lanes.as_ref());
                 let errors = failed.1.to_compile_error();
                 let stub = stub(header);
                 let item = untouched(&item);
-                return quote!(#item #errors #vjp #stub);
+                return quote!(#item #errors #generated #stub);
             }
         }
     }
@@ -165,19 +172,52 @@ fn reverse_mode(item: &ItemFn, stages: &Stages) -> TokenStream {
 }
 
 /// Lowers, checks and differentiates `item` in forward mode: the signature
-/// and `_jvp`'s IR.
+/// and `_jvp`'s IR, or with `lanes` `_jvp_lanes`'s.
 pub(crate) fn forward_mode(
     args: TokenStream,
     item: &ItemFn,
     applied_twice: Option<syn::Error>,
+    lanes: bool,
 ) -> Result<(Signature, Function), Box<(Signature, syn::Error)>> {
     let (sig, primal, activity) = checked_primal(args, item, applied_twice, false)?;
+    if lanes
+        && let Some(param) = sig.params.iter().find(|param| {
+            param.role == crate::ir::Role::Active
+                && (param.ir_ty == crate::ir::Ty::Struct
+                    || param.rows.as_ref().is_some_and(|rows| rows.vecs))
+        })
+    {
+        let what = match param.ir_ty {
+            crate::ir::Ty::Struct => "parameter structs and `&self`",
+            _ => "matrices as a `Vec` of rows (take `&[[T; N]]` or a flat `&[T]`)",
+        };
+        let error = syn::Error::new(param.span, msg::lanes_unsupported(what));
+        return Err(Box::new((sig, error)));
+    }
     let cx = Ctxt::new();
-    let tangent = jvp::jvp(&cx, &primal, &activity, &sig);
+    let lanes = lanes.then(|| lanes_param(item));
+    let tangent = jvp::jvp(&cx, &primal, &activity, &sig, lanes);
     if let Err(error) = cx.check() {
         return Err(Box::new((sig, error)));
     }
     Ok((sig, verified(tangent, "jvp")))
+}
+
+/// The name of `_jvp_lanes`' parameter `const K: usize`: `K`, unless the
+/// function has a generic parameter of that name.
+pub(crate) fn lanes_param(item: &ItemFn) -> syn::Ident {
+    let taken = |name: &str| {
+        item.sig.generics.params.iter().any(|param| match param {
+            syn::GenericParam::Type(ty) => ty.ident == name,
+            syn::GenericParam::Const(konst) => konst.ident == name,
+            syn::GenericParam::Lifetime(_) => false,
+        })
+    };
+    let mut name = "K".to_owned();
+    while taken(&name) {
+        name.push('_');
+    }
+    syn::Ident::new(&name, proc_macro2::Span::call_site())
 }
 
 /// Lowers and checks `item` for the modes that do not rewrite running

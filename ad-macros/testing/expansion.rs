@@ -921,7 +921,8 @@ check!(
 fn jvp_ir(args: &str, item: &str) -> String {
     let args: TokenStream = args.parse().expect("args tokens");
     let item: syn::ItemFn = syn::parse_str(item).expect("a fn item");
-    let Ok((_, jvp)) = expand::forward_mode(args, &item, None) else {
+    let lanes = args.to_string().contains("jvp_lanes");
+    let Ok((_, jvp)) = expand::forward_mode(args, &item, None, lanes) else {
         panic!("fixture has errors")
     };
     jvp.to_text()
@@ -946,6 +947,16 @@ macro_rules! check_jvp {
     };
 }
 
+check_jvp!(
+    jvp_lanes_scalars,
+    "jvp_lanes",
+    "fn f(x: f64, y: f32) -> f64 { let r = x.atan2(y as f64) / x; r.powi(3) + x.max(2.0) * (x * x).sin() - (y.exp() as f64) }"
+);
+check_jvp!(
+    jvp_lanes_buffers_loops_calls,
+    "jvp_lanes",
+    "fn f<T: Float>(xs: &[T], ys: &mut [T], w: T) -> Vec<T> { let mut v = vec![T::ZERO; xs.len()]; let mut acc = T::ZERO; for i in 0..xs.len() { if xs[i] > w { acc += xs[i] * w; } else { acc = g(acc); } v[i] = acc.exp(); ys[i] = ad_runtime::dot(xs, ys) / w; } let [a, b] = pair(w); v[0] = a * b; v }"
+);
 check_jvp!(
     jvp_readme_example,
     "jvp",

@@ -98,6 +98,7 @@ mod curvature;
 mod extrema;
 pub mod float;
 pub mod jacobian;
+pub mod lanes;
 pub mod linalg;
 pub mod optim;
 pub mod parallel;
@@ -108,6 +109,7 @@ pub mod tangent;
 pub mod tape;
 
 pub use float::Float;
+pub use lanes::Lanes;
 pub use linalg::{axpy, dot, logsumexp, matmul, matvec, norm2, softmax, sum};
 pub use tangent::Tangent;
 
@@ -182,12 +184,17 @@ pub mod __private {
     pub mod curvature {
         pub use crate::curvature::*;
     }
+    /// The rules and helpers `_jvp_lanes` calls (`crate::lanes`).
+    pub mod lanes {
+        pub use crate::lanes::emitted::*;
+    }
     pub use crate::checkpoint::emitted::{RestoreFrom, nth, state_bytes, trips};
     pub use crate::checkpoint::{Checkpoints, Step};
     pub use crate::extrema::{
         max_over, max_over_dm, max_over_dx, max_over_rev, min_over, min_over_dm, min_over_dx,
         min_over_rev,
     };
+    pub use crate::lanes::Lanes;
     pub use crate::linalg::{
         add_assign, axpy_da, axpy_dx, check_shadow, dot_dx, flatten_rows, logsumexp_dx,
         logsumexp_dx_kept, logsumexp_jvp, logsumexp_keep, matmul_acc, matmul_da, matmul_db,

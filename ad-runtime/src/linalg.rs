@@ -73,7 +73,7 @@ use crate::Float;
 /// Panics unless the slice `arg` has the length of the slice `other`.
 #[inline]
 #[track_caller]
-fn check_same_len(function: &str, arg: &str, len: usize, other: &str, other_len: usize) {
+pub(crate) fn check_same_len(function: &str, arg: &str, len: usize, other: &str, other_len: usize) {
     assert!(
         len == other_len,
         "ad_runtime::{function}: `{arg}` has length {len} but `{other}` has length {other_len}"
@@ -107,7 +107,7 @@ fn check_matrix_len(function: &str, arg: &str, len: usize, shape: &str, rows: us
 }
 
 /// The number of partial sums a reduction keeps, so that it vectorises.
-const LANES: usize = 8;
+pub(crate) const LANES: usize = 8;
 
 /// `Σ xᵢ yᵢ` for slices of equal length, in `LANES` interleaved partial sums.
 #[inline]
@@ -1156,6 +1156,18 @@ impl<T: Float, const N: usize> Output for [T; N] {
     }
 }
 
+/// The tangent of an array output in vector forward mode.
+impl<T: Float, const K: usize, const N: usize> Output for [crate::Lanes<T, K>; N] {
+    #[inline]
+    fn empty() -> Self {
+        [crate::Lanes::ZERO; N]
+    }
+    #[inline]
+    fn elements(&self) -> usize {
+        N
+    }
+}
+
 /// The buffer made before a loop for the output of a call in it: its type
 /// is the callee's output type, inferred from [`returned_into`].
 #[inline]
@@ -1193,10 +1205,10 @@ pub fn returned_into<O: Output, P>(buf: &mut O, (output, pullback): (O, P)) -> (
 /// buffer.
 #[inline]
 #[track_caller]
-pub fn returned_into_jvp<O: Output>(
+pub fn returned_into_jvp<O: Output, P: Output>(
     buf: &mut O,
-    tangent: &mut O,
-    (output, t_output): (O, O),
+    tangent: &mut P,
+    (output, t_output): (O, P),
 ) -> ((), ()) {
     check_output_len(buf, &output);
     *buf = output;

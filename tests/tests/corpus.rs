@@ -2,7 +2,8 @@
 //! `build.rs` and `ad_testkit::programs`) compiled with the real `#[differentiate]`,
 //! each checked against the generator's own evaluator (the primal, bit for bit),
 //! finite differences and the dot-product test (the gradient), its `_jvp`
-//! against the `_vjp` (`J u = <∇f, u>` along a direction `u`), and its `_hvp`
+//! against the `_vjp` (`J u = <∇f, u>` along a direction `u`), its
+//! `_jvp_lanes` against `_jvp` lane by lane (bit for bit), and its `_hvp`
 //! against finite differences of the `_vjp` and for symmetry.
 //!
 //! With `AD_CORPUS_DIGEST=<file>` set, the outputs and gradients of every
@@ -11,11 +12,15 @@
 
 use std::fmt::Write as _;
 
+use ad_runtime::Lanes;
 use ad_tests::programs::{Config, Input, Program, check_gradient};
 
 type Primal = fn(f64, f64, f64, &[f64], usize) -> f64;
 type Vjp = fn(f64, f64, f64, &[f64], &mut [f64], usize, f64) -> (f64, f64, f64, f64);
 type Jvp = fn(f64, f64, f64, f64, f64, f64, &[f64], &[f64], usize) -> (f64, f64);
+/// `_jvp_lanes` with three directions.
+type L3 = Lanes<f64, 3>;
+type JvpLanes = fn(f64, L3, f64, L3, f64, L3, &[f64], &[L3], usize) -> (f64, L3);
 type Hvp = fn(
     f64,
     f64,
@@ -33,7 +38,7 @@ type Hvp = fn(
 /// The generated programs; lints on randomly generated code are not ours.
 #[allow(unused, clippy::all, clippy::pedantic)]
 mod corpus {
-    use super::{Hvp, Jvp, Primal, Vjp};
+    use super::{Hvp, Jvp, JvpLanes, Primal, Vjp};
     include!(concat!(env!("OUT_DIR"), "/corpus.rs"));
 }
 
@@ -70,6 +75,47 @@ fn check_jvp(jvp: Jvp, value: f64, grad: &[f64], input: &Input) -> Result<(), St
         return Err(format!(
             "`_jvp` gives the tangent {tangent} along {u:?}, the gradient {expected}"
         ));
+    }
+    Ok(())
+}
+
+/// Vector forward mode against forward mode: `_jvp_lanes` along three
+/// directions at once gives, in each lane, the output and the tangent
+/// `_jvp` gives along that lane's direction, bit for bit.
+fn check_lanes(jvp: Jvp, lanes: JvpLanes, input: &Input) -> Result<(), String> {
+    let [a0, a1, a2] = input.scalars;
+    let dim = 3 + input.xs.len();
+    let directions: [Vec<f64>; 3] = [
+        (0..dim)
+            .map(|i| ((i * 5 % 7) as f64 - 3.0) / 3.0 + 0.2)
+            .collect(),
+        (0..dim)
+            .map(|i| if i == dim / 2 { 1.0 } else { 0.0 })
+            .collect(),
+        (0..dim).map(|i| (i as f64 * 0.7).sin()).collect(),
+    ];
+    let lane = |i: usize| Lanes(std::array::from_fn(|l| directions[l][i]));
+    let t_xs: Vec<L3> = (3..dim).map(lane).collect();
+    let (out, tangent) = lanes(
+        a0,
+        lane(0),
+        a1,
+        lane(1),
+        a2,
+        lane(2),
+        &input.xs,
+        &t_xs,
+        input.n,
+    );
+    for (l, u) in directions.iter().enumerate() {
+        let (expected_out, expected) =
+            jvp(a0, u[0], a1, u[1], a2, u[2], &input.xs, &u[3..], input.n);
+        if out.to_bits() != expected_out.to_bits() || tangent[l].to_bits() != expected.to_bits() {
+            return Err(format!(
+                "`_jvp_lanes` gives ({out}, {}) in lane {l}, `_jvp` ({expected_out}, {expected})",
+                tangent[l]
+            ));
+        }
     }
     Ok(())
 }
@@ -181,7 +227,7 @@ fn check_hvp(
 fn check(
     seed: u64,
     primal: Primal,
-    (vjp, jvp, hvp): (Vjp, Jvp, Hvp),
+    (vjp, jvp, lanes, hvp): (Vjp, Jvp, JvpLanes, Hvp),
     input: &Input,
     digest: &mut String,
 ) -> Result<(), String> {
@@ -209,6 +255,7 @@ fn check(
         return Err(format!("a gradient component is not finite: {grad:?}"));
     }
     check_jvp(jvp, value, &grad, input)?;
+    check_lanes(jvp, lanes, input)?;
     check_hvp(&program, vjp, hvp, value, &grad, input)?;
     check_gradient(&program, input, |seed| Ok(gradient(vjp, input, seed).1)).map(|_| ())
 }
@@ -217,11 +264,11 @@ fn check(
 fn the_corpus_compiled_by_rustc_has_correct_gradients() {
     let mut digest = String::new();
     let mut failures = Vec::new();
-    for &(seed, primal, vjp, jvp, hvp) in corpus::CORPUS {
+    for &(seed, primal, vjp, jvp, lanes, hvp) in corpus::CORPUS {
         write!(digest, "{seed}").unwrap();
         for k in 0..INPUTS {
             let input = Input::generate(seed * INPUTS + k);
-            if let Err(problem) = check(seed, primal, (vjp, jvp, hvp), &input, &mut digest) {
+            if let Err(problem) = check(seed, primal, (vjp, jvp, lanes, hvp), &input, &mut digest) {
                 let program = Program::generate(seed, &Config::default());
                 failures.push(format!(
                     "program {seed} at {input:?}: {problem}\n{}",

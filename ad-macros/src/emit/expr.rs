@@ -92,6 +92,11 @@ impl Emitter<'_> {
             Inst::Const(Const::Bool(b)) => postfix(quote_spanned!(span=> #b)),
             Inst::Const(Const::Path(path)) => postfix(path.clone()),
             Inst::Const(Const::Zero) => postfix(match func.ty(value) {
+                Ty::Lanes(elem) => {
+                    let elem = self.float_tokens(elem);
+                    let k = &func.lanes;
+                    quote_spanned!(span=> __ad::Lanes::<#elem, #k>::ZERO)
+                }
                 Ty::Float if let Some(param) = &func.float_param => {
                     quote_spanned!(span=> <#param as ::ad_runtime::Float>::ZERO)
                 }
@@ -120,6 +125,16 @@ impl Emitter<'_> {
                 }
             }
             Inst::Binary(op, lhs, rhs) => self.binary(*op, *lhs, *rhs, span),
+            Inst::Cast(arg, _) if let Ty::Lanes(_) = func.ty(*arg) => {
+                // Lane by lane, to the width of the value cast.
+                let Ty::Lanes(to) = func.ty(value) else {
+                    unreachable!("the cast of lanes is lanes")
+                };
+                let (from, to) = (self.float_tokens(func.ty(*arg)), self.float_tokens(to));
+                let arg = self.expr(*arg).at(Prec::Or);
+                let k = &func.lanes;
+                postfix(quote_spanned!(span=> __ad::lanes::cast::<#from, #to, #k>(#arg)))
+            }
             Inst::Cast(arg, to) if func.float_param.is_some() => self.generic_cast(*arg, *to, span),
             Inst::Cast(arg, to) => {
                 let to_ident = Ident::new(to.name(), span);
@@ -153,8 +168,13 @@ impl Emitter<'_> {
             }
             Inst::Pullback(prim, args) => {
                 let rule = Ident::new(prim.name(), span);
+                // Seeded with lanes (vector forward mode): the lanes' rule.
+                let lanes = args
+                    .last()
+                    .is_some_and(|&seed| matches!(func.ty(seed), Ty::Lanes(_)))
+                    .then(|| quote_spanned!(span=> lanes::));
                 let args = args.iter().map(|&arg| self.expr(arg).at(Prec::Or));
-                postfix(quote_spanned!(span=> __ad::#rule(#(#args),*)))
+                postfix(quote_spanned!(span=> __ad::#lanes #rule(#(#args),*)))
             }
             Inst::Curvature(prim, args) => {
                 let rule = Ident::new(prim.name(), span);
@@ -374,11 +394,17 @@ impl Emitter<'_> {
             }
             Inst::Call(callee, args) => {
                 let name = Ident::new(callee.name(), span);
+                // Of tangent lanes (vector forward mode): the lanes' version.
+                let lanes = args
+                    .iter()
+                    .any(|&arg| matches!(func.ty(arg).elem(), Some(Ty::Lanes(_))));
                 let args = args
                     .iter()
                     .zip(callee.modes())
                     .map(|(&arg, &mode)| self.argument(arg, mode));
-                postfix(if callee.is_primitive() {
+                postfix(if lanes {
+                    quote_spanned!(span=> __ad::lanes::#name(#(#args),*))
+                } else if callee.is_primitive() {
                     quote_spanned!(span=> ::ad_runtime::#name(#(#args),*))
                 } else {
                     quote_spanned!(span=> __ad::#name(#(#args),*))
@@ -386,7 +412,13 @@ impl Emitter<'_> {
             }
             Inst::Shadow { of } => {
                 let of = self.argument(*of, Mode::Ref);
-                postfix(quote_spanned!(span=> __ad::zeros_like(#of)))
+                match func.ty(value).elem() {
+                    Some(Ty::Lanes(_)) => {
+                        let k = &func.lanes;
+                        postfix(quote_spanned!(span=> __ad::lanes::zeros_like::<#k, _>(#of)))
+                    }
+                    _ => postfix(quote_spanned!(span=> __ad::zeros_like(#of))),
+                }
             }
             Inst::SeedCopy { len, seed } => {
                 // Its length is checked: a `Vec` output's seed is a slice.
@@ -406,7 +438,7 @@ impl Emitter<'_> {
                 // `_jvp`, its tangent into the tangent's).
                 let into = match (call.into, call.suffix) {
                     (false, _) => 0,
-                    (true, "_jvp_all") => 2,
+                    (true, "_jvp_all" | "_jvp_lanes_all") => 2,
                     (true, _) => 1,
                 };
                 let (into, args) = args.split_at(into);
@@ -522,6 +554,20 @@ impl Emitter<'_> {
         Expr {
             tokens: quote_spanned!(span=> #arg as #to_ident),
             prec: Prec::Cast,
+        }
+    }
+
+    /// The float type of a float (or of lanes of one): `f64`, `f32`, the
+    /// function's `T`, or `_` for a width left to inference.
+    fn float_tokens(&self, ty: &Ty) -> TokenStream {
+        match ty {
+            Ty::Lanes(elem) => self.float_tokens(elem),
+            Ty::F64 => quote!(f64),
+            Ty::F32 => quote!(f32),
+            _ => match &self.func.float_param {
+                Some(param) => param.to_token_stream(),
+                None => quote!(_),
+            },
         }
     }
 

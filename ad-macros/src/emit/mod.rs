@@ -126,7 +126,7 @@ fn around(prologue: TokenStream, rest: TokenStream, epilogue: TokenStream) -> To
 /// The generated `_jvp` function (with `all`, its all-active twin
 /// `_jvp_all`).
 pub(crate) fn jvp(item: &ItemFn, sig: &Signature, func: &Function, all: bool) -> TokenStream {
-    let header = jvp_header_named(item, sig, all);
+    let header = jvp_header_named(item, sig, all, func.lanes.as_ref());
     // Arrays taken by value, and their tangents, are read as buffers.
     let tangents = crate::jvp::tangent_names(sig);
     let prologue = header::by_value_prologue(sig, false, &tangents, all);

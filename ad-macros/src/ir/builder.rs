@@ -31,6 +31,7 @@ impl Builder {
                 runtime_paths: Vec::new(),
                 items: Vec::new(),
                 float_param: None,
+                lanes: None,
                 user_calls: Vec::new(),
             },
             open: Vec::new(),

@@ -19,6 +19,7 @@ pub(crate) fn compact(func: &Function, live: &[bool]) -> Function {
         items: func.items.clone(),
         user_calls: func.user_calls.clone(),
         float_param: func.float_param.clone(),
+        lanes: func.lanes.clone(),
     };
     let mut map = vec![None; func.insts.len()];
     out.body = copy_region(func, &func.body, live, &mut map, &mut out);

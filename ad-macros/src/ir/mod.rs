@@ -182,6 +182,9 @@ pub(crate) enum Ty {
     /// branch, `None` when the branch did not run (neither has a placeholder
     /// value).
     Option(Box<Ty>),
+    /// The `K` tangents of a float in vector forward mode
+    /// (`ad_runtime::Lanes<T, K>`, `K` the function's [`Function::lanes`]).
+    Lanes(Box<Ty>),
 }
 
 impl Ty {
@@ -971,6 +974,9 @@ pub(crate) struct Function {
     /// `T` of a function generic over `T: Float`: the type of its `Float`
     /// values (see [`Scalar::Float`]).
     pub(crate) float_param: Option<syn::Ident>,
+    /// In vector forward mode (`_jvp_lanes`), the name of its parameter
+    /// `const K: usize`, the number of tangents each [`Ty::Lanes`] holds.
+    pub(crate) lanes: Option<syn::Ident>,
     /// Side table: where a value comes from in the user's code.
     pub(crate) spans: Vec<Span>,
     /// Side table: for an adjoint value, the primal value whose gradient it is.

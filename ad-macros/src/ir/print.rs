@@ -119,6 +119,7 @@ fn ty(ty_: &Ty) -> String {
         Ty::Pullback => "pullback".to_owned(),
         Ty::Struct => "struct".to_owned(),
         Ty::Option(elem) => format!("option<{}>", ty(elem)),
+        Ty::Lanes(elem) => format!("lanes<{}>", ty(elem)),
     }
 }
 

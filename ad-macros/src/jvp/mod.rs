@@ -64,6 +64,8 @@ pub(crate) struct Forward<'a> {
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Derivative {
     Jvp,
+    /// Vector forward mode: `_jvp_lanes`, each tangent a `Lanes<T, K>`.
+    JvpLanes,
     Hvp,
 }
 
@@ -111,6 +113,7 @@ impl<'a> Forward<'a> {
     ) -> Self {
         let suffix = match mode {
             Derivative::Jvp => "_jvp_all",
+            Derivative::JvpLanes => "_jvp_lanes_all",
             Derivative::Hvp => "_hvp",
         };
         let mut builder = Builder::new(format!("{}{suffix}", primal.name));
@@ -156,6 +159,7 @@ impl<'a> Forward<'a> {
         }
         self.map[param.value.index()] = Some(value);
         if let Some(name) = tangent {
+            let ty = self.tangent_ty(&ty);
             let tangent = self.builder.param(name, Role::Shadow, ty, span);
             if param.mutable || param.role == Role::Shadow {
                 self.builder.mark_mutable();
@@ -165,8 +169,21 @@ impl<'a> Forward<'a> {
     }
 }
 
-pub(crate) fn jvp(cx: &Ctxt, primal: &Function, activity: &Activity, sig: &Signature) -> Function {
-    let mut fx = Forward::new(cx, primal, Some(activity), Derivative::Jvp);
+/// `_jvp` from the primal IR; with `lanes`, the name of `K`, `_jvp_lanes`
+/// (vector forward mode: the same walk, each tangent a `Lanes<T, K>`).
+pub(crate) fn jvp(
+    cx: &Ctxt,
+    primal: &Function,
+    activity: &Activity,
+    sig: &Signature,
+    lanes: Option<syn::Ident>,
+) -> Function {
+    let mode = match lanes {
+        Some(_) => Derivative::JvpLanes,
+        None => Derivative::Jvp,
+    };
+    let mut fx = Forward::new(cx, primal, Some(activity), mode);
+    fx.builder.func_mut().lanes = lanes;
     // Each active parameter is followed by its tangent.
     for ((param, sig_param), tangent) in primal
         .params
@@ -186,9 +203,10 @@ pub(crate) fn jvp(cx: &Ctxt, primal: &Function, activity: &Activity, sig: &Signa
         fx.builder.name(value, "out");
         let tangent = fx.tangent_whole(out);
         let ty = primal.ty(out).clone();
+        let tangent_ty = fx.tangent_ty(&ty);
         fx.builder.push(
             Inst::Tuple(vec![value, tangent]),
-            Ty::Tuple(vec![ty.clone(), ty]),
+            Ty::Tuple(vec![ty, tangent_ty]),
             primal.span(out),
         )
     };
@@ -293,18 +311,19 @@ impl Forward<'_> {
         }
         let ty = self.primal.ty(value).clone();
         let span = self.primal.span(value);
+        let tangent_ty = self.tangent_ty(&ty);
         match &ty {
             Ty::Buf(_) | Ty::Struct => {
                 let of = self.copy(value);
-                self.builder.push(Inst::Shadow { of }, ty, span)
+                self.builder.push(Inst::Shadow { of }, tangent_ty, span)
             }
             Ty::Tuple(elems) => {
                 let parts: Vec<Value> = (0..elems.len())
                     .map(|index| self.component_whole(value, index))
                     .collect();
-                self.builder.push(Inst::Tuple(parts), ty, span)
+                self.builder.push(Inst::Tuple(parts), tangent_ty, span)
             }
-            _ => self.zero(&ty, span),
+            _ => self.zero(&tangent_ty, span),
         }
     }
 
@@ -317,7 +336,7 @@ impl Forward<'_> {
         let Ty::Tuple(elems) = self.primal.ty(tuple) else {
             unreachable!("a tuple")
         };
-        let ty = elems[index].clone();
+        let ty = self.tangent_ty(&elems[index]);
         self.zero(&ty, self.primal.span(tuple))
     }
 
@@ -326,7 +345,9 @@ impl Forward<'_> {
     fn component(&mut self, tuple: Value, index: usize) -> Option<Value> {
         let span = self.primal.span(tuple);
         let elem_ty = match self.primal.ty(tuple) {
-            Ty::Tuple(elems) => elems.get(index).cloned().unwrap_or(Ty::Unknown),
+            Ty::Tuple(elems) => elems
+                .get(index)
+                .map_or(Ty::Unknown, |ty| self.tangent_ty(ty)),
             _ => Ty::Unknown,
         };
         match self.parts.get(&tuple).cloned() {
@@ -348,6 +369,37 @@ impl Forward<'_> {
                 )
             }
         }
+    }
+
+    /// Whether this is vector forward mode, each tangent a `Lanes<T, K>`.
+    fn lanes(&self) -> bool {
+        self.mode == Derivative::JvpLanes
+    }
+
+    /// The type of the tangent of a value of type `ty`: `ty` itself, or in
+    /// vector mode its floats as lanes (`f64` → `lanes<f64>`, `[f64]` →
+    /// `[lanes<f64>]`).
+    fn tangent_ty(&self, ty: &Ty) -> Ty {
+        if !self.lanes() {
+            return ty.clone();
+        }
+        match ty {
+            Ty::F32 | Ty::F64 | Ty::Float => Ty::Lanes(Box::new(ty.clone())),
+            Ty::Buf(elem) => Ty::Buf(Box::new(self.tangent_ty(elem))),
+            Ty::Tuple(elems) => Ty::Tuple(elems.iter().map(|elem| self.tangent_ty(elem)).collect()),
+            _ => ty.clone(),
+        }
+    }
+
+    /// `factor · t` for a tangent `t`: in vector mode written `t * factor`,
+    /// since `Lanes` is scaled from the right (the same bits: a product
+    /// commutes exactly).
+    fn scaled(&mut self, factor: Value, t: Value, ty: &Ty, span: Span) -> Value {
+        let inst = match self.lanes() {
+            true => Inst::Binary(crate::ir::BinOp::Mul, t, factor),
+            false => Inst::Binary(crate::ir::BinOp::Mul, factor, t),
+        };
+        self.builder.push(inst, ty.clone(), span)
     }
 
     /// Whether a value of the function being built is `_hvp`'s seed, the

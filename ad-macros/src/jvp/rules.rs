@@ -93,14 +93,15 @@ pub(super) fn instruction(fx: &mut Forward<'_>, value: Value) {
         return;
     }
     let span = primal.span(value);
-    let ty = primal.ty(value).clone();
+    // The type of the tangent built.
+    let ty = fx.tangent_ty(primal.ty(value));
     let tangent = match inst {
         Inst::Unary(UnOp::Neg, x) => fx
             .tangent(x)
             .map(|t_x| fx.builder.push(Inst::Unary(UnOp::Neg, t_x), ty, span)),
         Inst::Binary(op, a, b) => binary(fx, op, a, b, new, &ty, span),
         Inst::Cast(x, scalar) => match fx.tangent(x) {
-            Some(t_x) if primal.ty(x).is_float() && ty.is_float() => {
+            Some(t_x) if primal.ty(x).is_float() && primal.ty(value).is_float() => {
                 let scalar = match scalar {
                     Scalar::F32 | Scalar::F64 => scalar,
                     _ => Scalar::Float,
@@ -284,16 +285,19 @@ fn binary(
         // y = a²: t_y = (a + a) · t_a, one product instead of two (the same
         // bits: doubling is exact).
         BinOp::Mul if a == b => {
+            let primal_ty = fx.primal.ty(a).clone();
             let a = fx.copy(a);
             t_a.map(|t_a| {
-                let twice = push(fx, Inst::Binary(BinOp::Add, a, a));
-                push(fx, Inst::Binary(BinOp::Mul, twice, t_a))
+                let twice = fx
+                    .builder
+                    .push(Inst::Binary(BinOp::Add, a, a), primal_ty, span);
+                fx.scaled(twice, t_a, ty, span)
             })
         }
         BinOp::Mul => {
             let (a, b) = (fx.copy(a), fx.copy(b));
             let left = t_a.map(|t_a| push(fx, Inst::Binary(BinOp::Mul, t_a, b)));
-            let right = t_b.map(|t_b| push(fx, Inst::Binary(BinOp::Mul, a, t_b)));
+            let right = t_b.map(|t_b| fx.scaled(a, t_b, ty, span));
             match (left, right) {
                 (Some(left), Some(right)) => Some(push(fx, Inst::Binary(BinOp::Add, left, right))),
                 (left, right) => left.or(right),
@@ -302,7 +306,7 @@ fn binary(
         BinOp::Div => {
             // y = a / b: t_y = (t_a - y * t_b) / b.
             let b = fx.copy(b);
-            let minus = t_b.map(|t_b| push(fx, Inst::Binary(BinOp::Mul, y, t_b)));
+            let minus = t_b.map(|t_b| fx.scaled(y, t_b, ty, span));
             let numerator = match (t_a, minus) {
                 (Some(t_a), Some(minus)) => push(fx, Inst::Binary(BinOp::Sub, t_a, minus)),
                 (Some(t_a), None) => t_a,
@@ -332,12 +336,12 @@ fn primitive(
     }
     let float_args: Vec<usize> = prim.float_args().collect();
     let pullback_ty = if float_args.len() == 1 {
-        fx.primal.ty(args[float_args[0]]).clone()
+        fx.tangent_ty(fx.primal.ty(args[float_args[0]]))
     } else {
         Ty::Tuple(
             float_args
                 .iter()
-                .map(|&index| fx.primal.ty(args[index]).clone())
+                .map(|&index| fx.tangent_ty(fx.primal.ty(args[index])))
                 .collect(),
         )
     };
@@ -400,6 +404,17 @@ fn runtime(
                 .push(Inst::Binary(BinOp::Add, total, part), ty.clone(), span)
         })
     };
+    if fx.lanes()
+        && !matches!(
+            callee,
+            Callee::Dot | Callee::Sum | Callee::Norm2 | Callee::Logsumexp
+        )
+        && tangents.iter().any(Option::is_some)
+    {
+        let what = format!("`ad_runtime::{}`", callee.name());
+        fx.cx.error_at(span, msg::lanes_unsupported(&what));
+        return None;
+    }
     match callee {
         Callee::Dot => {
             let mut parts = Vec::new();
@@ -407,7 +422,12 @@ fn runtime(
                 parts.push(call(fx, Callee::Dot, vec![t_a, copies[1]]));
             }
             if let Some(t_b) = tangents[1] {
-                parts.push(call(fx, Callee::Dot, vec![copies[0], t_b]));
+                // In vector mode the lanes come first (`__ad::lanes::dot`).
+                let operands = match fx.lanes() {
+                    true => vec![t_b, copies[0]],
+                    false => vec![copies[0], t_b],
+                };
+                parts.push(call(fx, Callee::Dot, operands));
             }
             add(fx, parts)
         }
@@ -534,7 +554,7 @@ fn runtime(
         }
         _ => {
             let message = match fx.mode {
-                Derivative::Jvp => msg::jvp_unsupported(callee.name()),
+                Derivative::Jvp | Derivative::JvpLanes => msg::jvp_unsupported(callee.name()),
                 Derivative::Hvp => {
                     msg::hvp_unsupported(&format!("`ad_runtime::{}`", callee.name()))
                 }
@@ -652,7 +672,7 @@ fn branch(fx: &mut Forward<'_>, value: Value, cond: Value, then: &Region, els: &
     tys.extend(
         active
             .iter()
-            .map(|&index| primal.ty(then.yields[index]).clone()),
+            .map(|&index| fx.tangent_ty(primal.ty(then.yields[index]))),
     );
     let new = fx.builder.push(
         Inst::If {
@@ -714,7 +734,7 @@ fn looped(fx: &mut Forward<'_>, value: Value) {
     for (position, &j) in active.iter().enumerate() {
         let tangent = fx.builder.push(
             Inst::Arg(u32::try_from(k + 1 + position).expect("small")),
-            primal.ty(args[j]).clone(),
+            fx.tangent_ty(primal.ty(args[j])),
             primal.span(args[j]),
         );
         fx.set_tangent(args[j], tangent);
@@ -727,7 +747,7 @@ fn looped(fx: &mut Forward<'_>, value: Value) {
         unreachable!("a loop is a tuple")
     };
     let mut new_tys: Vec<Ty> = tys[..k].to_vec();
-    new_tys.extend(active.iter().map(|&j| primal.ty(args[j]).clone()));
+    new_tys.extend(active.iter().map(|&j| fx.tangent_ty(primal.ty(args[j]))));
     new_tys.extend(tys[k..].iter().cloned());
     let new_inst = match inst {
         Inst::For { range, .. } => Inst::For {
@@ -765,12 +785,13 @@ fn call(fx: &mut Forward<'_>, value: Value, callee: u32, args: &[(Value, Mode)])
         unreachable!("a call's pair")
     };
     let output = tys[0].clone();
+    let tangent_ty = fx.tangent_ty(&output);
     let new = fx.builder.push(
         Inst::Forward {
             callee,
             args: new_args,
         },
-        Ty::Tuple(vec![output.clone(), output]),
+        Ty::Tuple(vec![output, tangent_ty]),
         primal.span(value),
     );
     fx.set_copy(value, new);

@@ -91,10 +91,6 @@ impl Signature {
         Ident::new(&format!("{}_vjp", self.ident.unraw()), self.ident.span())
     }
 
-    pub(crate) fn jvp_ident(&self) -> Ident {
-        Ident::new(&format!("{}_jvp", self.ident.unraw()), self.ident.span())
-    }
-
     pub(crate) fn active(&self) -> impl Iterator<Item = &SigParam> {
         self.params
             .iter()
