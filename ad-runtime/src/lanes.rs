@@ -302,46 +302,41 @@ pub(crate) mod emitted {
         buf.lanes_like()
     }
 
-    /// The tangent of `sum(x)`: `Σ txᵢ`, lane by lane, summed in the order
-    /// `ad_runtime::sum` sums (so each lane has the bits `_jvp` gives).
-    #[inline]
-    pub fn sum<T: Float, const K: usize>(tx: &[Lanes<T, K>]) -> Lanes<T, K> {
-        let (chunks, rest) = tx.as_chunks::<LANES>();
+    /// `Σ term(i)` for `i < len`, summed as `ad_runtime::sum` and `dot` sum
+    /// (in `LANES` interleaved partial sums, then the rest), so that each
+    /// lane has the bits `_jvp` gives.
+    #[inline(always)]
+    fn summed<T: Float, const K: usize>(
+        len: usize,
+        term: impl Fn(usize) -> Lanes<T, K>,
+    ) -> Lanes<T, K> {
+        let chunks = len / LANES;
         let mut partial = [Lanes::ZERO; LANES];
-        for ts in chunks {
-            for (part, &t) in partial.iter_mut().zip(ts) {
-                *part += t;
+        for chunk in 0..chunks {
+            for (j, part) in partial.iter_mut().enumerate() {
+                *part += term(chunk * LANES + j);
             }
         }
-        let rest = rest.iter().fold(Lanes::ZERO, |acc, &t| acc + t);
+        let rest = (chunks * LANES..len).fold(Lanes::ZERO, |acc, i| acc + term(i));
         partial
             .into_iter()
             .fold(Lanes::ZERO, |acc, part| acc + part)
             + rest
     }
 
+    /// The tangent of `sum(x)`: `Σ txᵢ`, lane by lane.
+    #[inline]
+    pub fn sum<T: Float, const K: usize>(tx: &[Lanes<T, K>]) -> Lanes<T, K> {
+        summed(tx.len(), |i| tx[i])
+    }
+
     /// The part of the tangent of `dot(a, b)` that moves one operand:
-    /// `Σ taᵢ · bᵢ`, in the order `ad_runtime::dot` sums.
+    /// `Σ taᵢ · bᵢ`.
     #[inline]
     #[track_caller]
     pub fn dot<T: Float, const K: usize>(ta: &[Lanes<T, K>], b: &[T]) -> Lanes<T, K> {
         crate::linalg::check_same_len("dot", "b", b.len(), "the tangent", ta.len());
-        let (t_chunks, t_rest) = ta.as_chunks::<LANES>();
-        let (b_chunks, b_rest) = b.as_chunks::<LANES>();
-        let mut partial = [Lanes::ZERO; LANES];
-        for (ts, bs) in t_chunks.iter().zip(b_chunks) {
-            for ((part, &t), &b) in partial.iter_mut().zip(ts).zip(bs) {
-                *part += t * b;
-            }
-        }
-        let rest = t_rest
-            .iter()
-            .zip(b_rest)
-            .fold(Lanes::ZERO, |acc, (&t, &b)| acc + t * b);
-        partial
-            .into_iter()
-            .fold(Lanes::ZERO, |acc, part| acc + part)
-            + rest
+        summed(ta.len(), |i| ta[i] * b[i])
     }
 
     /// The tangent of `r = norm2(x)`: `Σ xᵢ · txᵢ / r`, 0 at `r == 0`.
