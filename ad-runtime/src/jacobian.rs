@@ -31,7 +31,7 @@
 //! assert_eq!(by_rows, by_columns);
 //! ```
 
-use crate::Float;
+use crate::{Float, Lanes};
 
 /// The `m × n` Jacobian by forward mode: `jvp(u, column)` writes `J·u` (the
 /// `m` output tangents) for the `n` input tangents `u`; called once per input
@@ -52,6 +52,62 @@ pub fn forward<T: Float>(m: usize, n: usize, mut jvp: impl FnMut(&[T], &mut [T])
         u[j] = T::ZERO;
         for (i, &entry) in column.iter().enumerate() {
             jacobian[i * n + j] = entry;
+        }
+    }
+    jacobian
+}
+
+/// The `m × n` Jacobian by vector forward mode, `K` columns per call:
+/// `jvp(u, columns)` writes the `m` output tangents for the `n` input
+/// tangents `u`, each a [`Lanes`] of `K` directions (a `_jvp_lanes` does
+/// that); called `⌈n / K⌉` times, lane `l` of `u` the basis vector of input
+/// `j₀ + l` for a block of inputs starting at `j₀` (the lanes past the
+/// last input are zero), and `columns` zeroed before each call. The primal
+/// runs once per call instead of once per input.
+///
+/// ```
+/// use ad_runtime::{Lanes, differentiate, jacobian};
+///
+/// #[differentiate(jvp_lanes)]
+/// fn f(x: &[f64]) -> Vec<f64> {
+///     vec![x[0] * x[1], x[1] + x[2].sin(), x[2] * x[0]]
+/// }
+///
+/// let x = [0.5, 2.0, 1.0];
+/// // Three inputs, two lanes: two calls.
+/// let j = jacobian::forward_lanes::<f64, 2>(3, 3, |u, columns| {
+///     let (_, t) = f_jvp_lanes(&x, u);
+///     columns.copy_from_slice(&t);
+/// });
+/// assert_eq!(j, vec![2.0, 0.5, 0.0, 0.0, 1.0, 1.0_f64.cos(), 1.0, 0.0, 0.5]);
+/// ```
+///
+/// # Panics
+///
+/// If `m * n` overflows `usize`, or `K` is 0.
+pub fn forward_lanes<T: Float, const K: usize>(
+    m: usize,
+    n: usize,
+    mut jvp: impl FnMut(&[Lanes<T, K>], &mut [Lanes<T, K>]),
+) -> Vec<T> {
+    assert!(K > 0, "jacobian::forward_lanes needs at least one lane");
+    let mut jacobian = vec![T::ZERO; m.checked_mul(n).expect("m × n fits in usize")];
+    let mut u = vec![Lanes::ZERO; n];
+    let mut columns = vec![Lanes::ZERO; m];
+    for start in (0..n).step_by(K) {
+        let block = start..n.min(start + K);
+        for (lane, j) in block.clone().enumerate() {
+            u[j] = Lanes::basis(lane);
+        }
+        columns.fill(Lanes::ZERO);
+        jvp(&u, &mut columns);
+        for j in block.clone() {
+            u[j] = Lanes::ZERO;
+        }
+        for (i, column) in columns.iter().enumerate() {
+            for (lane, j) in block.clone().enumerate() {
+                jacobian[i * n + j] = column[lane];
+            }
         }
     }
     jacobian

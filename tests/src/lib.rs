@@ -2,7 +2,7 @@
 //! checked three ways — its primal output, finite differences, and the
 //! dot-product test — and the gradient is handed back for closed-form checks.
 
-use ad_runtime::check;
+use ad_runtime::{Lanes, check};
 
 pub mod fixtures;
 pub use ad_testkit::programs;
@@ -86,6 +86,45 @@ pub fn check_jvp(
         (tangent - expected).abs() <= 1e-12 * scale.max(1.0),
         "dot-product test between the modes: `_jvp` gives {tangent} along {u:?}, `<∇f, u>` is {expected}"
     );
+}
+
+/// Checks a function's `_jvp_lanes` against its `_jvp` at `x`, each wrapped
+/// to take the flat inputs and directions and to return the flat outputs and
+/// tangents: three directions at once (a dense one, a basis vector, and an
+/// oscillating one) give, in each lane, the outputs and the tangents `_jvp`
+/// gives along that lane's direction, bit for bit.
+pub fn check_lanes(
+    jvp: impl Fn(&[f64], &[f64]) -> (Vec<f64>, Vec<f64>),
+    lanes: impl Fn(&[f64], &[Lanes<f64, 3>]) -> (Vec<f64>, Vec<Lanes<f64, 3>>),
+    x: &[f64],
+) {
+    let n = x.len();
+    let directions: [Vec<f64>; 3] = [
+        (0..n)
+            .map(|i| ((i * 5 % 7) as f64 - 3.0) / 3.0 + 0.2)
+            .collect(),
+        (0..n).map(|i| if i == n / 2 { 1.0 } else { 0.0 }).collect(),
+        (0..n).map(|i| (i as f64 * 0.7).sin()).collect(),
+    ];
+    let u: Vec<Lanes<f64, 3>> = (0..n)
+        .map(|i| Lanes(std::array::from_fn(|l| directions[l][i])))
+        .collect();
+    let (out, tangents) = lanes(x, &u);
+    for (lane, direction) in directions.iter().enumerate() {
+        let (expected_out, expected) = jvp(x, direction);
+        let bits = |v: &[f64]| v.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+        assert_eq!(
+            bits(&out),
+            bits(&expected_out),
+            "`_jvp_lanes` output {out:?}, `_jvp` {expected_out:?}"
+        );
+        let lane_of: Vec<f64> = tangents.iter().map(|t| t[lane]).collect();
+        assert_eq!(
+            bits(&lane_of),
+            bits(&expected),
+            "lane {lane} of `_jvp_lanes` is {lane_of:?}, `_jvp` along {direction:?} gives {expected:?}"
+        );
+    }
 }
 
 /// Like [`check_scalar`] for a function with several outputs: `vjp` takes the
