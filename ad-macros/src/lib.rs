@@ -67,8 +67,9 @@ use proc_macro::TokenStream;
 /// | `#[differentiate(jvp)]` | `f_jvp` only |
 /// | `#[differentiate(hvp)]` | `f_hvp` only |
 /// | `#[differentiate(vjp, jvp)]` | `f_vjp`, `f_forward` and `f_jvp` |
+/// | `#[differentiate(jvp_lanes)]` | `f_jvp_lanes::<K>` only (vector forward mode) |
 ///
-/// The modes `vjp` (`f_vjp` and `f_forward`), `jvp` and `hvp` combine
+/// The modes `vjp` (`f_vjp` and `f_forward`), `jvp`, `jvp_lanes` and `hvp` combine
 /// freely; with no mode named, the attribute means `vjp`. Two more
 /// arguments go with any mode:
 ///
@@ -309,6 +310,32 @@ use proc_macro::TokenStream;
 /// let mut d_xs = [0.0; 2];
 /// let (_, d_c) = e_vjp(&[2.0, 3.0], &mut d_xs, 10.0, 1.0);
 /// assert_eq!((d_xs, d_c), ([30.0, 20.0], 6.0));
+/// ```
+///
+/// # Vector forward mode: `f_jvp_lanes`
+///
+/// `#[differentiate(jvp_lanes)]` generates `f_jvp_lanes::<K>`: `f_jvp` with
+/// `K` directions at once. Each tangent is an
+/// [`ad_runtime::Lanes<T, K>`](https://docs.rs/ad-runtime/latest/ad_runtime/lanes/struct.Lanes.html)
+/// where `f_jvp`'s is a `T` (a buffer's tangent a buffer of them), and lane
+/// `l` of the result is what `f_jvp` gives along lane `l` of the tangents,
+/// bit for bit; the primal runs once. `K` is a const generic, inferred from
+/// the tangents.
+///
+/// ```
+/// use ad_runtime::{Lanes, differentiate};
+///
+/// #[differentiate(jvp, jvp_lanes)]
+/// fn e(xs: &[f64], c: f64) -> f64 {
+///     c * (xs[0] * xs[1])
+/// }
+///
+/// // Generated: fn e_jvp_lanes<const K: usize>(xs: &[f64], t_xs: &[Lanes<f64, K>],
+/// //     c: f64, t_c: Lanes<f64, K>) -> (f64, Lanes<f64, K>)
+/// let t_xs = [Lanes([1.0, 0.0, 0.0]), Lanes([0.0, 1.0, 0.0])];
+/// let (out, t_out) = e_jvp_lanes(&[2.0, 3.0], &t_xs, 10.0, Lanes([0.0, 0.0, 1.0]));
+/// assert_eq!((out, t_out.0), (60.0, [30.0, 20.0, 6.0])); // the whole gradient
+/// assert_eq!(e_jvp(&[2.0, 3.0], &[0.0, 1.0], 10.0, 0.0).1, t_out[1]);
 /// ```
 ///
 /// # Second order: `f_hvp`

@@ -365,6 +365,97 @@ fn bench_modes(c: &mut Criterion) {
     group.finish();
 }
 
+/// Vector forward mode: `_jvp_lanes` with `K` directions against `K` calls
+/// of `_jvp` (W1, W3), and the Jacobian of a trajectory with 10 inputs and
+/// 1000 outputs by vector mode, by one `_jvp` per input, and by one `_vjp`
+/// per output.
+fn bench_lanes(c: &mut Criterion) {
+    use ad_runtime::{Lanes, jacobian};
+    let n = 1_000;
+    let x = inputs(n, -1.5, 1.5);
+    let u = inputs_seeded(n, -1.0, 1.0, 7);
+    let u4: Vec<Lanes<f64, 4>> = u.iter().map(|&u| Lanes([u, -u, 0.5 * u, 1.0])).collect();
+    let u8: Vec<Lanes<f64, 8>> = u
+        .iter()
+        .map(|&u| Lanes(std::array::from_fn(|l| u * (l as f64 - 3.5))))
+        .collect();
+    let mut group = c.benchmark_group("lanes_w1_rosenbrock_1000");
+    group.bench_function("primal", |b| b.iter(|| rosenbrock(black_box(&x))));
+    group.bench_function("jvp", |b| {
+        b.iter(|| rosenbrock_jvp(black_box(&x), black_box(&u)))
+    });
+    group.bench_function("jvp_lanes_4", |b| {
+        b.iter(|| rosenbrock_jvp_lanes(black_box(&x), black_box(&u4)))
+    });
+    group.bench_function("jvp_lanes_8", |b| {
+        b.iter(|| rosenbrock_jvp_lanes(black_box(&x), black_box(&u8)))
+    });
+    group.finish();
+    let mut group = c.benchmark_group("lanes_w3_scalar");
+    group.bench_function("primal", |b| b.iter(|| w3(black_box(0.7), black_box(-0.3))));
+    group.bench_function("jvp", |b| {
+        b.iter(|| {
+            w3_jvp(
+                black_box(0.7),
+                black_box(1.0),
+                black_box(-0.3),
+                black_box(0.0),
+            )
+        })
+    });
+    group.bench_function("jvp_lanes_2", |b| {
+        b.iter(|| {
+            w3_jvp_lanes(
+                black_box(0.7),
+                black_box(Lanes([1.0, 0.0])),
+                black_box(-0.3),
+                black_box(Lanes([0.0, 1.0])),
+            )
+        })
+    });
+    group.bench_function("vjp", |b| {
+        b.iter(|| w3_vjp(black_box(0.7), black_box(-0.3), black_box(1.0)))
+    });
+    group.finish();
+    let (steps, dt) = (1_000, 0.01);
+    let p = [2.0, 0.3, 0.5, -0.2, 0.1, 0.05, -0.4, 0.3, 0.2, -0.1];
+    let mut group = c.benchmark_group("lanes_jacobian_10_by_1000");
+    group.bench_function("primal", |b| {
+        b.iter(|| driven_oscillator(black_box(&p), steps, dt))
+    });
+    group.bench_function("forward_lanes_10", |b| {
+        b.iter(|| {
+            jacobian::forward_lanes::<f64, 10>(steps, 10, |u, columns| {
+                columns
+                    .copy_from_slice(&driven_oscillator_jvp_lanes(black_box(&p), u, steps, dt).1);
+            })
+        })
+    });
+    group.bench_function("forward_lanes_4", |b| {
+        b.iter(|| {
+            jacobian::forward_lanes::<f64, 4>(steps, 10, |u, columns| {
+                columns
+                    .copy_from_slice(&driven_oscillator_jvp_lanes(black_box(&p), u, steps, dt).1);
+            })
+        })
+    });
+    group.bench_function("forward_jvp", |b| {
+        b.iter(|| {
+            jacobian::forward(steps, 10, |u, column| {
+                column.copy_from_slice(&driven_oscillator_jvp(black_box(&p), u, steps, dt).1);
+            })
+        })
+    });
+    group.bench_function("reverse_vjp", |b| {
+        b.iter(|| {
+            jacobian::reverse(steps, 10, |seed, row| {
+                driven_oscillator_vjp(black_box(&p), row, steps, dt, seed);
+            })
+        })
+    });
+    group.finish();
+}
+
 fn bench_rk4(c: &mut Criterion) {
     let steps = 100_000;
     let mut group = c.benchmark_group("rk4_projectile");
@@ -426,7 +517,7 @@ fn config() -> Criterion {
 criterion_group! {
     name = benches;
     config = config();
-    targets = bench_w1, bench_w2, bench_w3, bench_w4, bench_gradbench, bench_modes, bench_rk4,
-        bench_custom_rule
+    targets = bench_w1, bench_w2, bench_w3, bench_w4, bench_gradbench, bench_modes, bench_lanes,
+        bench_rk4, bench_custom_rule
 }
 criterion_main!(benches);

@@ -2,9 +2,10 @@
 //!
 //! Fits the decay `y = a · e^(−k t) + c` to 40 noisy samples. The residuals
 //! form a map from the 3 parameters to 40 values, so its Jacobian is cheapest
-//! by columns: `ad_runtime::jacobian::jacobian` picks forward mode, three
-//! calls of the generated `residuals_jvp`. Each Gauss–Newton step solves the
-//! normal equations `JᵀJ δ = −Jᵀr` (a 3 × 3 system).
+//! by columns: vector forward mode gives all three in one call of the
+//! generated `residuals_jvp_lanes` (`ad_runtime::jacobian::forward_lanes`).
+//! Each Gauss–Newton step solves the normal equations `JᵀJ δ = −Jᵀr` (a 3 × 3
+//! system).
 //!
 //! Run with `cargo run --example gauss_newton`.
 
@@ -15,7 +16,7 @@ use ad_runtime::{differentiate, jacobian};
 
 /// The residuals of the model against the samples, one per sample; the
 /// samples are data (`wrt(p)`).
-#[differentiate(vjp, jvp, wrt(p))]
+#[differentiate(vjp, jvp, jvp_lanes, wrt(p))]
 fn residuals(p: &[f64], t: &[f64], y: &[f64]) -> Vec<f64> {
     t.iter()
         .zip(y)
@@ -61,18 +62,11 @@ fn main() {
     for iteration in 0..20 {
         let r = residuals(&p, &t, &y);
         let cost: f64 = r.iter().map(|r| r * r).sum::<f64>() / 2.0;
-        // 40 × 3: forward mode, one `_jvp` per parameter.
-        let j = jacobian::jacobian(
-            m,
-            n,
-            |u, column| {
-                let (_, tangent) = residuals_jvp(&p, u, &t, &y);
-                column.copy_from_slice(&tangent);
-            },
-            |seed, row| {
-                residuals_vjp(&p, row, &t, &y, seed);
-            },
-        );
+        // 40 × 3: vector forward mode, the three columns in one call.
+        let j = jacobian::forward_lanes::<f64, 3>(m, n, |u, columns| {
+            let (_, tangents) = residuals_jvp_lanes(&p, u, &t, &y);
+            columns.copy_from_slice(&tangents);
+        });
         let mut jtj = [[0.0; 3]; 3];
         let mut jtr = [0.0; 3];
         for i in 0..m {
@@ -100,10 +94,15 @@ fn main() {
     println!("fitted a = {:.4}, k = {:.4}, c = {:.4}", p[0], p[1], p[2]);
     assert!((p[0] - 2.5).abs() < 0.05 && (p[1] - 1.3).abs() < 0.05 && (p[2] - 0.4).abs() < 0.05);
 
-    // The Jacobian from forward mode agrees with the one from reverse mode.
+    // The Jacobian from forward mode, one `_jvp` per column, has the bits of
+    // vector mode's, and agrees with the one from reverse mode.
     let by_columns = jacobian::forward(m, n, |u, column| {
         column.copy_from_slice(&residuals_jvp(&p, u, &t, &y).1);
     });
+    let by_lanes = jacobian::forward_lanes::<f64, 3>(m, n, |u, columns| {
+        columns.copy_from_slice(&residuals_jvp_lanes(&p, u, &t, &y).1);
+    });
+    assert_eq!(by_lanes, by_columns);
     let by_rows = jacobian::reverse(m, n, |seed, row| {
         residuals_vjp(&p, row, &t, &y, seed);
     });

@@ -18,9 +18,9 @@ use crate::gradbench::{gmm, llsq, lse, lstm, ode};
 // ---------------------------------------------------------------------------
 // W1: extended Rosenbrock over a slice.
 
-/// `Σ (1 − xᵢ)² + 100 (xᵢ₊₁ − xᵢ²)²`. With forward mode and second order
-/// too, for the modes benchmark.
-#[differentiate(vjp, jvp, hvp)]
+/// `Σ (1 − xᵢ)² + 100 (xᵢ₊₁ − xᵢ²)²`. With forward mode (also vector
+/// mode) and second order too, for the modes benchmark.
+#[differentiate(vjp, jvp, jvp_lanes, hvp)]
 pub fn rosenbrock(x: &[f64]) -> f64 {
     let mut s = 0.0;
     for i in 0..x.len() - 1 {
@@ -412,7 +412,7 @@ impl Default for MlpProblem {
 // W3: a scalar expression with sin, exp, ln and a division.
 
 /// `(sin x · eʸ + ln(1 + x²)) / (1 + y²)`.
-#[differentiate(vjp, jvp, hvp)]
+#[differentiate(vjp, jvp, jvp_lanes, hvp)]
 pub fn w3(x: f64, y: f64) -> f64 {
     (x.sin() * y.exp() + (1.0 + x * x).ln()) / (1.0 + y * y)
 }
@@ -446,6 +446,31 @@ fn w3_hand_with(x: f64, y: f64, d_out: f64, exact: bool) -> (f64, f64, f64) {
     let d_x = d_num * (cx * ey + 2.0 * x / p);
     let d_y = d_num * (sx * ey) - out * inv * (2.0 * y) * d_out;
     (out, d_x, d_y)
+}
+
+// ---------------------------------------------------------------------------
+// A trajectory's Jacobian: few inputs, many outputs.
+
+/// A damped oscillator driven by eight harmonics, `x'' = −p₀ x − p₁ x' +
+/// Σₖ pₖ sin(k t)` (`k = 2..=9`), by `steps` semi-implicit Euler steps of
+/// `dt`: the position at every step. Ten parameters, `steps` outputs: the
+/// shape where forward mode (one column per call, or `K` with vector mode)
+/// beats reverse mode (one row per call).
+#[differentiate(vjp, jvp, jvp_lanes, wrt(p))]
+pub fn driven_oscillator(p: &[f64], steps: usize, dt: f64) -> Vec<f64> {
+    let mut out = Vec::with_capacity(steps);
+    let (mut x, mut v) = (1.0, 0.0);
+    for step in 0..steps {
+        let t = step as f64 * dt;
+        let mut force = -p[0] * x - p[1] * v;
+        for k in 2..p.len() {
+            force += p[k] * (k as f64 * t).sin();
+        }
+        v += dt * force;
+        x += dt * v;
+        out.push(x);
+    }
+    out
 }
 
 // ---------------------------------------------------------------------------
