@@ -9,7 +9,7 @@ use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use ad_examples::gradbench::{self, Runs, gmm, hello, llsq, lse, lstm, ode};
+use ad_examples::gradbench::{self, Runs, ba, det, gmm, hello, kmeans, llsq, lse, lstm, ode};
 use ad_runtime::check;
 use serde_json::{Value, json};
 
@@ -205,6 +205,21 @@ fn recorded_exchange_lstm() {
 }
 
 #[test]
+fn recorded_exchange_kmeans() {
+    replay("kmeans");
+}
+
+#[test]
+fn recorded_exchange_det() {
+    replay("det");
+}
+
+#[test]
+fn recorded_exchange_ba() {
+    replay("ba");
+}
+
+#[test]
 fn recorded_exchange_errors() {
     replay("errors");
 }
@@ -263,7 +278,7 @@ fn define_answers_success_for_the_served_modules_only() {
         let response = gradbench::respond(&json!({"id": 1, "kind": "define", "module": module}));
         assert_eq!(response, json!({"id": 1, "success": true}));
     }
-    let response = gradbench::respond(&json!({"id": 2, "kind": "define", "module": "ba"}));
+    let response = gradbench::respond(&json!({"id": 2, "kind": "define", "module": "ht"}));
     assert_eq!(response["success"], false);
 }
 
@@ -719,4 +734,259 @@ fn lstm_jacobian_passes_finite_differences_and_the_dot_product_test() {
         let out = lstm::evaluate("jacobian", &input).unwrap().output;
         assert_eq!(out.as_array().unwrap().len(), 8 * l * b + 3 * b);
     }
+}
+
+// ---------------------------------------------------------------------------
+// kmeans
+
+/// Points in `[0, 1)^d` from a fixed sequence; the last `k` are the centroids,
+/// as the eval makes them (so that no cluster is empty).
+fn kmeans_problem(n: usize, k: usize, d: usize) -> (Vec<f64>, Vec<f64>) {
+    let points: Vec<f64> = (0..n * d)
+        .map(|i| ((i as f64 * 0.618_033_988_75).fract() + (i as f64 * 0.37).sin().abs()) / 2.0)
+        .collect();
+    let centroids = points[(n - k) * d..].to_vec();
+    (points, centroids)
+}
+
+#[test]
+fn kmeans_direction_moves_each_centroid_to_the_mean_of_its_points() {
+    let (n, k, d) = (60, 4, 3);
+    let (points, centroids) = kmeans_problem(n, k, d);
+    // The cost and the assignment by definition.
+    let mut cost = 0.0;
+    let mut sums = vec![0.0; k * d];
+    let mut counts = vec![0.0; k];
+    for p in points.chunks_exact(d) {
+        let dist = |c: &[f64]| c.iter().zip(p).map(|(c, p)| (c - p) * (c - p)).sum::<f64>();
+        let nearest = (0..k)
+            .min_by(|&a, &b| {
+                dist(&centroids[a * d..][..d]).total_cmp(&dist(&centroids[b * d..][..d]))
+            })
+            .unwrap();
+        cost += dist(&centroids[nearest * d..][..d]);
+        counts[nearest] += 1.0;
+        for j in 0..d {
+            sums[nearest * d + j] += p[j];
+        }
+    }
+    assert!((kmeans::cost(&points, &centroids, d) - cost).abs() <= 1e-12 * cost);
+    // Newton's step on a diagonal quadratic: J / H = c − mean of its points.
+    let dir = kmeans::dir(&points, &centroids, d);
+    for c in 0..k {
+        for j in 0..d {
+            let expected = centroids[c * d + j] - sums[c * d + j] / counts[c];
+            assert!(
+                (dir[c * d + j] - expected).abs() < 1e-12,
+                "{} vs {expected}",
+                dir[c * d + j]
+            );
+        }
+    }
+    // The gradient against finite differences and the dot-product test.
+    let gradient = |c: &[f64]| {
+        let mut d_c = vec![0.0; c.len()];
+        kmeans::cost_vjp(&points, c, &mut d_c, d, 1.0);
+        d_c
+    };
+    check::gradient(|c| kmeans::cost(&points, c, d), gradient, &centroids).assert_within(1e-7);
+    check::dot_product_scalar(|c| kmeans::cost(&points, c, d), gradient, &centroids)
+        .assert_within(1e-7);
+    // `H · 1` is the diagonal: central differences of the gradient along
+    // each coordinate give one diagonal entry and zeros elsewhere.
+    let ones = vec![1.0; k * d];
+    let (mut g, mut h) = (vec![0.0; k * d], vec![0.0; k * d]);
+    kmeans::cost_hvp(&points, &centroids, &ones, &mut g, &mut h, d);
+    for i in 0..k * d {
+        let step = 1e-6;
+        let mut plus = centroids.clone();
+        let mut minus = centroids.clone();
+        plus[i] += step;
+        minus[i] -= step;
+        let column: Vec<f64> = gradient(&plus)
+            .iter()
+            .zip(gradient(&minus))
+            .map(|(a, b)| (a - b) / (2.0 * step))
+            .collect();
+        for (r, entry) in column.iter().enumerate() {
+            let expected = if r == i { h[i] } else { 0.0 };
+            assert!(
+                (entry - expected).abs() < 1e-6,
+                "H[{r}][{i}] = {entry}, expected {expected}"
+            );
+        }
+        assert_eq!(h[i], 2.0 * counts[i / d]);
+    }
+}
+
+// ---------------------------------------------------------------------------
+// det
+
+#[test]
+fn det_is_the_determinant_and_its_gradient_the_cofactors() {
+    assert_eq!(det::primal(&[2.5], 1), 2.5);
+    assert_eq!(det::gradient(&[2.5], 1), vec![1.0]);
+    assert_eq!(det::primal(&[1.0, 2.0, 3.0, 4.0], 2), -2.0);
+    assert_eq!(
+        det::gradient(&[1.0, 2.0, 3.0, 4.0], 2),
+        vec![4.0, -3.0, -2.0, 1.0]
+    );
+    for ell in [3, 5, 6] {
+        let a: Vec<f64> = (0..ell * ell)
+            .map(|i| ((i as f64) * 0.77).sin() + 0.1)
+            .collect();
+        let value = det::primal(&a, ell);
+        let lu = determinant(a.clone(), ell);
+        assert!(
+            (value - lu).abs() <= 1e-12 * lu.abs().max(1.0),
+            "{value} vs {lu}"
+        );
+        // ∂ det / ∂aᵢⱼ is the cofactor: det A · (A⁻¹)ⱼᵢ, here by replacing
+        // row i with the unit vector eⱼ.
+        let gradient = det::gradient(&a, ell);
+        for i in 0..ell {
+            for j in 0..ell {
+                let mut b = a.clone();
+                for c in 0..ell {
+                    b[i * ell + c] = if c == j { 1.0 } else { 0.0 };
+                }
+                let cofactor = determinant(b, ell);
+                let got = gradient[i * ell + j];
+                assert!(
+                    (got - cofactor).abs() <= 1e-12 * cofactor.abs().max(1.0),
+                    "{got} vs {cofactor}"
+                );
+            }
+        }
+        check::gradient(|a| det::primal(a, ell), |a| det::gradient(a, ell), &a).assert_within(1e-7);
+        check::dot_product_scalar(|a| det::primal(a, ell), |a| det::gradient(a, ell), &a)
+            .assert_within(1e-7);
+    }
+}
+
+// ---------------------------------------------------------------------------
+// ba
+
+/// The camera, point, weight and feature of ADBench's smallest data file's
+/// kind: a rotation, a centre, a focal length, a principal point, distortion.
+fn ba_input(n: usize, m: usize, p: usize) -> Value {
+    json!({
+        "n": n, "m": m, "p": p,
+        "cam": [-0.0175, 0.0126, -0.0052, -0.82, 0.61, 2.45, 399.75, 0.33, -0.12, -3.2e-7, 9.1e-13],
+        "x": [-0.61, 0.57, -1.85],
+        "w": 0.7,
+        "feat": [-332.65, 262.09],
+    })
+}
+
+/// The block parameters of one observation as a flat point `(cam…, x…, w)`.
+fn ba_block(point: &[f64], feat: &[f64]) -> Vec<f64> {
+    ba::reprojection_error(&point[..11], &point[11..14], point[14], feat).to_vec()
+}
+
+#[test]
+fn ba_block_is_the_jacobian_of_the_reprojection_error() {
+    let input = ba_input(1, 1, 1);
+    let cam: Vec<f64> = serde_json::from_value(input["cam"].clone()).unwrap();
+    let x: Vec<f64> = serde_json::from_value(input["x"].clone()).unwrap();
+    let feat = [-332.65, 262.09];
+    for rotation in [[-0.0175, 0.0126, -0.0052], [0.0, 0.0, 0.0]] {
+        let mut point: Vec<f64> = cam.clone();
+        point[..3].copy_from_slice(&rotation);
+        point.extend(&x);
+        point.push(0.7);
+        // Closed form at zero rotation, zero distortion: the pinhole
+        // w · (f · (X − C)ₓ / (X − C)_z + u₀ − feat).
+        if rotation == [0.0; 3] {
+            let mut pinhole = point.clone();
+            pinhole[9] = 0.0;
+            pinhole[10] = 0.0;
+            let (dx, dz) = (x[0] - cam[3], x[2] - cam[5]);
+            let expected = 0.7 * (cam[6] * dx / dz + cam[7] - feat[0]);
+            assert!((ba_block(&pinhole, &feat)[0] - expected).abs() < 1e-9);
+        }
+        // The 2 × 15 block of one `_jvp_lanes`, row by row against finite
+        // differences, and each entry against `_jvp` along its parameter.
+        let problem = ba::Problem {
+            cams: point[..11].to_vec(),
+            points: point[11..14].to_vec(),
+            weights: vec![point[14]],
+            obs: vec![(0, 0)],
+            feats: feat.to_vec(),
+        };
+        let sparse = ba::jacobian(&problem);
+        assert_eq!(sparse.rows, vec![0, 15, 30, 31]);
+        assert_eq!(sparse.cols[..15], (0..15).collect::<Vec<_>>()[..]);
+        for r in 0..2 {
+            let row = &sparse.vals[15 * r..15 * (r + 1)];
+            check::gradient(|q| ba_block(q, &feat)[r], |_| row.to_vec(), &point)
+                .assert_within(1e-6);
+            for (l, &entry) in row.iter().enumerate() {
+                let mut u = [0.0; 15];
+                u[l] = 1.0;
+                let (_, t) = ba::reprojection_error_jvp(
+                    &point[..11],
+                    &u[..11],
+                    &point[11..14],
+                    &u[11..14],
+                    point[14],
+                    u[14],
+                    &feat,
+                );
+                assert_eq!(entry.to_bits(), t[r].to_bits());
+            }
+        }
+        assert_eq!(sparse.vals[30], -2.0 * 0.7);
+        // The block times a direction against central differences of the
+        // residuals along it.
+        let u: Vec<f64> = (0..15).map(|i| ((i * 7 % 5) as f64 - 2.0) * 1e-3).collect();
+        let ju: Vec<f64> = (0..2)
+            .map(|r| (0..15).map(|l| sparse.vals[15 * r + l] * u[l]).sum())
+            .collect();
+        let plus: Vec<f64> = point.iter().zip(&u).map(|(p, u)| p + 1e-4 * u).collect();
+        let minus: Vec<f64> = point.iter().zip(&u).map(|(p, u)| p - 1e-4 * u).collect();
+        for r in 0..2 {
+            let fd = (ba_block(&plus, &feat)[r] - ba_block(&minus, &feat)[r]) / 2e-4;
+            assert!(
+                (fd - ju[r]).abs() <= 1e-6 * fd.abs().max(1.0),
+                "{fd} vs {}",
+                ju[r]
+            );
+        }
+    }
+}
+
+#[test]
+fn ba_sparse_layout_follows_adbench() {
+    let (n, m, p) = (2, 3, 20);
+    let evaluation = gradbench::evaluate("ba", "jacobian", &ba_input(n, m, p)).unwrap();
+    let output = &evaluation.output;
+    let rows: Vec<usize> = serde_json::from_value(output["rows"].clone()).unwrap();
+    let cols: Vec<usize> = serde_json::from_value(output["cols"].clone()).unwrap();
+    let vals: Vec<f64> = serde_json::from_value(output["vals"].clone()).unwrap();
+    // The first 30 offsets (rows of 15 entries), then the last: 2p rows of
+    // 15 and p rows of one.
+    let mut expected_rows: Vec<usize> = (0..30).map(|r| 15 * r).collect();
+    expected_rows.push(2 * p * 15 + p);
+    assert_eq!(rows, expected_rows);
+    // Observation 0: camera 0's 11 columns, point 0's 3 after the n
+    // cameras, weight 0's after the m points; the last entry is the last
+    // weight's.
+    let first: Vec<usize> = (0..11)
+        .chain(11 * n..11 * n + 3)
+        .chain([11 * n + 3 * m])
+        .collect();
+    assert_eq!(cols[..15], first[..]);
+    assert_eq!(cols[15..30], first[..]);
+    assert_eq!(cols[30], 11 * n + 3 * m + p - 1);
+    assert_eq!((cols.len(), vals.len()), (31, 31));
+    assert_eq!(vals[30], -2.0 * 0.7);
+    let objective = gradbench::evaluate("ba", "objective", &ba_input(n, m, p))
+        .unwrap()
+        .output;
+    assert_eq!(objective["reproj_error"]["repeated"], p);
+    assert_eq!(
+        objective["w_err"],
+        json!({"element": 1.0 - 0.7 * 0.7, "repeated": p})
+    );
 }

@@ -1,6 +1,6 @@
 //! A GradBench tool: answers GradBench's protocol on standard input and output.
 //!
-//! Serves the evals `hello`, `llsq`, `lse`, `gmm`, `ode` and `lstm`; see
+//! Serves the evals `hello`, `llsq`, `lse`, `gmm`, `ode`, `lstm`, `kmeans`, `det` and `ba`; see
 //! `docs/gradbench.md`. Run with `cargo run --release -p ad-examples --bin gradbench`.
 
 use std::io;

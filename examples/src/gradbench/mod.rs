@@ -1,6 +1,7 @@
 //! A [GradBench](https://github.com/gradbench/gradbench) tool: the evals `hello`,
-//! `llsq`, `lse`, `gmm`, `ode` and `lstm`, each objective one plain function with
-//! `#[differentiate]`, each gradient its generated `_vjp`.
+//! `llsq`, `lse`, `gmm`, `ode`, `lstm`, `kmeans`, `det` and `ba`, each objective
+//! one plain function with `#[differentiate]`, each derivative a generated
+//! function (`_vjp`, `_hvp`, `_jvp_lanes`).
 //!
 //! [`serve`] speaks GradBench's protocol (one JSON object per line, in and out); the
 //! binary `gradbench` (`src/bin/gradbench.rs`) runs it on standard input and output.
@@ -16,8 +17,11 @@ use std::time::Instant;
 use serde::Serialize;
 use serde_json::Value;
 
+pub mod ba;
+pub mod det;
 pub mod gmm;
 pub mod hello;
+pub mod kmeans;
 pub mod llsq;
 pub mod lse;
 pub mod lstm;
@@ -28,7 +32,9 @@ mod protocol;
 pub use protocol::{TOOL, respond, serve};
 
 /// The modules this tool serves, in the order of the docs.
-pub const MODULES: [&str; 6] = ["hello", "llsq", "lse", "gmm", "ode", "lstm"];
+pub const MODULES: [&str; 9] = [
+    "hello", "llsq", "lse", "gmm", "ode", "lstm", "kmeans", "det", "ba",
+];
 
 /// One entry of an answer's `timings`.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -118,6 +124,9 @@ pub fn evaluate(module: &str, function: &str, input: &Value) -> Result<Evaluatio
         "gmm" => gmm::evaluate(function, input),
         "ode" => ode::evaluate(function, input),
         "lstm" => lstm::evaluate(function, input),
+        "kmeans" => kmeans::evaluate(function, input),
+        "det" => det::evaluate(function, input),
+        "ba" => ba::evaluate(function, input),
         _ => Err(format!("unknown module `{module}`")),
     }
 }
