@@ -23,6 +23,9 @@ pub(crate) struct Args {
     jvp_lanes: bool,
     /// `print`: show the generated functions at compile time.
     pub(crate) print: bool,
+    /// `nested`: also generate what a function differentiated in forward
+    /// mode needs to call `_vjp` or `_jvp` (`f_vjp_jvp_all`, `f_jvp_jvp_all`).
+    pub(crate) nested: bool,
 }
 
 impl Args {
@@ -56,11 +59,16 @@ fn parse_args(input: ParseStream<'_>) -> syn::Result<Args> {
     let mut args = Args::default();
     while !input.is_empty() {
         let key: Ident = input.parse()?;
-        if key == "print" {
-            if args.print {
+        if key == "print" || key == "nested" {
+            let flag = if key == "print" {
+                &mut args.print
+            } else {
+                &mut args.nested
+            };
+            if *flag {
                 return Err(syn::Error::new(key.span(), msg::MODE_TWICE));
             }
-            args.print = true;
+            *flag = true;
             if !input.is_empty() {
                 input.parse::<Token![,]>()?;
             }

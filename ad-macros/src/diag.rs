@@ -67,8 +67,8 @@ impl Drop for Ctxt {
 /// The messages, one function per mistake. Lowercase, Rust syntax in backticks:
 /// what is not supported, then what to write instead.
 pub(crate) mod msg {
-    pub(crate) const ATTR_ARGS: &str = "unknown argument to `#[differentiate]`; it takes the modes `vjp`, `jvp`, `jvp_lanes` and `hvp`, `wrt(a, b, …)`, and `print` (to see the generated code), e.g. `#[differentiate(vjp, jvp, wrt(a))]`";
-    pub(crate) const MODE_TWICE: &str = "this argument is given twice; name each of `vjp`, `jvp`, `jvp_lanes`, `hvp` and `print` once";
+    pub(crate) const ATTR_ARGS: &str = "unknown argument to `#[differentiate]`; it takes the modes `vjp`, `jvp`, `jvp_lanes` and `hvp`, `wrt(a, b, …)`, `nested` (to call `_vjp` and `_jvp` from functions differentiated in forward mode), and `print` (to see the generated code), e.g. `#[differentiate(vjp, jvp, wrt(a))]`";
+    pub(crate) const MODE_TWICE: &str = "this argument is given twice; name each of `vjp`, `jvp`, `jvp_lanes`, `hvp`, `nested` and `print` once";
     pub(crate) const WRT_TWICE: &str =
         "`wrt` is given twice; list all the parameters in one `wrt(a, b, …)`";
     pub(crate) const WRT_SYNTAX: &str =
@@ -309,6 +309,16 @@ pub(crate) mod msg {
             "vector forward mode (`jvp_lanes`) does not support {what} yet; differentiate this function with `jvp` and call `_jvp` once per direction"
         )
     }
+
+    /// A construct the forward-mode twins of `_vjp` and `_jvp` (`nested`) do
+    /// not differentiate yet.
+    pub(crate) fn nested_unsupported(what: &str) -> String {
+        format!(
+            "`nested` (forward mode through `_vjp` or `_jvp`) does not support {what} yet; remove `nested`, or compute this function's derivative outside the differentiated caller"
+        )
+    }
+
+    pub(crate) const NESTED_OUTPUT: &str = "`nested` needs a function returning one float (its `_vjp` takes a float seed); differentiate a scalar function, or remove `nested`";
 
     /// A construct `_hvp` does not differentiate yet.
     pub(crate) fn hvp_unsupported(what: &str) -> String {

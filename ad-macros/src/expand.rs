@@ -76,7 +76,7 @@ pub(crate) fn differentiate(args: TokenStream, input: TokenStream) -> TokenStrea
         }
     }
     if modes.wants_hvp() {
-        match second_order(args, &item, None) {
+        match second_order(args.clone(), &item, None) {
             Ok((sig, hvp)) => generated.extend(emit::hvp(&item, &sig, &hvp)),
             Err(failed) => {
                 let header = emit::hvp_header(&item, &failed.0);
@@ -84,6 +84,16 @@ pub(crate) fn differentiate(args: TokenStream, input: TokenStream) -> TokenStrea
                 let stub = stub(header);
                 let item = untouched(&item);
                 return quote!(#item #errors #generated #stub);
+            }
+        }
+    }
+    if modes.nested {
+        match nested_twins(&args, &item, &modes) {
+            Ok(twins) => generated.extend(twins),
+            Err(failed) => {
+                let errors = failed.1.to_compile_error();
+                let item = untouched(&item);
+                return quote!(#item #errors #generated);
             }
         }
     }
@@ -179,7 +189,7 @@ pub(crate) fn forward_mode(
     applied_twice: Option<syn::Error>,
     lanes: bool,
 ) -> Result<(Signature, Function), Box<(Signature, syn::Error)>> {
-    let (sig, primal, activity) = checked_primal(args, item, applied_twice, false)?;
+    let (sig, primal, activity) = checked_primal(args, item, applied_twice, None)?;
     if lanes
         && let Some(param) = sig.params.iter().find(|param| {
             param.role == crate::ir::Role::Active
@@ -228,12 +238,14 @@ fn checked_primal(
     args: TokenStream,
     item: &ItemFn,
     applied_twice: Option<syn::Error>,
-    scalar_output: bool,
+    scalar_output: Option<&str>,
 ) -> Result<(Signature, Function, analysis::Activity), Box<(Signature, syn::Error)>> {
     let (cx, args) = context(args, applied_twice);
     let sig = lower::signature(&cx, item, &args);
-    if scalar_output && !sig.output_ty.is_float() {
-        cx.error_spanned_by(&item.sig.output, msg::HVP_OUTPUT);
+    if let Some(message) = scalar_output
+        && !sig.output_ty.is_float()
+    {
+        cx.error_spanned_by(&item.sig.output, message);
     }
     let primal = lower::body(&cx, item, &sig);
     if let Err(error) = cx.check() {
@@ -251,25 +263,53 @@ fn checked_primal(
     Ok((sig, primal, activity))
 }
 
-/// Lowers, checks and differentiates `item` twice, forward mode over reverse
-/// mode: the signature and `_hvp`'s IR.
-pub(crate) fn second_order(
+/// Which function forward mode over reverse mode builds: `_hvp`, or the
+/// `nested` twin of `_vjp`; they differ in their seed and their messages.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum OverReverse {
+    Hvp,
+    Nested,
+}
+
+impl OverReverse {
+    fn unsupported(self, what: &str) -> String {
+        match self {
+            OverReverse::Hvp => msg::hvp_unsupported(what),
+            OverReverse::Nested => msg::nested_unsupported(what),
+        }
+    }
+}
+
+/// Lowers, checks and differentiates `item` in reverse mode for forward mode
+/// to go over: the signature and the unfused `_vjp` IR in forward order,
+/// sums from zero (what `_hvp` and the `nested` twin of `_vjp` start from).
+fn reverse_for_forward(
     args: TokenStream,
     item: &ItemFn,
     applied_twice: Option<syn::Error>,
+    over: OverReverse,
 ) -> Result<(Signature, Function), Box<(Signature, syn::Error)>> {
-    let (sig, primal, activity) = checked_primal(args, item, applied_twice, true)?;
+    let output = match over {
+        OverReverse::Hvp => msg::HVP_OUTPUT,
+        OverReverse::Nested => msg::NESTED_OUTPUT,
+    };
+    let (sig, primal, activity) = checked_primal(args, item, applied_twice, Some(output))?;
     if let Some(param) = sig.params.iter().find(|param| {
-        (param.by_value.is_some() && param.role == crate::ir::Role::Active) || param.rows.is_some()
+        (param.by_value.is_some() && param.role == crate::ir::Role::Active)
+            || param.rows.is_some()
+            || (over == OverReverse::Nested && param.ir_ty == crate::ir::Ty::Struct)
     }) {
-        let what = match param.by_value.is_some() {
-            true => format!(
+        let what = if param.by_value.is_some() {
+            format!(
                 "arrays taken by value (take `&{}`)",
                 lower::type_string(param.outer_ty()).replace(';', "; ")
-            ),
-            false => "buffers of rows (take a flat `&[T]` and index it `x[i * n + j]`)".to_owned(),
+            )
+        } else if param.rows.is_some() {
+            "buffers of rows (take a flat `&[T]` and index it `x[i * n + j]`)".to_owned()
+        } else {
+            "parameter structs and `&self`".to_owned()
         };
-        let error = syn::Error::new(param.span, crate::diag::msg::hvp_unsupported(&what));
+        let error = syn::Error::new(param.span, over.unsupported(&what));
         return Err(Box::new((sig, error)));
     }
     let writes = analysis::writes(&primal);
@@ -278,6 +318,17 @@ pub(crate) fn second_order(
     let vjp = verified(reverse::make_tapes_early(vjp), "tapes");
     let vjp = verified(reverse::run_forward(vjp, n), "forward order");
     let vjp = verified(reverse::sums_from_zero(vjp, n), "sums from zero");
+    Ok((sig, vjp))
+}
+
+/// Lowers, checks and differentiates `item` twice, forward mode over reverse
+/// mode: the signature and `_hvp`'s IR.
+pub(crate) fn second_order(
+    args: TokenStream,
+    item: &ItemFn,
+    applied_twice: Option<syn::Error>,
+) -> Result<(Signature, Function), Box<(Signature, syn::Error)>> {
+    let (sig, vjp) = reverse_for_forward(args, item, applied_twice, OverReverse::Hvp)?;
     let cx = Ctxt::new();
     let hvp = jvp::hvp(&cx, &vjp, &sig);
     if let Err(error) = cx.check() {
@@ -286,6 +337,84 @@ pub(crate) fn second_order(
     let hvp = verified(hvp, "hvp");
     // The tangent of the output, for one, is built and never read.
     Ok((sig, verified(analysis::dead_code(hvp), "dead code")))
+}
+
+/// The `nested` twins: forward mode over `_vjp` (with `vjp`, `f_vjp_jvp_all`)
+/// and over `_jvp` (with `jvp`, `f_jvp_jvp_all`), what the `_jvp` of a caller
+/// calls when the caller calls `f_vjp` or `f_jvp`.
+pub(crate) fn nested_twins(
+    args: &TokenStream,
+    item: &ItemFn,
+    modes: &args::Args,
+) -> Result<TokenStream, Box<(Signature, syn::Error)>> {
+    let mut twins = TokenStream::new();
+    let forward_over = |func: &Function, sig: Signature, of: emit::NestedOf| {
+        let cx = Ctxt::new();
+        let names = jvp::nested_names(func);
+        let twin = jvp::nested(&cx, func, &names);
+        if let Err(error) = cx.check() {
+            return Err(Box::new((sig, error)));
+        }
+        let twin = verified(analysis::dead_code(verified(twin, "nested")), "dead code");
+        let names: Vec<(String, Option<String>)> = func
+            .params
+            .iter()
+            .map(|param| func.name(param.value).unwrap_or_default().to_owned())
+            .zip(names)
+            .collect();
+        let tokens = emit::nested(item, &sig, &twin, of, &names);
+        Ok((sig, tokens))
+    };
+    // The twin of `_vjp`, and what the reverse twins declare inside them.
+    let mut of_vjp = None;
+    if modes.wants_vjp() {
+        let (sig, vjp) = reverse_for_forward(args.clone(), item, None, OverReverse::Nested)?;
+        let (sig, tokens) = forward_over(&vjp, sig, emit::NestedOf::Vjp)?;
+        twins.extend(tokens.clone());
+        of_vjp = Some((sig, tokens));
+    }
+    if modes.wants_jvp() {
+        let (sig, tangent) = forward_mode(args.clone(), item, None, false)?;
+        if let Some(param) = sig.params.iter().find(|param| {
+            param.by_value.is_some() || param.rows.is_some() || param.ir_ty == crate::ir::Ty::Struct
+        }) {
+            let what = "arrays by value, rows and parameter structs (take `&[T]`)";
+            let error = syn::Error::new(param.span, msg::nested_unsupported(what));
+            return Err(Box::new((sig, error)));
+        }
+        let (_, tokens) = forward_over(&tangent, sig, emit::NestedOf::Jvp)?;
+        twins.extend(tokens);
+    }
+    // Reverse mode over `_vjp` and `_jvp`, for functions of floats with every
+    // parameter active (the pullback of `_vjp` needs the whole Hessian's
+    // rows, which a `wrt` twin does not compute).
+    if let Some((sig, nested_item)) = &of_vjp
+        && modes.wrt.is_none()
+        && sig.params.iter().all(|param| {
+            param.ir_ty.is_float() && param.role == crate::ir::Role::Active && !param.is_receiver()
+        })
+    {
+        let mut inner = item.clone();
+        inner.vis = syn::Visibility::Inherited;
+        let stages = stages(args.clone(), &inner, None)?;
+        let vjp_item = emit::vjp(&inner, &stages.sig, &stages.vjp);
+        let nested_item = quote!(#nested_item);
+        let jvp_item = match modes.wants_jvp() {
+            true => {
+                let (sig, tangent) = forward_mode(args.clone(), &inner, None, false)?;
+                Some(emit::jvp(&inner, &sig, &tangent, false))
+            }
+            false => None,
+        };
+        twins.extend(emit::reverse_twins(
+            item,
+            sig,
+            &vjp_item,
+            &nested_item,
+            jvp_item.as_ref(),
+        ));
+    }
+    Ok(twins)
 }
 
 /// A context holding the errors found before lowering, and the arguments.

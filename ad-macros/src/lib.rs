@@ -70,13 +70,16 @@ use proc_macro::TokenStream;
 /// | `#[differentiate(jvp_lanes)]` | `f_jvp_lanes::<K>` only (vector forward mode) |
 ///
 /// The modes `vjp` (`f_vjp` and `f_forward`), `jvp`, `jvp_lanes` and `hvp` combine
-/// freely; with no mode named, the attribute means `vjp`. Two more
+/// freely; with no mode named, the attribute means `vjp`. Three more
 /// arguments go with any mode:
 ///
 /// - `wrt(a, b, …)`: only the parameters listed are active; the others are
 ///   constants, with no adjoint, shadow, tangent or direction. Each name is a
 ///   parameter that can be active (a float, a float buffer, an array, a
 ///   parameter struct, `self`), listed once.
+/// - `nested`: also generates the twins through which a function
+///   differentiated in either mode can call `f_vjp` and `f_jvp` and be
+///   differentiated (nested differentiation; `forward-mode.md`).
 /// - `print`: prints the generated functions when the crate is compiled (see
 ///   [Seeing the generated code](#seeing-the-generated-code)).
 ///

@@ -947,6 +947,19 @@ macro_rules! check_jvp {
     };
 }
 
+/// `nested`: the twins of `_vjp` and `_jvp` that callers differentiated in
+/// forward mode (`f_vjp_jvp_all`, `f_jvp_jvp_all`) and in reverse mode
+/// (`f_vjp_forward_all`, `f_jvp_forward_all`) call.
+#[test]
+fn nested_twins() {
+    let item = "fn f(x: f64, y: f64) -> f64 { x * x * y + (x * y).sin() }";
+    insta::assert_snapshot!(
+        "nested_twins_expanded",
+        expanded("vjp, jvp, nested", item),
+        item
+    );
+}
+
 check_jvp!(
     jvp_lanes_scalars,
     "jvp_lanes",

@@ -708,3 +708,58 @@ fn vec_rows_under_pedantic() {
     assert_eq!(d_w, vec![vec![2.0, 4.0], vec![6.0, 8.0]]);
     assert_eq!(d_a, vec![vec![1.0, 2.0], vec![-2.0, 4.0]]);
 }
+
+/// A descent loop whose branches differ only in what the adjoint ignores (a
+/// `break`, a step size, a counter): their adjoints and carried tangents are
+/// the same, which clippy's `if_same_then_else` must not report on the
+/// user's `if`.
+#[differentiate(vjp, jvp)]
+fn descent(target: f64, start: f64) -> f64 {
+    let mut at = start;
+    let mut slope = 2.0 * (at - target);
+    let mut accepted = 0;
+    let mut eta = 0.25;
+    let mut steps = 0;
+    loop {
+        steps += 1;
+        if slope.abs() <= 1e-9 || steps > 200 {
+            break;
+        } else if accepted == 3 {
+            eta *= 1.5;
+            accepted = 0;
+        } else {
+            let next = at - eta * slope;
+            if (next - target) * (next - target) < (at - target) * (at - target) {
+                at = next;
+                slope = 2.0 * (at - target);
+                accepted += 1;
+            } else {
+                eta /= 2.0;
+                accepted = 0;
+            }
+        }
+    }
+    at * at
+}
+
+#[test]
+fn branches_that_differ_only_in_what_the_adjoint_ignores() {
+    // The descent converges to `a` whatever the start: `y² = a²`, with the
+    // derivative of the converged point (1 in `a`, 0 in `s`) up to the
+    // stopping tolerance.
+    let grad = check_scalar(
+        |p| descent(p[0], p[1]),
+        |p, seed| {
+            let (out, d_a, d_s) = descent_vjp(p[0], p[1], seed);
+            (out, vec![d_a, d_s])
+        },
+        &[0.8, -0.3],
+    );
+    assert!((descent(0.8, -0.3) - 0.64).abs() < 1e-9);
+    assert!(
+        (grad[0] - 1.6).abs() < 1e-6 && grad[1].abs() < 1e-6,
+        "{grad:?}"
+    );
+    let (_, t) = descent_jvp(0.8, 1.0, -0.3, 0.0);
+    assert!((t - grad[0]).abs() < 1e-9);
+}

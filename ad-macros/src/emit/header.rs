@@ -36,7 +36,6 @@ pub(crate) fn header(item: &ItemFn, sig: &Signature) -> TokenStream {
         }
         quote!(#ident: #ty, #shadow)
     });
-    let output = &sig.output;
     let seed = sig.seed_ty.as_ref().map(|seed_ty| {
         let seed = ident(&sig.seed_name, sig.ident.span());
         quote!(#seed: #seed_ty)
@@ -46,19 +45,9 @@ pub(crate) fn header(item: &ItemFn, sig: &Signature) -> TokenStream {
         .iter()
         .filter(|param| param.adjoint_returned())
         .collect();
-    let mut returned: Vec<TokenStream> = Vec::new();
-    if sig.seed_ty.is_some() {
-        returned.push(output.to_token_stream());
-    }
-    returned.extend(
-        scalar_actives
-            .iter()
-            .map(|param| param.outer_ty().to_token_stream()),
-    );
-    let ret = match returned.as_slice() {
-        [] => TokenStream::new(),
-        [single] => quote!(-> #single),
-        _ => quote!(-> (#(#returned),*)),
+    let ret = match vjp_returns(sig) {
+        Some(ty) => quote!(-> #ty),
+        None => TokenStream::new(),
     };
     let mut parts = Vec::new();
     if sig.seed_ty.is_some() {
@@ -102,6 +91,64 @@ pub(crate) fn header(item: &ItemFn, sig: &Signature) -> TokenStream {
         #allows
         #vis fn #vjp_ident #generics (#(#params)* #seed) #ret #where_clause
     }
+}
+
+/// The type `_vjp` returns: the output, then the adjoints it returns (of
+/// the active floats and arrays by value), a tuple of them if there are
+/// several; `None` for nothing.
+pub(crate) fn vjp_returns(sig: &Signature) -> Option<TokenStream> {
+    let mut returned: Vec<TokenStream> = Vec::new();
+    if sig.seed_ty.is_some() {
+        returned.push(sig.output.to_token_stream());
+    }
+    returned.extend(
+        sig.params
+            .iter()
+            .filter(|param| param.adjoint_returned())
+            .map(|param| param.outer_ty().to_token_stream()),
+    );
+    match returned.as_slice() {
+        [] => None,
+        [single] => Some(single.clone()),
+        _ => Some(quote!((#(#returned),*))),
+    }
+}
+
+/// The parameters of `_vjp` as `(name, type)`, in order, for a function
+/// without `&self`, arrays by value or rows: each parameter, an active
+/// buffer's shadow after it, then the seed.
+pub(crate) fn vjp_params(sig: &Signature) -> Vec<(syn::Ident, TokenStream)> {
+    let mut params = Vec::new();
+    for param in &sig.params {
+        params.push((ident(&param.name, param.span), param.ty.to_token_stream()));
+        if let Some(shadow) = &param.shadow {
+            params.push((ident(&shadow.name, param.span), shadow.ty.to_token_stream()));
+        }
+    }
+    if let Some(seed_ty) = &sig.seed_ty {
+        params.push((
+            ident(&sig.seed_name, sig.ident.span()),
+            seed_ty.to_token_stream(),
+        ));
+    }
+    params
+}
+
+/// A reference to a `Vec` as a reference to a slice (`&Vec<T>` → `&[T]`,
+/// `&mut Vec<T>` → `&mut [T]`), other types as they are: the type of a
+/// tangent, which callers pass as they hold it.
+pub(crate) fn as_slice(ty: &TokenStream) -> TokenStream {
+    if let Ok(syn::Type::Reference(reference)) = syn::parse2::<syn::Type>(ty.clone())
+        && let syn::Type::Path(path) = &*reference.elem
+        && let Some(last) = path.path.segments.last()
+        && last.ident == "Vec"
+        && let syn::PathArguments::AngleBracketed(args) = &last.arguments
+        && let Some(syn::GenericArgument::Type(elem)) = args.args.first()
+    {
+        let mutability = reference.mutability;
+        return quote!(&#mutability [#elem]);
+    }
+    ty.clone()
 }
 
 /// Attributes and signature of `_jvp`: each active parameter followed by its
@@ -503,7 +550,7 @@ pub(crate) fn shadow_checks(sig: &Signature, names: &[Option<String>]) -> TokenS
 }
 
 /// The lints generated functions allow, each for a reason.
-pub(super) fn allows() -> TokenStream {
+pub(crate) fn allows() -> TokenStream {
     quote! {
         #[allow(
             // A parameter the user leaves unused is reported once, on the original function.
@@ -552,6 +599,10 @@ pub(super) fn allows() -> TokenStream {
             // whose tokens carry the spans of the user's `return`/`break`.
             clippy::if_not_else,
             clippy::suspicious_else_formatting,
+            // The branches of an `if` the user wrote with different effects
+            // (`break` in one, an update in the other) can yield the same
+            // values once the effects are lowered to carried values.
+            clippy::if_same_then_else,
             // A pullback or a copy carried out of a branch as `Option` is read
             // back (`.unwrap()`) only in the adjoint of that same branch
             // (clippy skips generated code today; this states the intent).

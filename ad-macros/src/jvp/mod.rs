@@ -67,6 +67,9 @@ pub(crate) enum Derivative {
     /// Vector forward mode: `_jvp_lanes`, each tangent a `Lanes<T, K>`.
     JvpLanes,
     Hvp,
+    /// Forward mode over `_vjp` or `_jvp` (`nested`): what a caller
+    /// differentiated in forward mode calls when it calls them.
+    Nested,
 }
 
 /// Names for the parameters a mode adds, `prefix` and the parameter's name,
@@ -115,6 +118,7 @@ impl<'a> Forward<'a> {
             Derivative::Jvp => "_jvp_all",
             Derivative::JvpLanes => "_jvp_lanes_all",
             Derivative::Hvp => "_hvp",
+            Derivative::Nested => "_jvp_all",
         };
         let mut builder = Builder::new(format!("{}{suffix}", primal.name));
         let func = builder.func_mut();
@@ -277,7 +281,67 @@ pub(crate) fn hvp(cx: &Ctxt, vjp: &Function, sig: &Signature) -> Function {
     fx.builder.finish(value)
 }
 
+/// Forward mode over a derivative function, `_vjp`'s IR (seeded by a
+/// parameter, not by 1 as in `_hvp`) or `_jvp`'s: the `_jvp_all` of that
+/// function, which a caller differentiated in forward mode calls. Every
+/// parameter holding floats is followed by its tangent, named in `names`;
+/// the result is the function's result followed by its tangent.
+pub(crate) fn nested(cx: &Ctxt, func: &Function, names: &[Option<String>]) -> Function {
+    let mut fx = Forward::new(cx, func, None, Derivative::Nested);
+    for (param, tangent) in func.params.iter().zip(names) {
+        fx.param(param, tangent.clone(), func.span(param.value));
+    }
+    fx.region_insts(&func.body.insts);
+    let ret = func.ret;
+    let value = fx.copy(ret);
+    let tangent = fx.tangent_whole(ret);
+    let tys = vec![
+        fx.builder.func().ty(value).clone(),
+        fx.builder.func().ty(tangent).clone(),
+    ];
+    let pair = fx.builder.push(
+        Inst::Tuple(vec![value, tangent]),
+        Ty::Tuple(tys),
+        func.span(ret),
+    );
+    fx.builder.finish(pair)
+}
+
+/// The names of the tangents [`nested`] gives the parameters of a
+/// derivative function, `t_` and the parameter's name (then `_` until free),
+/// `None` for the parameters without floats.
+pub(crate) fn nested_names(func: &Function) -> Vec<Option<String>> {
+    let names: Vec<String> = func
+        .params
+        .iter()
+        .map(|param| func.name(param.value).unwrap_or("arg").to_owned())
+        .collect();
+    func.params
+        .iter()
+        .zip(&names)
+        .map(|(param, name)| {
+            let ty = func.ty(param.value);
+            (ty.is_float() || ty.is_float_buf()).then(|| {
+                let mut tangent = format!("t_{name}");
+                while names.contains(&tangent) {
+                    tangent.push('_');
+                }
+                tangent
+            })
+        })
+        .collect()
+}
+
 impl Forward<'_> {
+    /// The error for a construct this mode does not differentiate yet.
+    fn unsupported(&self, span: Span, what: &str) {
+        let message = match self.mode {
+            Derivative::Nested => crate::diag::msg::nested_unsupported(what),
+            _ => crate::diag::msg::hvp_unsupported(what),
+        };
+        self.cx.error_at(span, message);
+    }
+
     /// The copy of a primal value.
     fn copy(&self, value: Value) -> Value {
         self.map[value.index()].unwrap_or_else(|| {

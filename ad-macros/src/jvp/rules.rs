@@ -21,12 +21,8 @@ pub(super) fn instruction(fx: &mut Forward<'_>, value: Value) {
     match inst {
         Inst::If { cond, then, els } => return branch(fx, value, cond, &then, &els),
         Inst::For { .. } | Inst::While { .. } => return looped(fx, value),
-        Inst::Forward { .. } if fx.mode == Derivative::Hvp => {
-            let span = primal.span(value);
-            fx.cx.error_at(
-                span,
-                msg::hvp_unsupported("calls of differentiated functions"),
-            );
+        Inst::Forward { .. } if matches!(fx.mode, Derivative::Hvp | Derivative::Nested) => {
+            fx.unsupported(primal.span(value), "calls of differentiated functions");
             fx.push_copy(value);
             return;
         }
@@ -245,7 +241,7 @@ pub(super) fn instruction(fx: &mut Forward<'_>, value: Value) {
                 Inst::Apply { .. } => "calls of differentiated functions",
                 _ => "calls inside branches",
             };
-            fx.cx.error_at(span, msg::hvp_unsupported(what));
+            fx.unsupported(span, what);
             None
         }
     };
@@ -553,13 +549,13 @@ fn runtime(
             add(fx, parts)
         }
         _ => {
-            let message = match fx.mode {
-                Derivative::Jvp | Derivative::JvpLanes => msg::jvp_unsupported(callee.name()),
-                Derivative::Hvp => {
-                    msg::hvp_unsupported(&format!("`ad_runtime::{}`", callee.name()))
+            let what = format!("`ad_runtime::{}`", callee.name());
+            match fx.mode {
+                Derivative::Jvp | Derivative::JvpLanes => {
+                    fx.cx.error_at(span, msg::jvp_unsupported(callee.name()));
                 }
-            };
-            fx.cx.error_at(span, message);
+                Derivative::Hvp | Derivative::Nested => fx.unsupported(span, &what),
+            }
             None
         }
     }
