@@ -9,7 +9,9 @@ use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use ad_examples::gradbench::{self, Runs, ba, det, gmm, hello, kmeans, llsq, lse, lstm, ode};
+use ad_examples::gradbench::{
+    self, Runs, ba, det, gmm, hello, kmeans, llsq, lse, lstm, ode, particle, saddle,
+};
 use ad_runtime::check;
 use serde_json::{Value, json};
 
@@ -217,6 +219,11 @@ fn recorded_exchange_det() {
 #[test]
 fn recorded_exchange_ba() {
     replay("ba");
+}
+
+#[test]
+fn recorded_exchange_saddle_and_particle() {
+    replay("nested");
 }
 
 #[test]
@@ -989,4 +996,66 @@ fn ba_sparse_layout_follows_adbench() {
         objective["w_err"],
         json!({"element": 1.0 - 0.7 * 0.7, "repeated": p})
     );
+}
+
+// ---------------------------------------------------------------------------
+// saddle and particle: nested differentiation
+
+/// GradBench's expected outputs (its `saddle` and `particle` evals compare
+/// every tool with these).
+const SADDLE: f64 = 8.246_324_826_140_356e-6;
+const PARTICLE: f64 = 0.207_191_874_648_611_6;
+
+#[test]
+fn saddle_in_all_four_combinations_gives_the_published_point() {
+    for (name, saddle) in [
+        ("ff", saddle::ff as fn([f64; 2]) -> [f64; 4]),
+        ("fr", saddle::fr),
+        ("rf", saddle::rf),
+        ("rr", saddle::rr),
+    ] {
+        let point = saddle([1.0, 1.0]);
+        for v in point {
+            assert!((v - SADDLE).abs() <= 1e-12 * SADDLE, "{name}: {point:?}");
+        }
+    }
+}
+
+#[test]
+fn particle_in_all_four_combinations_gives_the_published_control() {
+    for (name, particle) in [
+        ("ff", particle::ff as fn(f64) -> f64),
+        ("fr", particle::fr),
+        ("rf", particle::rf),
+        ("rr", particle::rr),
+    ] {
+        let w = particle(0.0);
+        assert!((w - PARTICLE).abs() <= 1e-12, "{name}: {w}");
+    }
+}
+
+#[test]
+fn the_nested_derivatives_agree_with_finite_differences() {
+    // The derivative of the flight's cost in `w`, four ways.
+    let w = 0.1;
+    let h = 1e-6;
+    let fd = (particle::naive_euler_r(w + h) - particle::naive_euler_r(w - h)) / (2.0 * h);
+    let ways = [
+        particle::naive_euler_f_jvp(w, 1.0).1,
+        particle::naive_euler_r_jvp(w, 1.0).1,
+        particle::naive_euler_f_vjp(w, 1.0).1,
+        particle::naive_euler_r_vjp(w, 1.0).1,
+    ];
+    for d in ways {
+        assert!(
+            (d - fd).abs() <= 1e-6 * fd.abs().max(1.0),
+            "{ways:?} vs {fd}"
+        );
+    }
+    // The inner maximum's gradient in x: maxᵧ f(x, y) = x₁² + x₂², so 2x.
+    let (x1, x2) = (0.3, -0.4);
+    let (_, d_x1, d_x2, _, _) = saddle::inner_max_r_vjp(x1, x2, 1.0, 1.0, 1.0);
+    let (_, t) = saddle::inner_max_f_jvp(x1, 1.0, x2, 0.5, 1.0, 0.0, 1.0, 0.0);
+    assert!((d_x1 - 2.0 * x1).abs() < 1e-9 && (d_x2 - 2.0 * x2).abs() < 1e-9);
+    assert!((t - (2.0 * x1 + x2)).abs() < 1e-9);
 }

@@ -18,6 +18,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 pub mod ba;
+mod descent;
 pub mod det;
 pub mod gmm;
 pub mod hello;
@@ -26,14 +27,16 @@ pub mod llsq;
 pub mod lse;
 pub mod lstm;
 pub mod ode;
+pub mod particle;
+pub mod saddle;
 
 mod protocol;
 
 pub use protocol::{TOOL, respond, serve};
 
 /// The modules this tool serves, in the order of the docs.
-pub const MODULES: [&str; 9] = [
-    "hello", "llsq", "lse", "gmm", "ode", "lstm", "kmeans", "det", "ba",
+pub const MODULES: [&str; 11] = [
+    "hello", "llsq", "lse", "gmm", "ode", "lstm", "kmeans", "det", "ba", "saddle", "particle",
 ];
 
 /// One entry of an answer's `timings`.
@@ -127,6 +130,8 @@ pub fn evaluate(module: &str, function: &str, input: &Value) -> Result<Evaluatio
         "kmeans" => kmeans::evaluate(function, input),
         "det" => det::evaluate(function, input),
         "ba" => ba::evaluate(function, input),
+        "saddle" => saddle::evaluate(function, input),
+        "particle" => particle::evaluate(function, input),
         _ => Err(format!("unknown module `{module}`")),
     }
 }
