@@ -43,6 +43,14 @@ impl Ctxt {
     }
 
     /// Consumes the context: all reported errors combined into one, if any.
+    /// Whether an error was reported already.
+    pub(crate) fn has_errors(&self) -> bool {
+        self.errors
+            .borrow()
+            .as_ref()
+            .is_some_and(|errors| !errors.is_empty())
+    }
+
     pub(crate) fn check(self) -> Result<(), syn::Error> {
         let errors = self.errors.borrow_mut().take().expect("Ctxt checked twice");
         let mut errors = errors.into_iter();

@@ -77,7 +77,11 @@ pub(crate) fn differentiate(args: TokenStream, input: TokenStream) -> TokenStrea
     }
     if modes.wants_hvp() {
         match second_order(args.clone(), &item, None) {
-            Ok((sig, hvp)) => generated.extend(emit::hvp(&item, &sig, &hvp)),
+            Ok((sig, hvp)) => {
+                generated.extend(emit::hvp(&item, &sig, &hvp));
+                // What the `_hvp` of callers call.
+                generated.extend(hvp_twins(&item, !modes.wants_jvp()));
+            }
             Err(failed) => {
                 let header = emit::hvp_header(&item, &failed.0);
                 let errors = failed.1.to_compile_error();
@@ -339,6 +343,49 @@ pub(crate) fn second_order(
     Ok((sig, verified(analysis::dead_code(hvp), "dead code")))
 }
 
+/// What the `_hvp` of a caller calls for a call of this function: its
+/// `_jvp_all` (with `jvp_all`, as `jvp` would make it) for the call, and its
+/// `_hvp_all`, forward mode over its `_vjp` with every float parameter
+/// active and the seed a parameter, to apply the call's pullback. Nothing if
+/// either cannot be built (a caller then gets rustc's "cannot find").
+fn hvp_twins(item: &ItemFn, jvp_all: bool) -> TokenStream {
+    let mut twins = TokenStream::new();
+    if jvp_all && let Ok((sig, tangent)) = forward_mode(TokenStream::new(), item, None, false) {
+        twins.extend(emit::jvp(item, &sig, &tangent, true));
+    }
+    let Ok((sig, vjp)) = reverse_for_forward(TokenStream::new(), item, None, OverReverse::Hvp)
+    else {
+        return twins;
+    };
+    if let Ok(tokens) = forward_over(item, &sig, &vjp, emit::NestedOf::HvpAll) {
+        twins.extend(tokens);
+    }
+    twins
+}
+
+/// Forward mode over a derivative function's IR (`_vjp`'s or `_jvp`'s),
+/// emitted as the twin `of` says: each parameter holding floats followed by
+/// its tangent.
+fn forward_over(
+    item: &ItemFn,
+    sig: &Signature,
+    func: &Function,
+    of: emit::NestedOf,
+) -> Result<TokenStream, syn::Error> {
+    let cx = Ctxt::new();
+    let names = jvp::nested_names(func);
+    let twin = jvp::nested(&cx, func, &names);
+    cx.check()?;
+    let twin = verified(analysis::dead_code(verified(twin, "nested")), "dead code");
+    let names: Vec<(String, Option<String>)> = func
+        .params
+        .iter()
+        .map(|param| func.name(param.value).unwrap_or_default().to_owned())
+        .zip(names)
+        .collect();
+    Ok(emit::nested(item, sig, &twin, of, &names))
+}
+
 /// The `nested` twins: forward mode over `_vjp` (with `vjp`, `f_vjp_jvp_all`)
 /// and over `_jvp` (with `jvp`, `f_jvp_jvp_all`), what the `_jvp` of a caller
 /// calls when the caller calls `f_vjp` or `f_jvp`.
@@ -348,22 +395,11 @@ pub(crate) fn nested_twins(
     modes: &args::Args,
 ) -> Result<TokenStream, Box<(Signature, syn::Error)>> {
     let mut twins = TokenStream::new();
-    let forward_over = |func: &Function, sig: Signature, of: emit::NestedOf| {
-        let cx = Ctxt::new();
-        let names = jvp::nested_names(func);
-        let twin = jvp::nested(&cx, func, &names);
-        if let Err(error) = cx.check() {
-            return Err(Box::new((sig, error)));
-        }
-        let twin = verified(analysis::dead_code(verified(twin, "nested")), "dead code");
-        let names: Vec<(String, Option<String>)> = func
-            .params
-            .iter()
-            .map(|param| func.name(param.value).unwrap_or_default().to_owned())
-            .zip(names)
-            .collect();
-        let tokens = emit::nested(item, &sig, &twin, of, &names);
-        Ok((sig, tokens))
+    let forward_over = |func: &Function, sig: Signature, of: emit::NestedOf| match forward_over(
+        item, &sig, func, of,
+    ) {
+        Ok(tokens) => Ok((sig, tokens)),
+        Err(error) => Err(Box::new((sig, error))),
     };
     // The twin of `_vjp`, and what the reverse twins declare inside them.
     let mut of_vjp = None;

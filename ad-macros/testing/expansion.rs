@@ -1041,6 +1041,11 @@ check_hvp!(
     "fn f(x: f64, y: f64) -> f64 { let s = x * y; s.sin() + s * x }"
 );
 check_hvp!(
+    hvp_calls_in_a_loop,
+    "hvp",
+    "fn f(x: f64, y: f64, n: usize) -> f64 { let mut s = x; for _ in 0..n { s = g(s, y) * 0.5 + y; } g(s, x) + s * y }"
+);
+check_hvp!(
     hvp_loop_with_a_tape,
     "hvp",
     "fn f(xs: &[f64], c: f64) -> f64 { let mut p = c; for i in 0..xs.len() { p = (p * xs[i]).tanh(); } p }"

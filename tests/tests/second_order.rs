@@ -322,3 +322,59 @@ fn dot_sum_axpy_matvec_and_matmul() {
         &point,
     );
 }
+
+// ---------------------------------------------------------------------------
+// Calls of differentiated functions: each call through the callee's
+// `_jvp_all`, each application of its pullback through its `_hvp_all`.
+
+/// The callee: `g(x, k) = sin(k x) + x³`, called by value with an integer.
+#[differentiate(vjp, hvp)]
+fn g(x: f64, k: f64, p: i32) -> f64 {
+    (x * k).sin() + x.powi(p)
+}
+
+/// A caller with calls in a loop (their pullbacks taped) and after it.
+#[differentiate(vjp, hvp)]
+fn calls(x: f64, y: f64, n: usize) -> f64 {
+    let mut s = x;
+    for _ in 0..n {
+        s = g(s, y, 3) * 0.5 + y;
+    }
+    g(s, x, 2) + s * y
+}
+
+#[test]
+fn calls_of_differentiated_functions() {
+    // One call: g(x, y) = sin(x y) + x³ has the Hessian
+    // [[−y² sin + 6x, cos − x y sin], [cos − x y sin, −x² sin]].
+    #[differentiate(vjp, hvp)]
+    fn once(x: f64, y: f64) -> f64 {
+        g(x, y, 3)
+    }
+    let (x, y) = (0.4, -1.2);
+    let (v_x, v_y) = (0.5, 2.0);
+    let (out, d_x, d_y, h_x, h_y) = once_hvp(x, v_x, y, v_y);
+    let (s, c) = (x * y).sin_cos();
+    assert_eq!(out.to_bits(), once(x, y).to_bits());
+    assert_close(&[d_x, d_y], &[y * c + 3.0 * x * x, x * c]);
+    let (h_xx, h_xy, h_yy) = (-y * y * s + 6.0 * x, c - x * y * s, -x * x * s);
+    assert_close(
+        &[h_x, h_y],
+        &[h_xx * v_x + h_xy * v_y, h_xy * v_x + h_yy * v_y],
+    );
+    // Calls in a loop and after it, three ways.
+    for n in [0, 1, 4] {
+        check_hvp(
+            &|p| calls(p[0], p[1], n),
+            &|p| {
+                let (out, d_x, d_y) = calls_vjp(p[0], p[1], n, 1.0);
+                (out, vec![d_x, d_y])
+            },
+            &|p, v| {
+                let (out, d_x, d_y, h_x, h_y) = calls_hvp(p[0], v[0], p[1], v[1], n);
+                (out, vec![d_x, d_y], vec![h_x, h_y])
+            },
+            &[0.3, -0.7],
+        );
+    }
+}

@@ -57,6 +57,23 @@ pub(crate) struct Forward<'a> {
     parts: HashMap<Value, Parts>,
     /// `_hvp`'s seed, the literal 1.
     one: Option<Value>,
+    /// Forward mode over `_vjp` (`_hvp`, `nested`): what stands for the
+    /// pullback of a call, the tuple of its arguments and their tangents
+    /// (see `rules::call_over_reverse`), by its value in the function built
+    /// and by the tape it is pushed on, with the call it belongs to.
+    records: HashMap<Value, Record>,
+}
+
+/// The record of a call's arguments that stands for its pullback in forward
+/// mode over `_vjp`: the callee, and the type of the tuple.
+#[derive(Clone)]
+struct Record {
+    callee: u32,
+    ty: Ty,
+    /// How many arguments the tuple holds before their tangents.
+    args: usize,
+    /// The positions of the float arguments, whose tangents follow in order.
+    floats: Vec<usize>,
 }
 
 /// Which function is built: `_jvp` from the primal IR, or `_hvp` from the
@@ -125,14 +142,22 @@ impl<'a> Forward<'a> {
         func.float_param = primal.float_param.clone();
         func.runtime_paths = primal.runtime_paths.clone();
         func.items = primal.items.clone();
-        func.user_calls = primal
-            .user_calls
+        // Calls go to the callee's `_jvp_all`. Over `_vjp`, call `i`'s
+        // pullback is applied through entry `n + i`, its `_hvp_all`.
+        let over_reverse = matches!(mode, Derivative::Hvp | Derivative::Nested);
+        let entries: &[&'static str] = match over_reverse {
+            true => &["_jvp_all", "_hvp_all"],
+            false => &[suffix],
+        };
+        func.user_calls = entries
             .iter()
-            .map(|call| UserCall {
-                path: call.path.clone(),
-                suffix,
-                checkpoint: false,
-                into: call.into,
+            .flat_map(|&suffix| {
+                primal.user_calls.iter().map(move |call| UserCall {
+                    path: call.path.clone(),
+                    suffix,
+                    checkpoint: false,
+                    into: call.into,
+                })
             })
             .collect();
         Forward {
@@ -145,6 +170,7 @@ impl<'a> Forward<'a> {
             tangents: vec![None; primal.insts.len()],
             parts: HashMap::new(),
             one: None,
+            records: HashMap::new(),
         }
     }
 
@@ -511,8 +537,20 @@ impl Forward<'_> {
     fn push_another(&mut self, value: Value) -> Value {
         let mut inst = self.primal.inst(value).clone();
         inst.map_operands(|operand| self.copy(operand));
-        self.builder
-            .push(inst, self.primal.ty(value).clone(), self.primal.span(value))
+        // A pullback popped from a tape is the record pushed on it.
+        let record = match &inst {
+            Inst::Pop(tape) => self.records.get(tape).cloned(),
+            _ => None,
+        };
+        let ty = match &record {
+            Some(record) => record.ty.clone(),
+            None => self.primal.ty(value).clone(),
+        };
+        let new = self.builder.push(inst, ty, self.primal.span(value));
+        if let Some(record) = record {
+            self.records.insert(new, record);
+        }
+        new
     }
 
     /// Records `new` as the copy of `value`, with its name.

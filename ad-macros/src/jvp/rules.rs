@@ -21,9 +21,19 @@ pub(super) fn instruction(fx: &mut Forward<'_>, value: Value) {
     match inst {
         Inst::If { cond, then, els } => return branch(fx, value, cond, &then, &els),
         Inst::For { .. } | Inst::While { .. } => return looped(fx, value),
-        Inst::Forward { .. } if matches!(fx.mode, Derivative::Hvp | Derivative::Nested) => {
-            fx.unsupported(primal.span(value), "calls of differentiated functions");
-            fx.push_copy(value);
+        Inst::Forward { callee, args }
+            if matches!(fx.mode, Derivative::Hvp | Derivative::Nested) =>
+        {
+            return call_over_reverse(fx, value, callee, &args);
+        }
+        Inst::Apply { pullback, args } => return apply_over_reverse(fx, value, pullback, &args),
+        Inst::Push(tape, x) if fx.records.contains_key(&fx.copy(x)) => {
+            // A call's record, on the tape its pullback had.
+            let (tape, x) = (fx.copy(tape), fx.copy(x));
+            let record = fx.records[&x].clone();
+            fx.records.insert(tape, record);
+            fx.builder
+                .push(Inst::Push(tape, x), Ty::Unit, primal.span(value));
             return;
         }
         Inst::Forward { callee, args } => return call(fx, value, callee, &args),
@@ -39,11 +49,22 @@ pub(super) fn instruction(fx: &mut Forward<'_>, value: Value) {
                 }
                 _ => index,
             };
+            // A call's pullback is its record (see `call_over_reverse`).
+            let record = match primal.ty(value) {
+                Ty::Pullback => fx.records.get(&fx.copy(tuple)).cloned(),
+                _ => None,
+            };
+            let ty = record
+                .as_ref()
+                .map_or_else(|| primal.ty(value).clone(), |record| record.ty.clone());
             let new = fx.builder.push(
                 Inst::Extract(fx.copy(tuple), position),
-                primal.ty(value).clone(),
+                ty,
                 primal.span(value),
             );
+            if let Some(record) = record {
+                fx.records.insert(new, record);
+            }
             fx.set_copy(value, new);
             if fx.is_active(value)
                 && let Some(tangent) = fx.component(tuple, index as usize)
@@ -238,7 +259,7 @@ pub(super) fn instruction(fx: &mut Forward<'_>, value: Value) {
         Inst::FieldUpdate { .. } | Inst::Some(_) | Inst::Apply { .. } | Inst::Curvature(..) => {
             let what = match inst {
                 Inst::FieldUpdate { .. } => "parameter structs",
-                Inst::Apply { .. } => "calls of differentiated functions",
+                Inst::Apply { .. } => unreachable!("handled above"),
                 _ => "calls inside branches",
             };
             fx.unsupported(span, what);
@@ -761,6 +782,170 @@ fn looped(fx: &mut Forward<'_>, value: Value) {
     fx.set_copy(value, new);
     fx.parts
         .insert(value, Parts::Indices(positions(k, &active)));
+}
+
+/// A call in `_vjp`'s IR, under forward mode over it (`_hvp`, `nested`):
+/// the callee's `_jvp_all` gives the output and its tangent, and the call's
+/// pullback becomes its record, the tuple of its arguments and their
+/// tangents, which the application of the pullback hands to the callee's
+/// `_hvp_all` (see [`apply_over_reverse`]). Callees taking floats and
+/// integers and returning one float only.
+fn call_over_reverse(fx: &mut Forward<'_>, value: Value, callee: u32, args: &[(Value, Mode)]) {
+    let primal = fx.primal;
+    let span = primal.span(value);
+    let Ty::Tuple(tys) = primal.ty(value).clone() else {
+        unreachable!("a call's pair")
+    };
+    let call = &primal.user_calls[callee as usize];
+    let supported = !call.into
+        && tys[0].is_float()
+        && args
+            .iter()
+            .all(|&(arg, _)| primal.ty(arg).is_float() || *primal.ty(arg) == Ty::Int);
+    if !supported {
+        fx.unsupported(
+            span,
+            "calls of differentiated functions that take or return buffers, tuples or structs",
+        );
+        fx.push_copy(value);
+        return;
+    }
+    let mut new_args = Vec::new();
+    let mut record = Vec::new();
+    let mut floats = Vec::new();
+    let mut tangents = Vec::new();
+    for (position, &(arg, mode)) in args.iter().enumerate() {
+        let copy = fx.copy(arg);
+        new_args.push((copy, mode));
+        record.push(copy);
+        if primal.ty(arg).is_float() {
+            let tangent = fx.tangent_whole(arg);
+            new_args.push((tangent, mode));
+            tangents.push(tangent);
+            floats.push(position);
+        }
+    }
+    let output = tys[0].clone();
+    let pair = fx.builder.push(
+        Inst::Forward {
+            callee,
+            args: new_args,
+        },
+        Ty::Tuple(vec![output.clone(), output.clone()]),
+        span,
+    );
+    let out = fx
+        .builder
+        .push(Inst::Extract(pair, 0), output.clone(), span);
+    let t_out = fx
+        .builder
+        .push(Inst::Extract(pair, 1), output.clone(), span);
+    let n = record.len();
+    record.extend(tangents);
+    let record_ty = Ty::Tuple(
+        record
+            .iter()
+            .map(|&v| fx.builder.func().ty(v).clone())
+            .collect(),
+    );
+    let record_value = fx
+        .builder
+        .push(Inst::Tuple(record), record_ty.clone(), span);
+    let copy = fx.builder.push(
+        Inst::Tuple(vec![out, record_value]),
+        Ty::Tuple(vec![output, record_ty.clone()]),
+        span,
+    );
+    let info = super::Record {
+        callee,
+        ty: record_ty,
+        args: n,
+        floats,
+    };
+    fx.records.insert(copy, info);
+    fx.set_copy(value, copy);
+    fx.parts
+        .insert(value, Parts::Values(vec![Some(t_out), None]));
+}
+
+/// The application of a call's pullback, under forward mode over `_vjp`:
+/// the callee's `_hvp_all` at the arguments the record holds, along their
+/// tangents, seeded with the seed and its tangent, gives the adjoints of
+/// the call's float arguments and their tangents.
+fn apply_over_reverse(fx: &mut Forward<'_>, value: Value, pullback: Value, args: &[(Value, Mode)]) {
+    let primal = fx.primal;
+    let span = primal.span(value);
+    let record_value = fx.copy(pullback);
+    let Some(record) = fx.records.get(&record_value).cloned() else {
+        // The call was reported already (or its pullback left a branch,
+        // which `Inst::Some` reports); anything else is a bug of ours.
+        if !fx.cx.has_errors() {
+            fx.unsupported(span, "this call of a differentiated function");
+        }
+        fx.push_copy(value);
+        return;
+    };
+    let Ty::Tuple(field_tys) = record.ty.clone() else {
+        unreachable!("a record is a tuple")
+    };
+    let field = |fx: &mut Forward<'_>, index: usize| {
+        let index32 = u32::try_from(index).expect("small");
+        fx.builder.push(
+            Inst::Extract(record_value, index32),
+            field_tys[index].clone(),
+            span,
+        )
+    };
+    let mut new_args = Vec::new();
+    for position in 0..record.args {
+        let arg = field(fx, position);
+        new_args.push((arg, Mode::Val));
+        if let Some(k) = record.floats.iter().position(|&f| f == position) {
+            let tangent = field(fx, record.args + k);
+            new_args.push((tangent, Mode::Val));
+        }
+    }
+    let &[(seed, _)] = args else {
+        unreachable!("the pullback of a call of floats takes its seed only")
+    };
+    new_args.push((fx.copy(seed), Mode::Val));
+    new_args.push((fx.tangent_whole(seed), Mode::Val));
+    let float_ty = fx.primal.ty(seed).clone();
+    let k = record.floats.len();
+    let half = Ty::Tuple(vec![float_ty.clone(); k + 1]);
+    let entry = u32::try_from(fx.primal.user_calls.len()).expect("small") + record.callee;
+    let both = fx.builder.push(
+        Inst::Forward {
+            callee: entry,
+            args: new_args,
+        },
+        Ty::Tuple(vec![half.clone(), half.clone()]),
+        span,
+    );
+    let value_half = fx.builder.push(Inst::Extract(both, 0), half.clone(), span);
+    let tangent_half = fx.builder.push(Inst::Extract(both, 1), half, span);
+    let pick = |fx: &mut Forward<'_>, of: Value, i: usize| {
+        let index = u32::try_from(i + 1).expect("small");
+        fx.builder
+            .push(Inst::Extract(of, index), float_ty.clone(), span)
+    };
+    let adjoints: Vec<Value> = (0..k).map(|i| pick(fx, value_half, i)).collect();
+    let tangents: Vec<Value> = (0..k).map(|i| pick(fx, tangent_half, i)).collect();
+    match k {
+        1 => {
+            fx.set_copy(value, adjoints[0]);
+            fx.set_tangent(value, tangents[0]);
+        }
+        _ => {
+            let ty = primal.ty(value).clone();
+            let copy = fx.builder.push(Inst::Tuple(adjoints), ty, span);
+            fx.set_copy(value, copy);
+            fx.parts.insert(
+                value,
+                Parts::Values(tangents.into_iter().map(Some).collect()),
+            );
+        }
+    }
 }
 
 /// A call of a function with a derivative of its own: its `_jvp`, passed a
