@@ -477,6 +477,102 @@ fn early_return_from_a_branch_and_from_inside_a_loop() {
     }
 }
 
+/// Newton's iteration for `√a` whose tail is a `loop` left by `return`, the
+/// way a solver is usually written.
+#[differentiate(vjp, jvp)]
+fn newton_sqrt_tail_loop(a: f64) -> f64 {
+    let mut x = a;
+    loop {
+        let next = 0.5 * (x + a / x);
+        if (next - x).abs() < 1e-12 {
+            return next;
+        }
+        x = next;
+    }
+}
+
+/// A tail `if` with a `return` in one branch and the value in the other, and
+/// a tail `for` that returns from inside. (The `return` is the point here.)
+#[allow(clippy::needless_return)]
+#[differentiate(vjp, jvp)]
+fn tail_if_returning(x: f64, y: f64) -> f64 {
+    let s = x * y;
+    if s > 1.0 {
+        return s.ln();
+    } else {
+        s * s
+    }
+}
+
+#[differentiate(vjp, jvp)]
+fn tail_for_returning(x: f64, n: usize) -> f64 {
+    let mut s = x;
+    for _ in 0..n {
+        if s > 10.0 {
+            return s.sqrt();
+        }
+        s = s * s + 1.0;
+    }
+    s
+}
+
+#[test]
+fn returns_from_inside_the_tail_expression() {
+    for a in [0.5, 2.0, 9.0] {
+        let grad = check_scalar(
+            |p| newton_sqrt_tail_loop(p[0]),
+            vjp1!(newton_sqrt_tail_loop_vjp),
+            &[a],
+        );
+        assert!((newton_sqrt_tail_loop(a) - a.sqrt()).abs() < 1e-12);
+        assert_close(&grad, &[0.5 / a.sqrt()]);
+        let (out, t) = newton_sqrt_tail_loop_jvp(a, 1.0);
+        assert_eq!(out.to_bits(), newton_sqrt_tail_loop(a).to_bits());
+        assert!((t - grad[0]).abs() < 1e-12);
+    }
+    for (x, y) in [(2.0, 3.0), (0.2, 0.3)] {
+        let grad = check_scalar(
+            |p| tail_if_returning(p[0], p[1]),
+            |p, seed| {
+                let (out, d_x, d_y) = tail_if_returning_vjp(p[0], p[1], seed);
+                (out, vec![d_x, d_y])
+            },
+            &[x, y],
+        );
+        let s = x * y;
+        let expected = if s > 1.0 {
+            [1.0 / x, 1.0 / y]
+        } else {
+            [2.0 * s * y, 2.0 * s * x]
+        };
+        assert_close(&grad, &expected);
+        let (_, t) = tail_if_returning_jvp(x, 1.0, y, 0.0);
+        assert!((t - grad[0]).abs() < 1e-12);
+    }
+    for n in [0, 1, 2, 4] {
+        let x = 1.3;
+        let grad = check_scalar(
+            |p| tail_for_returning(p[0], n),
+            vjp1!(tail_for_returning_vjp, n),
+            &[x],
+        );
+        // By hand: s ← s² + 1 until s > 10, then √s.
+        let (mut s, mut ds) = (x, 1.0);
+        let mut expected = None;
+        for _ in 0..n {
+            if s > 10.0 {
+                expected = Some(ds / (2.0 * s.sqrt()));
+                break;
+            }
+            ds *= 2.0 * s;
+            s = s * s + 1.0;
+        }
+        assert_close(&grad, &[expected.unwrap_or(ds)]);
+        let (_, t) = tail_for_returning_jvp(x, 1.0, n);
+        assert!((t - grad[0]).abs() < 1e-9 * grad[0].abs().max(1.0));
+    }
+}
+
 // The user's loop never loops: clippy says so about it, and must say nothing
 // more about the generated one.
 #[allow(clippy::never_loop)]

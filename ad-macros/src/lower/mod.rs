@@ -289,10 +289,14 @@ impl Lower<'_> {
             let span = block.brace_token.span.close();
             return Ok(self.push(Inst::Tuple(Vec::new()), Ty::Tuple(Vec::new()), span));
         }
-        let early_return = block
-            .stmts
-            .split_last()
-            .is_some_and(|(_, init)| init.iter().any(|stmt| exits::Exits::of_stmt(stmt).returns));
+        // A `return` before the last statement, or inside it (a tail `loop`
+        // or `if` that returns from within), but not the last statement
+        // being a `return` itself.
+        let early_return = block.stmts.split_last().is_some_and(|(last, init)| {
+            init.iter().any(|stmt| exits::Exits::of_stmt(stmt).returns)
+                || (!matches!(last, Stmt::Expr(Expr::Return(_), _))
+                    && exits::Exits::of_stmt(last).returns)
+        });
         if early_return {
             return self.returning_body(block, output_ty);
         }
