@@ -122,3 +122,50 @@ fn forward_mode_over_the_gradient_of_a_buffer() {
     let fd = (at(h) - at(-h)) / (2.0 * h);
     assert!((t - fd).abs() < 1e-6 * fd.abs().max(1.0), "{t} vs {fd}");
 }
+
+/// A `nested` function that calls another differentiated function: its twin
+/// of `_vjp` goes through the callee's `_jvp_all` and `_hvp_all`.
+#[differentiate(vjp, jvp, hvp)]
+fn inner(x: f64, y: f64) -> f64 {
+    (x * y).sin()
+}
+
+#[differentiate(vjp, nested)]
+fn outer(x: f64, y: f64) -> f64 {
+    inner(x, y) * x + y * y
+}
+
+/// `∂outer/∂y`, by reverse mode inside, differentiated by both modes.
+#[differentiate(vjp, jvp)]
+fn outer_slope(x: f64, y: f64) -> f64 {
+    let (_, _, d_y) = outer_vjp(x, y, 1.0);
+    d_y
+}
+
+#[test]
+fn a_nested_function_may_call_functions_with_hvp() {
+    // outer = x sin(xy) + y², ∂/∂y = x² cos(xy) + 2y, whose gradient is
+    // (2x cos(xy) − x² y sin(xy), −x³ sin(xy) + 2).
+    let (x, y): (f64, f64) = (0.6, -0.9);
+    let s = x * y;
+    let expected = [
+        2.0 * x * s.cos() - x * x * y * s.sin(),
+        -x * x * x * s.sin() + 2.0,
+    ];
+    assert!((outer_slope(x, y) - (x * x * s.cos() + 2.0 * y)).abs() < 1e-12);
+    let grad = check_scalar(
+        |p| outer_slope(p[0], p[1]),
+        |p, seed| {
+            let (out, d_x, d_y) = outer_slope_vjp(p[0], p[1], seed);
+            (out, vec![d_x, d_y])
+        },
+        &[x, y],
+    );
+    assert_close(&grad, &expected);
+    check_jvp(
+        |p| outer_slope(p[0], p[1]),
+        |p, u| outer_slope_jvp(p[0], u[0], p[1], u[1]),
+        &grad,
+        &[x, y],
+    );
+}

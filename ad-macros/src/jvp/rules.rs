@@ -789,7 +789,7 @@ fn looped(fx: &mut Forward<'_>, value: Value) {
 /// pullback becomes its record, the tuple of its arguments and their
 /// tangents, which the application of the pullback hands to the callee's
 /// `_hvp_all` (see [`apply_over_reverse`]). Callees taking floats and
-/// integers and returning one float only.
+/// integers and returning one float only, and not in `_jvp`'s IR.
 fn call_over_reverse(fx: &mut Forward<'_>, value: Value, callee: u32, args: &[(Value, Mode)]) {
     let primal = fx.primal;
     let span = primal.span(value);
@@ -797,6 +797,16 @@ fn call_over_reverse(fx: &mut Forward<'_>, value: Value, callee: u32, args: &[(V
         unreachable!("a call's pair")
     };
     let call = &primal.user_calls[callee as usize];
+    // In `_jvp`'s IR (the `nested` twin of `_jvp`) a call's pair is the
+    // output and its tangent, not a pullback: not supported yet.
+    if tys.get(1) != Some(&Ty::Pullback) {
+        fx.unsupported(
+            span,
+            "calls of differentiated functions in the twin of `_jvp`",
+        );
+        fx.push_copy(value);
+        return;
+    }
     let supported = !call.into
         && tys[0].is_float()
         && args
