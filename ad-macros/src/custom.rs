@@ -60,6 +60,7 @@ pub(crate) fn custom_jvp(args: TokenStream, input: TokenStream) -> TokenStream {
                 let rule: fn(#(#types),*) #returned = #rule;
             };
             let names: Vec<TokenStream> = names.collect();
+            let lanes = lanes_twin(&item, &sig, &binding);
             // `_jvp_all`, which callers call, is the same (see `emit::Entry`).
             quote! {
                 #item
@@ -71,6 +72,7 @@ pub(crate) fn custom_jvp(args: TokenStream, input: TokenStream) -> TokenStream {
                     #binding
                     rule(#(#names),*)
                 }
+                #lanes
             }
         }
         (Err(error), _) => {
@@ -79,6 +81,56 @@ pub(crate) fn custom_jvp(args: TokenStream, input: TokenStream) -> TokenStream {
         }
         (Ok(()), None) => unreachable!("a missing rule is an error"),
     }
+}
+
+/// For a rule of a function of floats (and integers) returning one float,
+/// the `_jvp_lanes_all` that callers differentiated with `jvp_lanes` call:
+/// the rule once per lane, each with that lane's tangents (with zero
+/// tangents once if there are no lanes, for the output).
+fn lanes_twin(item: &ItemFn, sig: &Signature, binding: &TokenStream) -> Option<TokenStream> {
+    let floats_only = sig.output_ty.is_float()
+        && sig.params.iter().all(|param| {
+            !param.is_receiver() && (param.ir_ty.is_float() || param.ir_ty == crate::ir::Ty::Int)
+        });
+    if !floats_only {
+        return None;
+    }
+    let k = crate::expand::lanes_param(item);
+    let header = emit::jvp_header_named(item, sig, true, Some(&k));
+    let tangents = crate::jvp::tangent_names(sig);
+    let lane_args = |at: TokenStream| -> Vec<TokenStream> {
+        let mut args = Vec::new();
+        for (param, tangent) in sig.params.iter().zip(&tangents) {
+            args.push(emit::ident(&param.name, param.span).to_token_stream());
+            if let Some(tangent) = tangent {
+                let tangent = emit::ident(tangent, param.span);
+                args.push(match &at {
+                    at if at.is_empty() => quote!(::ad_runtime::Float::ZERO),
+                    at => quote!(#tangent[#at]),
+                });
+            }
+        }
+        args
+    };
+    let per_lane = lane_args(quote!(lane));
+    let no_lane = lane_args(TokenStream::new());
+    Some(quote! {
+        #header {
+            #binding
+            if #k == 0 {
+                let (out, _) = rule(#(#no_lane),*);
+                return (out, ::ad_runtime::Lanes::ZERO);
+            }
+            let mut t_out = ::ad_runtime::Lanes::ZERO;
+            let mut out = ::ad_runtime::Float::ZERO;
+            for lane in 0..#k {
+                let (value, tangent) = rule(#(#per_lane),*);
+                out = value;
+                t_out[lane] = tangent;
+            }
+            (out, t_out)
+        }
+    })
 }
 
 pub(crate) fn custom_vjp(args: TokenStream, input: TokenStream) -> TokenStream {

@@ -8,7 +8,7 @@
 //! the same way.
 #![allow(clippy::needless_range_loop)]
 
-use ad_runtime::{Float, Lanes, differentiate, jacobian};
+use ad_runtime::{Float, Lanes, custom_jvp, custom_vjp, differentiate, jacobian};
 use ad_tests::{assert_close, check_jvp, check_lanes, check_scalar, check_vector};
 
 type L3 = Lanes<f64, 3>;
@@ -461,4 +461,67 @@ fn wrt_and_the_jacobian_of_a_trajectory() {
         |p, u| trajectory_jvp_lanes(p, u, x0, steps),
         &k,
     );
+}
+
+// ---------------------------------------------------------------------------
+// A callee with its own forward rule: `_jvp_lanes` calls the rule lane by lane.
+
+#[custom_vjp(softplus_vjp_rule)]
+#[custom_jvp(softplus_jvp_rule)]
+fn softplus(x: f64, k: i32) -> f64 {
+    let y = x * f64::from(k);
+    if y > 30.0 { y } else { y.exp().ln_1p() }
+}
+
+fn softplus_vjp_rule(x: f64, k: i32, _out: f64, d_out: f64) -> f64 {
+    d_out * f64::from(k) / (1.0 + (-x * f64::from(k)).exp())
+}
+
+fn softplus_jvp_rule(x: f64, t_x: f64, k: i32) -> (f64, f64) {
+    (
+        softplus(x, k),
+        t_x * f64::from(k) / (1.0 + (-x * f64::from(k)).exp()),
+    )
+}
+
+#[differentiate(vjp, jvp, jvp_lanes)]
+fn uses_a_custom_rule(x: f64, y: f64) -> f64 {
+    softplus(x * y, 2) + x
+}
+
+#[test]
+fn callees_with_a_custom_forward_rule() {
+    let (x, y) = (0.4, -0.7);
+    let (out, t) = uses_a_custom_rule_jvp_lanes(x, Lanes([1.0, 0.0]), y, Lanes([0.0, 1.0]));
+    assert_eq!(out.to_bits(), uses_a_custom_rule(x, y).to_bits());
+    let sigma = 1.0 / (1.0 + (-2.0 * x * y).exp());
+    assert_close(&t.0, &[2.0 * y * sigma + 1.0, 2.0 * x * sigma]);
+    let grad = check_scalar(
+        |p| uses_a_custom_rule(p[0], p[1]),
+        |p, seed| {
+            let (out, d_x, d_y) = uses_a_custom_rule_vjp(p[0], p[1], seed);
+            (out, vec![d_x, d_y])
+        },
+        &[x, y],
+    );
+    check_jvp(
+        |p| uses_a_custom_rule(p[0], p[1]),
+        |p, u| uses_a_custom_rule_jvp(p[0], u[0], p[1], u[1]),
+        &grad,
+        &[x, y],
+    );
+    check_lanes(
+        |p, u| {
+            let (out, t) = uses_a_custom_rule_jvp(p[0], u[0], p[1], u[1]);
+            (vec![out], vec![t])
+        },
+        |p, u| {
+            let (out, t) = uses_a_custom_rule_jvp_lanes(p[0], u[0], p[1], u[1]);
+            (vec![out], one(t))
+        },
+        &[x, y],
+    );
+    // No lanes at all: the output alone.
+    let (out, t) = uses_a_custom_rule_jvp_lanes::<0>(x, Lanes([]), y, Lanes([]));
+    assert_eq!((out, t.0), (uses_a_custom_rule(x, y), []));
 }
