@@ -378,3 +378,63 @@ fn calls_of_differentiated_functions() {
         );
     }
 }
+
+/// A callee reading a buffer: the application of its pullback is given the
+/// buffer, its direction, its shadow and the shadow's `H·v` part.
+#[differentiate(vjp, hvp)]
+fn weighted(xs: &[f64], c: f64) -> f64 {
+    let mut s = 0.0;
+    for i in 0..xs.len() {
+        s += (xs[i] * c).sin() * xs[i];
+    }
+    s
+}
+
+/// A callee of a buffer alone, returning its output without adjoints.
+#[differentiate(vjp, hvp)]
+fn corner(xs: &[f64]) -> f64 {
+    xs[0] * xs[1] * xs[1]
+}
+
+#[differentiate(vjp, hvp)]
+fn calls_with_buffers(xs: &[f64], c: f64, n: usize) -> f64 {
+    let mut s = c;
+    for _ in 0..n {
+        s = weighted(xs, s) * 0.3 + c;
+    }
+    weighted(xs, s * c) + corner(xs) * s
+}
+
+#[test]
+fn calls_passing_buffers() {
+    let point = [0.3, -0.5, 0.8, 0.7];
+    for n in [0, 2] {
+        check_hvp(
+            &|p| calls_with_buffers(&p[..3], p[3], n),
+            &|p| {
+                let mut d_xs = vec![0.0; 3];
+                let (out, d_c) = calls_with_buffers_vjp(&p[..3], &mut d_xs, p[3], n, 1.0);
+                d_xs.push(d_c);
+                (out, d_xs)
+            },
+            &|p, v| {
+                let (mut d_xs, mut hv_xs) = (vec![0.0; 3], vec![0.0; 3]);
+                let (out, d_c, hv_c) =
+                    calls_with_buffers_hvp(&p[..3], &v[..3], &mut d_xs, &mut hv_xs, p[3], v[3], n);
+                d_xs.push(d_c);
+                hv_xs.push(hv_c);
+                (out, d_xs, hv_xs)
+            },
+            &point,
+        );
+    }
+    // `corner` alone: H = [[0, 2y], [2y, 2x]] at (x, y) = (0.3, -0.5).
+    #[differentiate(vjp, hvp)]
+    fn just_corner(xs: &[f64]) -> f64 {
+        corner(xs)
+    }
+    let (mut d, mut hv) = ([0.0; 2], [0.0; 2]);
+    just_corner_hvp(&[0.3, -0.5], &[1.0, 2.0], &mut d, &mut hv);
+    assert_close(&d, &[0.25, -0.3]);
+    assert_close(&hv, &[-2.0, -1.0 + 1.2]);
+}

@@ -65,15 +65,25 @@ pub(crate) struct Forward<'a> {
 }
 
 /// The record of a call's arguments that stands for its pullback in forward
-/// mode over `_vjp`: the callee, and the type of the tuple.
+/// mode over `_vjp`: the callee, the type of the tuple, and where each
+/// argument is.
 #[derive(Clone)]
 struct Record {
     callee: u32,
     ty: Ty,
-    /// How many arguments the tuple holds before their tangents.
-    args: usize,
-    /// The positions of the float arguments, whose tangents follow in order.
-    floats: Vec<usize>,
+    args: Vec<RecordArg>,
+}
+
+/// Where an argument of a recorded call is.
+#[derive(Clone, Copy)]
+enum RecordArg {
+    /// A float at `at` of the record, its tangent at `tangent`.
+    Float { at: usize, tangent: usize },
+    /// An integer at `at`.
+    Int { at: usize },
+    /// A buffer read by the call: the application of the pullback is given
+    /// it and its shadow, in the order of the call's buffers.
+    Buffer,
 }
 
 /// Which function is built: `_jvp` from the primal IR, or `_hvp` from the

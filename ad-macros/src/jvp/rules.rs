@@ -809,32 +809,56 @@ fn call_over_reverse(fx: &mut Forward<'_>, value: Value, callee: u32, args: &[(V
     }
     let supported = !call.into
         && tys[0].is_float()
-        && args
-            .iter()
-            .all(|&(arg, _)| primal.ty(arg).is_float() || *primal.ty(arg) == Ty::Int);
+        && args.iter().all(|&(arg, mode)| {
+            let ty = primal.ty(arg);
+            ty.is_float() || *ty == Ty::Int || (ty.is_float_buf() && mode == Mode::Ref)
+        });
     if !supported {
         fx.unsupported(
             span,
-            "calls of differentiated functions that take or return buffers, tuples or structs",
+            "calls of differentiated functions that write a buffer or return a buffer, a tuple or a struct",
         );
         fx.push_copy(value);
         return;
     }
+    // Floats and integers at their positions in the record, the floats'
+    // tangents after them; buffers are given to the application.
     let mut new_args = Vec::new();
-    let mut record = Vec::new();
-    let mut floats = Vec::new();
+    let mut values = Vec::new();
     let mut tangents = Vec::new();
-    for (position, &(arg, mode)) in args.iter().enumerate() {
+    let mut slots = Vec::new();
+    for &(arg, mode) in args {
         let copy = fx.copy(arg);
         new_args.push((copy, mode));
-        record.push(copy);
-        if primal.ty(arg).is_float() {
+        let ty = primal.ty(arg);
+        if ty.is_float_buf() {
+            new_args.push((fx.tangent_whole(arg), mode));
+            slots.push(super::RecordArg::Buffer);
+        } else if ty.is_float() {
             let tangent = fx.tangent_whole(arg);
             new_args.push((tangent, mode));
+            slots.push(super::RecordArg::Float {
+                at: values.len(),
+                tangent: tangents.len(),
+            });
+            values.push(copy);
             tangents.push(tangent);
-            floats.push(position);
+        } else {
+            slots.push(super::RecordArg::Int { at: values.len() });
+            values.push(copy);
         }
     }
+    let n = values.len();
+    let record_args: Vec<super::RecordArg> = slots
+        .into_iter()
+        .map(|slot| match slot {
+            super::RecordArg::Float { at, tangent } => super::RecordArg::Float {
+                at,
+                tangent: n + tangent,
+            },
+            slot => slot,
+        })
+        .collect();
     let output = tys[0].clone();
     let pair = fx.builder.push(
         Inst::Forward {
@@ -850,17 +874,16 @@ fn call_over_reverse(fx: &mut Forward<'_>, value: Value, callee: u32, args: &[(V
     let t_out = fx
         .builder
         .push(Inst::Extract(pair, 1), output.clone(), span);
-    let n = record.len();
-    record.extend(tangents);
+    values.extend(tangents);
     let record_ty = Ty::Tuple(
-        record
+        values
             .iter()
             .map(|&v| fx.builder.func().ty(v).clone())
             .collect(),
     );
     let record_value = fx
         .builder
-        .push(Inst::Tuple(record), record_ty.clone(), span);
+        .push(Inst::Tuple(values), record_ty.clone(), span);
     let copy = fx.builder.push(
         Inst::Tuple(vec![out, record_value]),
         Ty::Tuple(vec![output, record_ty.clone()]),
@@ -869,8 +892,7 @@ fn call_over_reverse(fx: &mut Forward<'_>, value: Value, callee: u32, args: &[(V
     let info = super::Record {
         callee,
         ty: record_ty,
-        args: n,
-        floats,
+        args: record_args,
     };
     fx.records.insert(copy, info);
     fx.set_copy(value, copy);
@@ -879,9 +901,11 @@ fn call_over_reverse(fx: &mut Forward<'_>, value: Value, callee: u32, args: &[(V
 }
 
 /// The application of a call's pullback, under forward mode over `_vjp`:
-/// the callee's `_hvp_all` at the arguments the record holds, along their
-/// tangents, seeded with the seed and its tangent, gives the adjoints of
-/// the call's float arguments and their tangents.
+/// the callee's `_hvp_all` at the floats and integers the record holds,
+/// along their tangents, with each buffer the application is given, its
+/// tangent, its shadow and the shadow's tangent, seeded with the seed and
+/// its tangent, gives the adjoints of the call's floats and their tangents
+/// (and adds the buffers' into their shadows and the shadows' tangents).
 fn apply_over_reverse(fx: &mut Forward<'_>, value: Value, pullback: Value, args: &[(Value, Mode)]) {
     let primal = fx.primal;
     let span = primal.span(value);
@@ -906,23 +930,44 @@ fn apply_over_reverse(fx: &mut Forward<'_>, value: Value, pullback: Value, args:
             span,
         )
     };
+    let (seed_arg, buffers) = args.split_last().expect("a pullback takes its seed");
+    let mut buffers = buffers.chunks_exact(2);
     let mut new_args = Vec::new();
-    for position in 0..record.args {
-        let arg = field(fx, position);
-        new_args.push((arg, Mode::Val));
-        if let Some(k) = record.floats.iter().position(|&f| f == position) {
-            let tangent = field(fx, record.args + k);
-            new_args.push((tangent, Mode::Val));
+    let mut floats = 0;
+    for arg in &record.args {
+        match *arg {
+            super::RecordArg::Float { at, tangent } => {
+                let value = field(fx, at);
+                let tangent = field(fx, tangent);
+                new_args.extend([(value, Mode::Val), (tangent, Mode::Val)]);
+                floats += 1;
+            }
+            super::RecordArg::Int { at } => {
+                let value = field(fx, at);
+                new_args.push((value, Mode::Val));
+            }
+            super::RecordArg::Buffer => {
+                let &[(buf, _), (shadow, _)] = buffers.next().expect("a buffer and its shadow")
+                else {
+                    unreachable!("pairs")
+                };
+                new_args.push((fx.copy(buf), Mode::Ref));
+                new_args.push((fx.tangent_whole(buf), Mode::Ref));
+                new_args.push((fx.copy(shadow), Mode::Mut));
+                new_args.push((fx.tangent_whole(shadow), Mode::Mut));
+            }
         }
     }
-    let &[(seed, _)] = args else {
-        unreachable!("the pullback of a call of floats takes its seed only")
-    };
+    let seed = seed_arg.0;
     new_args.push((fx.copy(seed), Mode::Val));
     new_args.push((fx.tangent_whole(seed), Mode::Val));
     let float_ty = fx.primal.ty(seed).clone();
-    let k = record.floats.len();
-    let half = Ty::Tuple(vec![float_ty.clone(); k + 1]);
+    // `_hvp_all` returns what `_vjp` returns (the output, then the floats'
+    // adjoints; the output alone without floats), and its tangent.
+    let half = match floats {
+        0 => float_ty.clone(),
+        k => Ty::Tuple(vec![float_ty.clone(); k + 1]),
+    };
     let entry = u32::try_from(fx.primal.user_calls.len()).expect("small") + record.callee;
     let both = fx.builder.push(
         Inst::Forward {
@@ -939,9 +984,9 @@ fn apply_over_reverse(fx: &mut Forward<'_>, value: Value, pullback: Value, args:
         fx.builder
             .push(Inst::Extract(of, index), float_ty.clone(), span)
     };
-    let adjoints: Vec<Value> = (0..k).map(|i| pick(fx, value_half, i)).collect();
-    let tangents: Vec<Value> = (0..k).map(|i| pick(fx, tangent_half, i)).collect();
-    match k {
+    let adjoints: Vec<Value> = (0..floats).map(|i| pick(fx, value_half, i)).collect();
+    let tangents: Vec<Value> = (0..floats).map(|i| pick(fx, tangent_half, i)).collect();
+    match floats {
         1 => {
             fx.set_copy(value, adjoints[0]);
             fx.set_tangent(value, tangents[0]);

@@ -1,15 +1,18 @@
 use ad_runtime::differentiate;
 
-#[differentiate(vjp, hvp)]
-fn g(xs: &[f64]) -> f64 {
-    xs[0] * xs[1]
+#[differentiate]
+fn scale(xs: &mut [f64], k: f64) {
+    for x in xs.iter_mut() {
+        *x *= k;
+    }
 }
 
-// `_hvp` handles calls of functions of floats and integers; a buffer argument
-// is not supported yet.
+// `_hvp` handles calls that read buffers; a call that writes one is not
+// supported yet.
 #[differentiate(vjp, hvp)]
-fn f(xs: &[f64], k: f64) -> f64 {
-    g(xs) * k
+fn f(xs: &mut [f64], k: f64) -> f64 {
+    scale(xs, k);
+    xs[0] * xs[1]
 }
 
 fn main() {}

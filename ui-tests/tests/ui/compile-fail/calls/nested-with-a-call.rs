@@ -1,15 +1,16 @@
 use ad_runtime::differentiate;
 
-#[differentiate(vjp, hvp)]
-fn g(xs: &[f64]) -> f64 {
-    xs[0] * xs[1]
+#[differentiate]
+fn polar(x: f64, y: f64) -> (f64, f64) {
+    (x.hypot(y), y.atan2(x))
 }
 
-// The twins of `nested` differentiate `f_vjp` once more: a call passing a
-// buffer is not supported there yet.
+// The twins of `nested` differentiate `f_vjp` once more: a call returning a
+// tuple is not supported there yet.
 #[differentiate(vjp, nested)]
-fn f(xs: &[f64]) -> f64 {
-    g(xs) * xs[0]
+fn f(x: f64, y: f64) -> f64 {
+    let (r, theta) = polar(x, y);
+    r * theta
 }
 
 fn main() {}
