@@ -17,6 +17,7 @@ fn main() {
     let mut table = String::new();
     let mut twins = String::new();
     let mut callers = String::new();
+    let mut hvp_callers = String::new();
     for seed in 0..PROGRAMS {
         let program = programs::Program::generate(seed, &config);
         let name = format!("p{seed}");
@@ -34,6 +35,9 @@ fn main() {
         if seed.is_multiple_of(2) {
             writeln!(source, "{}", caller(seed)).unwrap();
             writeln!(callers, "    ({seed}, {name}_vjp, k{seed}, k{seed}_vjp),").unwrap();
+            if seed.is_multiple_of(4) {
+                writeln!(hvp_callers, "    ({seed}, k{seed}_vjp, k{seed}_hvp),").unwrap();
+            }
         }
         if let Some(twin) = checkpointed(&program.to_rust(&format!("c{seed}"))) {
             writeln!(source, "#[::ad_runtime::differentiate]\n{twin}\n").unwrap();
@@ -52,6 +56,13 @@ fn main() {
         "/// Every other program, called by a differentiated function (see\n\
          /// `caller` in `build.rs`): its seed and `_vjp`, the caller and its `_vjp`.\n\
          pub(crate) static CALLERS: &[(u64, Vjp, Primal, Vjp)] = &[\n{callers}];"
+    )
+    .unwrap();
+    writeln!(
+        source,
+        "/// The callers with `_hvp` (every fourth program's): the seed, the\n\
+         /// caller's `_vjp` and `_hvp`.\n\
+         pub(crate) static HVP_CALLERS: &[(u64, Vjp, Hvp)] = &[\n{hvp_callers}];"
     )
     .unwrap();
     writeln!(
@@ -101,8 +112,15 @@ fn caller(seed: u64) -> String {
              }}\n"
         );
     }
+    // The callers that pass the program's own arguments also get `_hvp`,
+    // which calls the program's `_jvp_all` and `_hvp_all`.
+    let modes = if seed.is_multiple_of(4) {
+        "vjp, hvp"
+    } else {
+        "vjp"
+    };
     format!(
-        "#[::ad_runtime::differentiate]\n\
+        "#[::ad_runtime::differentiate({modes})]\n\
          fn k{seed}(a0: f64, a1: f64, a2: f64, xs: &[f64], n: usize) -> f64 {{\n\
          \x20   let mut s = 0.0;\n\
          \x20   for k in 0..2 {{\n\

@@ -378,3 +378,26 @@ fn the_programs_called_in_loops_and_branches() {
         corpus::CALLERS.len()
     );
 }
+
+/// `_hvp` through calls: every fourth program's caller (two calls in a loop,
+/// their pullbacks taped) has an `_hvp`, which goes through the program's
+/// `_jvp_all` and `_hvp_all`; it must give the caller's output and
+/// gradient, and `H v` as finite differences of the caller's `_vjp` and
+/// symmetric.
+#[test]
+fn hvp_through_calls_matches_the_callers_gradient() {
+    let mut failures = Vec::new();
+    for &(seed, vjp, hvp) in corpus::HVP_CALLERS {
+        let program = Program::generate(seed, &Config::default());
+        for k in 0..INPUTS {
+            let input = Input::generate(seed * INPUTS + k);
+            let (value, grad) = gradient(vjp, &input, 1.0);
+            if let Err(problem) = check_hvp(&program, vjp, hvp, value, &grad, &input) {
+                failures.push(format!("caller of {seed} at {input:?}: {problem}"));
+                break;
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert!(corpus::HVP_CALLERS.len() >= 70);
+}
