@@ -169,3 +169,30 @@ fn a_nested_function_may_call_functions_with_hvp() {
         &[x, y],
     );
 }
+
+/// Floats of two widths: the twins keep each parameter's own type.
+#[differentiate(vjp, jvp, nested)]
+fn mixed(x: f32, y: f64) -> f64 {
+    f64::from(x * x) * y.sin()
+}
+
+/// `∂mixed/∂y` by reverse mode inside, and the same by forward mode inside.
+#[differentiate(vjp, jvp)]
+fn mixed_slopes(x: f32, y: f64) -> f64 {
+    let (_, _, d_y) = mixed_vjp(x, y, 1.0);
+    let (_, t_y) = mixed_jvp(x, 0.0, y, 1.0);
+    d_y + t_y
+}
+
+#[test]
+fn the_twins_keep_each_parameters_width() {
+    // 2 x² cos y, whose derivatives are 4 x cos y and −2 x² sin y.
+    let (x, y) = (0.5_f32, 0.3_f64);
+    let xf = f64::from(x);
+    assert!((mixed_slopes(x, y) - 2.0 * xf * xf * y.cos()).abs() < 1e-12);
+    let (_, d_x, d_y) = mixed_slopes_vjp(x, y, 1.0);
+    assert!((f64::from(d_x) - 4.0 * xf * y.cos()).abs() < 1e-6);
+    assert!((d_y + 2.0 * xf * xf * y.sin()).abs() < 1e-12);
+    let (_, t) = mixed_slopes_jvp(x, 0.0, y, 1.0);
+    assert!((t - d_y).abs() < 1e-12);
+}
