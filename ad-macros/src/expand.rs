@@ -218,17 +218,25 @@ pub(crate) fn forward_mode(
 }
 
 /// The name of `_jvp_lanes`' parameter `const K: usize`: `K`, unless the
-/// function has a generic parameter of that name.
+/// function names anything `K` (a generic, a parameter, a local, a
+/// constant: in scope of a const parameter, `let K = …` would be a pattern
+/// matching it), then `K_`, `K__`, ….
 pub(crate) fn lanes_param(item: &ItemFn) -> syn::Ident {
-    let taken = |name: &str| {
-        item.sig.generics.params.iter().any(|param| match param {
-            syn::GenericParam::Type(ty) => ty.ident == name,
-            syn::GenericParam::Const(konst) => konst.ident == name,
-            syn::GenericParam::Lifetime(_) => false,
-        })
-    };
+    fn idents(tokens: TokenStream, found: &mut std::collections::HashSet<String>) {
+        for token in tokens {
+            match token {
+                proc_macro2::TokenTree::Ident(ident) => {
+                    found.insert(ident.unraw().to_string());
+                }
+                proc_macro2::TokenTree::Group(group) => idents(group.stream(), found),
+                _ => {}
+            }
+        }
+    }
+    let mut taken = std::collections::HashSet::new();
+    idents(quote!(#item), &mut taken);
     let mut name = "K".to_owned();
-    while taken(&name) {
+    while taken.contains(&name) {
         name.push('_');
     }
     syn::Ident::new(&name, proc_macro2::Span::call_site())

@@ -525,3 +525,29 @@ fn callees_with_a_custom_forward_rule() {
     let (out, t) = uses_a_custom_rule_jvp_lanes::<0>(x, Lanes([]), y, Lanes([]));
     assert_eq!((out, t.0), (uses_a_custom_rule(x, y), []));
 }
+
+/// A function that names something `K` itself: the lanes' const parameter
+/// takes another name (a `let K` in scope of `const K` would be a pattern).
+#[allow(non_snake_case)]
+#[differentiate(jvp, jvp_lanes)]
+fn names_k(x: f64, K: f64) -> f64 {
+    let k_squared = K * K;
+    x * k_squared
+}
+
+#[test]
+fn a_function_naming_k() {
+    let (out, t) = names_k_jvp_lanes(2.0, Lanes([1.0, 0.0]), 3.0, Lanes([0.0, 1.0]));
+    assert_eq!((out, t.0), (18.0, [9.0, 12.0]));
+    check_lanes(
+        |p, u| {
+            let (out, t) = names_k_jvp(p[0], u[0], p[1], u[1]);
+            (vec![out], vec![t])
+        },
+        |p, u| {
+            let (out, t) = names_k_jvp_lanes(p[0], u[0], p[1], u[1]);
+            (vec![out], one(t))
+        },
+        &[2.0, 3.0],
+    );
+}
