@@ -196,3 +196,24 @@ fn the_twins_keep_each_parameters_width() {
     let (_, t) = mixed_slopes_jvp(x, 0.0, y, 1.0);
     assert!((t - d_y).abs() < 1e-12);
 }
+
+/// A parameter named `out`, the name the generated code gives the output.
+#[differentiate(vjp, jvp, nested)]
+fn named_out(out: f64, x: f64) -> f64 {
+    out * x.exp()
+}
+
+#[differentiate(vjp)]
+fn through_named_out(a: f64) -> f64 {
+    let (_, d_out, _) = named_out_vjp(a, a, 1.0);
+    d_out
+}
+
+#[test]
+fn a_parameter_named_out() {
+    // d/d out = eˣ at x = a, whose derivative in a is eᵃ.
+    let a: f64 = 0.4;
+    let (value, d_a) = through_named_out_vjp(a, 1.0);
+    assert_eq!(value, a.exp());
+    assert!((d_a - a.exp()).abs() < 1e-12);
+}
