@@ -77,10 +77,12 @@ pub(crate) fn differentiate(args: TokenStream, input: TokenStream) -> TokenStrea
     }
     if modes.wants_hvp() {
         match second_order(args.clone(), &item, None) {
-            Ok((sig, hvp)) => {
+            Ok((sig, hvp, vjp)) => {
                 generated.extend(emit::hvp(&item, &sig, &hvp));
-                // What the `_hvp` of callers call.
-                generated.extend(hvp_twins(&item, !modes.wants_jvp()));
+                // What the `_hvp` of callers call; without `wrt`, from the
+                // same `_vjp` IR.
+                let all_active = modes.wrt.is_none().then_some((&sig, &vjp));
+                generated.extend(hvp_twins(&item, !modes.wants_jvp(), all_active));
             }
             Err(failed) => {
                 let header = emit::hvp_header(&item, &failed.0);
@@ -334,12 +336,12 @@ fn reverse_for_forward(
 }
 
 /// Lowers, checks and differentiates `item` twice, forward mode over reverse
-/// mode: the signature and `_hvp`'s IR.
+/// mode: the signature, `_hvp`'s IR, and the `_vjp` IR it went over.
 pub(crate) fn second_order(
     args: TokenStream,
     item: &ItemFn,
     applied_twice: Option<syn::Error>,
-) -> Result<(Signature, Function), Box<(Signature, syn::Error)>> {
+) -> Result<(Signature, Function, Function), Box<(Signature, syn::Error)>> {
     let (sig, vjp) = reverse_for_forward(args, item, applied_twice, OverReverse::Hvp)?;
     let cx = Ctxt::new();
     let hvp = jvp::hvp(&cx, &vjp, &sig);
@@ -348,7 +350,7 @@ pub(crate) fn second_order(
     }
     let hvp = verified(hvp, "hvp");
     // The tangent of the output, for one, is built and never read.
-    Ok((sig, verified(analysis::dead_code(hvp), "dead code")))
+    Ok((sig, verified(analysis::dead_code(hvp), "dead code"), vjp))
 }
 
 /// What the `_hvp` of a caller calls for a call of this function: its
@@ -356,16 +358,28 @@ pub(crate) fn second_order(
 /// `_hvp_all`, forward mode over its `_vjp` with every float parameter
 /// active and the seed a parameter, to apply the call's pullback. Nothing if
 /// either cannot be built (a caller then gets rustc's "cannot find").
-fn hvp_twins(item: &ItemFn, jvp_all: bool) -> TokenStream {
+/// `all_active` is that `_vjp` IR when `_hvp`'s own is it (no `wrt`).
+fn hvp_twins(
+    item: &ItemFn,
+    jvp_all: bool,
+    all_active: Option<(&Signature, &Function)>,
+) -> TokenStream {
     let mut twins = TokenStream::new();
     if jvp_all && let Ok((sig, tangent)) = forward_mode(TokenStream::new(), item, None, false) {
         twins.extend(emit::jvp(item, &sig, &tangent, true));
     }
-    let Ok((sig, vjp)) = reverse_for_forward(TokenStream::new(), item, None, OverReverse::Hvp)
-    else {
-        return twins;
+    let built;
+    let (sig, vjp) = match all_active {
+        Some(given) => given,
+        None => match reverse_for_forward(TokenStream::new(), item, None, OverReverse::Hvp) {
+            Ok(ok) => {
+                built = ok;
+                (&built.0, &built.1)
+            }
+            Err(_) => return twins,
+        },
     };
-    if let Ok(tokens) = forward_over(item, &sig, &vjp, emit::NestedOf::HvpAll) {
+    if let Ok(tokens) = forward_over(item, sig, vjp, emit::NestedOf::HvpAll) {
         twins.extend(tokens);
     }
     twins

@@ -1010,7 +1010,7 @@ check_jvp!(
 fn hvp_ir(args: &str, item: &str) -> String {
     let args: TokenStream = args.parse().expect("args tokens");
     let item: syn::ItemFn = syn::parse_str(item).expect("a fn item");
-    let Ok((_, hvp)) = expand::second_order(args, &item, None) else {
+    let Ok((_, hvp, _)) = expand::second_order(args, &item, None) else {
         panic!("fixture has errors")
     };
     hvp.to_text()
