@@ -30,9 +30,14 @@ pub(crate) fn differentiate(args: TokenStream, input: TokenStream) -> TokenStrea
     });
     let modes = args::parse(args.clone()).unwrap_or_default();
     let mut generated = TokenStream::new();
+    // `_vjp`'s stages, which the reverse twins of `nested` declare again.
+    let mut reverse_stages = None;
     if modes.wants_vjp() {
         match stages(args.clone(), &item, applied_twice.take()) {
-            Ok(stages) => generated.extend(reverse_mode(&item, &stages)),
+            Ok(stages) => {
+                generated.extend(reverse_mode(&item, &stages));
+                reverse_stages = Some(stages);
+            }
             Err(failed) => {
                 // Forward mode would report the same errors: only stubs.
                 let mut jvp = TokenStream::new();
@@ -94,7 +99,7 @@ pub(crate) fn differentiate(args: TokenStream, input: TokenStream) -> TokenStrea
         }
     }
     if modes.nested {
-        match nested_twins(&args, &item, &modes) {
+        match nested_twins(&args, &item, &modes, reverse_stages.as_ref()) {
             Ok(twins) => generated.extend(twins),
             Err(failed) => {
                 let errors = failed.1.to_compile_error();
@@ -415,6 +420,7 @@ pub(crate) fn nested_twins(
     args: &TokenStream,
     item: &ItemFn,
     modes: &args::Args,
+    reverse_stages: Option<&Stages>,
 ) -> Result<TokenStream, Box<(Signature, syn::Error)>> {
     let mut twins = TokenStream::new();
     let forward_over = |func: &Function, sig: Signature, of: emit::NestedOf| match forward_over(
@@ -423,8 +429,10 @@ pub(crate) fn nested_twins(
         Ok(tokens) => Ok((sig, tokens)),
         Err(error) => Err(Box::new((sig, error))),
     };
-    // The twin of `_vjp`, and what the reverse twins declare inside them.
+    // The twins of `_vjp` and `_jvp`, and what the reverse twins declare
+    // inside them.
     let mut of_vjp = None;
+    let mut of_jvp = None;
     if modes.wants_vjp() {
         let (sig, vjp) = reverse_for_forward(args.clone(), item, None, OverReverse::Nested)?;
         let (sig, tokens) = forward_over(&vjp, sig, emit::NestedOf::Vjp)?;
@@ -440,8 +448,9 @@ pub(crate) fn nested_twins(
             let error = syn::Error::new(param.span, msg::nested_unsupported(what));
             return Err(Box::new((sig, error)));
         }
-        let (_, tokens) = forward_over(&tangent, sig, emit::NestedOf::Jvp)?;
+        let (sig, tokens) = forward_over(&tangent, sig, emit::NestedOf::Jvp)?;
         twins.extend(tokens);
+        of_jvp = Some((sig, tangent));
     }
     // Reverse mode over `_vjp` and `_jvp`, for functions of floats with every
     // parameter active (the pullback of `_vjp` needs the whole Hessian's
@@ -454,16 +463,12 @@ pub(crate) fn nested_twins(
     {
         let mut inner = item.clone();
         inner.vis = syn::Visibility::Inherited;
-        let stages = stages(args.clone(), &inner, None)?;
+        let stages = reverse_stages.expect("`nested` with `vjp` has `_vjp`'s stages");
         let vjp_item = emit::vjp(&inner, &stages.sig, &stages.vjp);
         let nested_item = quote!(#nested_item);
-        let jvp_item = match modes.wants_jvp() {
-            true => {
-                let (sig, tangent) = forward_mode(args.clone(), &inner, None, false)?;
-                Some(emit::jvp(&inner, &sig, &tangent, false))
-            }
-            false => None,
-        };
+        let jvp_item = of_jvp
+            .as_ref()
+            .map(|(sig, tangent)| emit::jvp(&inner, sig, tangent, false));
         twins.extend(emit::reverse_twins(
             item,
             sig,
