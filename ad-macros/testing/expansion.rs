@@ -728,6 +728,14 @@ check!(
     "",
     "fn f(w: &[f64], x: &[f64], n: usize) -> f64 { let m = x.len(); let mut s = 0.0; for j in 0..n { let mut acc = 0.0; for i in 0..m { acc += w[j * m + i] * x[i]; } s += acc.tanh(); } s.ln() }"
 );
+// `s +=` in both branches of an `if` passes the seed of `s` through the
+// branch unchanged: the adjoint `if` does not yield it, so the adjoint loop
+// carries nothing and is fused, as when the `if` is hoisted into a `let`.
+check!(
+    accumulation_in_both_branches_is_fused,
+    "",
+    "fn f(x: &[f64]) -> f64 { let mut s = 0.0; for &v in x { if v > 0.0 { s += v * v; } else { s += v.sin(); } } s }"
+);
 // Not fused: the seed of `s` is `d_out / s`, known only after the loop.
 check!(
     unfused_when_the_seed_needs_the_loop,

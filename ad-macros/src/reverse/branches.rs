@@ -43,7 +43,7 @@ impl Reverse<'_> {
             branches.push((insts, std::mem::replace(&mut self.grads, before.clone())));
         }
         // A branch changes only the adjoints of the outer values it uses.
-        let changed: Vec<Value> = self
+        let mut changed: Vec<Value> = self
             .outer_values(if_value)
             .into_iter()
             .filter(|&value| {
@@ -52,6 +52,20 @@ impl Reverse<'_> {
                     .any(|(_, grads)| grads[value.index()] != before[value.index()])
             })
             .collect();
+        // An adjoint both branches leave as the same value passes through the
+        // `if` (`if c { s += a } else { s += b }` gives `s` the seed in both):
+        // that value comes from outside, and is not yielded. The adjoint loop
+        // around then sees the seed carried unchanged, and can be fused.
+        changed.retain(|&value| {
+            let (then_grads, els_grads) = (&branches[0].1, &branches[1].1);
+            match (then_grads[value.index()], els_grads[value.index()]) {
+                (Some(then), Some(els)) if then == els => {
+                    self.grads[value.index()] = Some(then);
+                    false
+                }
+                _ => true,
+            }
+        });
         // The adjoint of a branch can write shadows even when no primal
         // value leaves the `if` (`if c { xs[0] } …` adds into `d_xs[0]`).
         let writes = writes
