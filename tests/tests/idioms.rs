@@ -709,6 +709,10 @@ mod macros {
         assert!(scale.is_finite(), "scale must be finite, not {scale}");
         assert_eq!(x.len() % 2, 0, "pairs of coordinates, got {}", x.len());
         debug_assert!(scale > 0.0);
+        // `x != y` names `x`, not a macro `x!`.
+        assert!(scale != 0.0);
+        let len = x.len();
+        debug_assert!(len != 1, "a point has two coordinates");
         let s: f64 = x.iter().map(|v| v * v).sum();
         if s.is_nan() {
             panic!("NaN in the input: {x:?}");

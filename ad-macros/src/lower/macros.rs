@@ -15,7 +15,7 @@
 
 use std::rc::Rc;
 
-use proc_macro2::{Ident, Span, TokenStream, TokenTree};
+use proc_macro2::{Delimiter, Group, Ident, Punct, Spacing, Span, TokenStream, TokenTree};
 use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{Expr, Macro};
@@ -63,11 +63,20 @@ impl Lower<'_> {
         };
         let path = &mac.path;
         let body = &mac.tokens;
-        let tokens = match &mac.delimiter {
-            syn::MacroDelimiter::Paren(_) => quote!(#path!(#body);),
-            syn::MacroDelimiter::Brace(_) => quote!(#path!{#body};),
-            syn::MacroDelimiter::Bracket(_) => quote!(#path![#body];),
+        // Every token keeps the user's span, so that a panic reports the
+        // macro's own line and column (`Location::caller`), as `dbg!` does.
+        let bang = mac.bang_token;
+        let (delimiter, delim_span) = match &mac.delimiter {
+            syn::MacroDelimiter::Paren(paren) => (Delimiter::Parenthesis, paren.span),
+            syn::MacroDelimiter::Brace(brace) => (Delimiter::Brace, brace.span),
+            syn::MacroDelimiter::Bracket(bracket) => (Delimiter::Bracket, bracket.span),
         };
+        let mut group = Group::new(delimiter, body.clone());
+        group.set_span(delim_span.join());
+        let semi = Punct::new(';', Spacing::Alone);
+        let mut semi = TokenTree::Punct(semi);
+        semi.set_span(delim_span.close());
+        let tokens = quote!(#path #bang #group #semi);
         self.as_written(tokens, body.clone(), Vec::new(), Ty::Unit, span)?;
         Ok(match value {
             Some(value) => value,
@@ -209,7 +218,9 @@ fn locals_named(tokens: TokenStream, names: &mut Vec<Ident>) {
                 let after = tokens.get(k + 1);
                 let member = is_punct(before, '.') || is_punct(before, ':');
                 let leads_path = is_punct(after, ':') && is_punct(tokens.get(k + 2), ':');
-                let is_macro = is_punct(after, '!');
+                // `name!(…)`, not `x != y` (`!` then `=`, not a group).
+                let is_macro =
+                    is_punct(after, '!') && matches!(tokens.get(k + 2), Some(TokenTree::Group(_)));
                 if !member && !leads_path && !is_macro && ident != "self" {
                     push_name(names, ident.clone());
                 }
