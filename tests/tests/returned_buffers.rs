@@ -133,6 +133,51 @@ fn a_map_applied_in_a_loop() {
     );
 }
 
+/// An Euler step written with a chain: the stage, a `Vec` the call returns
+/// in the loop, zipped with the state and collected. The collected buffer
+/// is bounded by the state's length, known before the loop.
+#[differentiate(vjp, jvp)]
+fn euler_collected(x: &[f64], a: f64) -> f64 {
+    let mut cur = x.to_vec();
+    for _ in 0..3 {
+        let k = squash(&cur, a);
+        let next: Vec<f64> = k.iter().zip(&cur).map(|(d, c)| c + 0.5 * d).collect();
+        cur = next;
+    }
+    cur.iter().map(|v| v * v).sum()
+}
+
+#[test]
+fn a_returned_stage_zipped_and_collected_in_a_loop() {
+    let point = [0.3, -0.7, 1.1, 0.9];
+    let grad = check_scalar(
+        |p| euler_collected(&p[..3], p[3]),
+        buffer_then_scalar(euler_collected_vjp),
+        &point,
+    );
+    // Closed form, element by element: c ↦ c + tanh(a c) / 2 three times.
+    let a = point[3];
+    let mut expected = vec![0.0; 4];
+    for (i, &x) in point[..3].iter().enumerate() {
+        let (mut c, mut dc_dx, mut dc_da) = (x, 1.0, 0.0);
+        for _ in 0..3 {
+            let t = (a * c).tanh();
+            let dt = 0.5 * (1.0 - t * t);
+            (dc_dx, dc_da) = (dc_dx + dt * a * dc_dx, dc_da + dt * (c + a * dc_da));
+            c += 0.5 * t;
+        }
+        expected[i] = 2.0 * c * dc_dx;
+        expected[3] += 2.0 * c * dc_da;
+    }
+    assert_close(&grad, &expected);
+    check_jvp(
+        |p| euler_collected(&p[..3], p[3]),
+        |p, u| euler_collected_jvp(&p[..3], &u[..3], p[3], u[3]),
+        &grad,
+        &point,
+    );
+}
+
 // ---------------------------------------------------------------------------
 // Buffers returned in branches, `while` loops with `break`, borrowed at once
 // (`sum(&g(x))`) and iterated.

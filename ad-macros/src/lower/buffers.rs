@@ -112,7 +112,13 @@ impl Lower<'_> {
         span: Span,
     ) -> Lowered {
         let Some(top_len) = self.before_regions(len, span) else {
-            return self.unsupported(node, msg::BUFFER_IN_REGION);
+            let of_output = self.reads_output_len(len);
+            let message = if of_output {
+                msg::OUTPUT_COPY_IN_REGION
+            } else {
+                msg::BUFFER_IN_REGION
+            };
+            return self.unsupported(node, message);
         };
         let zero = self.push_at_top(Inst::Const(Const::Zero), elem.clone(), span);
         let new = match array {
@@ -312,7 +318,9 @@ impl Lower<'_> {
             Inst::Len(buf) => {
                 let func = self.builder.func();
                 let at_top = func.is_param(buf) || func.body.insts.contains(&buf);
-                if !at_top || self.grown.contains(&buf) {
+                // A call's output buffer in a loop is empty until the call.
+                let output = matches!(func.inst(buf), Inst::NewBuf(NewBuf::Output));
+                if !at_top || output || self.grown.contains(&buf) {
                     return None;
                 }
                 self.fixed_len.insert(buf);
@@ -331,6 +339,18 @@ impl Lower<'_> {
                 Some(self.push_at_top(Inst::Prim(prim, args), ty, span))
             }
             _ => None,
+        }
+    }
+
+    /// Whether the integer `value` depends on the length of a call's output
+    /// buffer in a loop, which is not known before the call.
+    fn reads_output_len(&self, value: Value) -> bool {
+        let func = self.builder.func();
+        match func.inst(value) {
+            Inst::Len(buf) => matches!(func.inst(*buf), Inst::NewBuf(NewBuf::Output)),
+            Inst::Binary(_, a, b) => self.reads_output_len(*a) || self.reads_output_len(*b),
+            Inst::Prim(_, args) => args.iter().any(|&arg| self.reads_output_len(arg)),
+            _ => false,
         }
     }
 
