@@ -528,6 +528,83 @@ fn skipped_fields_are_cloned_into_the_zero_and_left_out_of_the_rest() {
     assert_close(&[d_x], &[expected_d_x]);
 }
 
+/// A dense layer stored row by row; its row length, a skipped field, is read
+/// in index arithmetic and sub-slice bounds inside the loop.
+#[derive(Clone, Debug, PartialEq, Tangent)]
+struct Dense {
+    w: Vec<f64>,
+    #[tangent(skip)]
+    n_in: usize,
+}
+
+/// `Σₒ tanh(wₒ · x) + wₒ₀ / 2` over two rows.
+#[differentiate]
+fn dense_energy(p: &Dense, x: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for o in 0..2 {
+        let row = &p.w[o * p.n_in..(o + 1) * p.n_in];
+        let z: f64 = row.iter().zip(x).map(|(w, v)| w * v).sum();
+        s += z.tanh() + p.w[o * p.n_in] * 0.5;
+    }
+    s
+}
+
+#[test]
+fn a_skipped_size_in_index_arithmetic_inside_a_loop() {
+    let p = Dense {
+        w: vec![0.5, -1.5, 2.0, 0.3, 0.8, -0.6],
+        n_in: 3,
+    };
+    let x = [0.4, -0.2, 0.9];
+    let mut d_p = p.zero();
+    let mut d_x = [0.0; 3];
+    dense_energy_vjp(&p, &mut d_p, &x, &mut d_x, 1.0);
+    assert_eq!(d_p.n_in, 3, "the size is no adjoint");
+    // ∂/∂w[o n + i] = (1 − tanh² zₒ) xᵢ (+ 1/2 for i = 0), ∂/∂xᵢ = Σₒ (1 − tanh² zₒ) w[o n + i].
+    let mut expected_w = vec![0.0; 6];
+    let mut expected_x = [0.0; 3];
+    for o in 0..2 {
+        let z: f64 = (0..3).map(|i| p.w[o * 3 + i] * x[i]).sum();
+        let dz = 1.0 - z.tanh().powi(2);
+        for i in 0..3 {
+            expected_w[o * 3 + i] = dz * x[i] + if i == 0 { 0.5 } else { 0.0 };
+            expected_x[i] += dz * p.w[o * 3 + i];
+        }
+    }
+    assert_close(&d_p.w, &expected_w);
+    assert_close(&d_x, &expected_x);
+    let f = |p: &Dense| dense_energy(p, &x);
+    let grad = |p: &Dense| {
+        let mut d_p = p.zero();
+        dense_energy_vjp(p, &mut d_p, &x, &mut [0.0; 3], 1.0);
+        d_p
+    };
+    check::gradient_with(f, grad, &p, Step::Auto).assert_within(1e-8);
+    // The dot-product test over the weights: <J u, 1> = <u, Jᵀ 1>.
+    check::dot_product(
+        |w| {
+            vec![dense_energy(
+                &Dense {
+                    w: w.to_vec(),
+                    n_in: 3,
+                },
+                &x,
+            )]
+        },
+        |w, seed| {
+            let q = Dense {
+                w: w.to_vec(),
+                n_in: 3,
+            };
+            let mut d_q = q.zero();
+            dense_energy_vjp(&q, &mut d_q, &x, &mut [0.0; 3], seed[0]);
+            d_q.w
+        },
+        &p.w,
+    )
+    .assert_within(1e-8);
+}
+
 /// A layer generic over its float type: the derive needs only `T: Float`.
 #[derive(Clone, Debug, PartialEq, Tangent)]
 struct Lin<T: Float> {

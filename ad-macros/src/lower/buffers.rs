@@ -576,6 +576,9 @@ impl Lower<'_> {
             }
         };
         let index = self.expr(&expr.index);
+        if let Ok(index) = index {
+            self.int_use(index);
+        }
         Ok((buf?, index?))
     }
 

@@ -468,6 +468,12 @@ impl Lower<'_> {
     }
 
     pub(super) fn binary(&mut self, op: BinOp, lhs: Value, rhs: Value, span: Span) -> Value {
+        if self.ty(lhs) == Ty::Int {
+            self.int_use(rhs);
+        }
+        if self.ty(rhs) == Ty::Int {
+            self.int_use(lhs);
+        }
         let ty = if op.is_comparison() || op.is_logic() {
             Ty::Bool
         } else {

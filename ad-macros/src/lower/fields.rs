@@ -100,4 +100,15 @@ impl Lower<'_> {
         });
         Some(Ok(value))
     }
+
+    /// A field read where an integer goes (an index, a range bound, an
+    /// operand of integer arithmetic) is an integer: a field is taken for a
+    /// float until a use says otherwise (`#[tangent(skip)] n: usize` read as
+    /// `p.w[o * p.n]`), so that no adjoint is kept for it.
+    pub(super) fn int_use(&mut self, value: Value) {
+        let data = &mut self.builder.func_mut().insts[value.index()];
+        if matches!(data.inst, Inst::Field { .. }) && data.ty == Ty::Float {
+            data.ty = Ty::Int;
+        }
+    }
 }

@@ -196,8 +196,8 @@ impl Lower<'_> {
                     self.cx.error_spanned_by(range, msg::LOOP_RANGE);
                     return Err(Poison);
                 };
-                let start = self.expr(start);
-                let end = self.expr(end);
+                let start = self.expr(start).inspect(|&start| self.int_use(start));
+                let end = self.expr(end).inspect(|&end| self.int_use(end));
                 let seq = Seq {
                     start: start?,
                     end: end?,
@@ -668,6 +668,10 @@ impl Lower<'_> {
         let end = range.end.as_ref().map(|end| self.expr(end));
         let start = start.transpose()?;
         let mut end = end.transpose()?.unwrap_or(len);
+        if let Some(start) = start {
+            self.int_use(start);
+        }
+        self.int_use(end);
         if matches!(range.limits, RangeLimits::Closed(_)) {
             let one = self.int_lit(1, span);
             end = self.int_add(end, one, span);
@@ -1870,6 +1874,8 @@ impl Lower<'_> {
 
     /// `a op b` on integers, folded when an operand makes it trivial.
     pub(super) fn int_op(&mut self, op: BinOp, a: Value, b: Value, span: Span) -> Value {
+        self.int_use(a);
+        self.int_use(b);
         let (ca, cb) = (self.int_const(a), self.int_const(b));
         match (op, ca, cb) {
             (BinOp::Add, Some(0), _) | (BinOp::Mul, Some(1), _) => return b,
