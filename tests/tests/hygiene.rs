@@ -763,3 +763,32 @@ fn branches_that_differ_only_in_what_the_adjoint_ignores() {
     let (_, t) = descent_jvp(0.8, 1.0, -0.3, 0.0);
     assert!((t - grad[0]).abs() < 1e-9);
 }
+
+/// The user's `#[allow]` holds for the generated functions too: without it
+/// copied, the expansion's copies of `x.len() as f64` and `s == c` would
+/// raise pedantic's `cast_precision_loss` and `float_cmp` at the attribute,
+/// which the user cannot silence.
+#[allow(clippy::cast_precision_loss, clippy::float_cmp)]
+#[differentiate]
+fn centred_mean(x: &[f64], c: f64) -> f64 {
+    let n = x.len() as f64;
+    let s: f64 = x.iter().sum();
+    if s == c { 0.0 } else { (s - c) / n }
+}
+
+#[test]
+fn the_users_allows_cover_the_generated_functions() {
+    let p = [0.5, -1.0, 2.0, 0.25];
+    let grad = check_scalar(
+        |p| centred_mean(&p[..3], p[3]),
+        |p, seed| {
+            let mut d_x = vec![0.0; 3];
+            let (out, d_c) = centred_mean_vjp(&p[..3], &mut d_x, p[3], seed);
+            d_x.push(d_c);
+            (out, d_x)
+        },
+        &p,
+    );
+    let third = 1.0 / 3.0;
+    assert_close(&grad, &[third, third, third, -third]);
+}

@@ -16,7 +16,7 @@ pub(crate) fn header(item: &ItemFn, sig: &Signature) -> TokenStream {
     // names only what is declared.
     let generics = &item.sig.generics;
     let where_clause = &generics.where_clause;
-    let cfgs = item.attrs.iter().filter(|attr| attr.path().is_ident("cfg"));
+    let kept = kept_attrs(item);
     let vjp_ident = sig.vjp_ident();
     let params = sig.params.iter().map(|param| {
         let ident = ident(&param.name, param.span);
@@ -87,7 +87,7 @@ pub(crate) fn header(item: &ItemFn, sig: &Signature) -> TokenStream {
     let allows = allows();
     quote! {
         #(#[doc = #doc])*
-        #(#cfgs)*
+        #(#kept)*
         #allows
         #vis fn #vjp_ident #generics (#(#params)* #seed) #ret #where_clause
     }
@@ -176,7 +176,7 @@ pub(crate) fn jvp_header_named(
         generics.params.push(syn::parse_quote!(const #k: usize));
     }
     let where_clause = &generics.where_clause;
-    let cfgs = item.attrs.iter().filter(|attr| attr.path().is_ident("cfg"));
+    let kept = kept_attrs(item);
     let mode = if lanes.is_some() {
         "_jvp_lanes"
     } else {
@@ -270,7 +270,7 @@ pub(crate) fn jvp_header_named(
     quote! {
         #(#[doc = #doc])*
         #hidden
-        #(#cfgs)*
+        #(#kept)*
         #allows
         #vis fn #jvp_ident #generics (#(#params)*) #ret #where_clause
     }
@@ -315,7 +315,7 @@ pub(crate) fn hvp_header(item: &ItemFn, sig: &Signature) -> TokenStream {
     let vis = &item.vis;
     let generics = &item.sig.generics;
     let where_clause = &generics.where_clause;
-    let cfgs = item.attrs.iter().filter(|attr| attr.path().is_ident("cfg"));
+    let kept = kept_attrs(item);
     let hvp_ident = Ident::new(&format!("{}_hvp", sig.ident.unraw()), sig.ident.span());
     let names = crate::jvp::hvp_names(sig);
     let params = sig.params.iter().zip(&names).map(|(param, names)| {
@@ -365,7 +365,7 @@ pub(crate) fn hvp_header(item: &ItemFn, sig: &Signature) -> TokenStream {
     let allows = allows();
     quote! {
         #(#[doc = #doc])*
-        #(#cfgs)*
+        #(#kept)*
         #allows
         #vis fn #hvp_ident #generics (#(#params)*) #ret #where_clause
     }
@@ -549,6 +549,16 @@ pub(crate) fn shadow_checks(sig: &Signature, names: &[Option<String>]) -> TokenS
     checks
 }
 
+/// The user's attributes every generated function keeps: `#[cfg]`, so that
+/// it exists exactly when the function does, and `#[allow]`, so that a lint
+/// the user silenced on the function stays silent in the code generated from
+/// it (`#[expect]` is not copied: a generated function need not trip it).
+pub(super) fn kept_attrs(item: &ItemFn) -> impl Iterator<Item = &syn::Attribute> {
+    item.attrs
+        .iter()
+        .filter(|attr| attr.path().is_ident("cfg") || attr.path().is_ident("allow"))
+}
+
 /// The lints generated functions allow, each for a reason.
 pub(crate) fn allows() -> TokenStream {
     quote! {
@@ -595,6 +605,8 @@ pub(crate) fn allows() -> TokenStream {
             // reports them on the original function.
             clippy::ptr_arg,
             clippy::assign_op_pattern,
+            // So are float comparisons (`x == y`), copied as written.
+            clippy::float_cmp,
             // Statements after an early exit run under `if !exited { … } else { … }`,
             // whose tokens carry the spans of the user's `return`/`break`.
             clippy::if_not_else,

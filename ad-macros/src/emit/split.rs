@@ -90,7 +90,7 @@ pub(crate) fn forward_header(
     let vis = &item.vis;
     let generics = &item.sig.generics;
     let where_clause = &generics.where_clause;
-    let cfgs = item.attrs.iter().filter(|attr| attr.path().is_ident("cfg"));
+    let kept = super::header::kept_attrs(item);
     let name = forward_ident(sig, entry);
     let hidden = (entry == Entry::All).then(|| {
         quote! {
@@ -132,7 +132,7 @@ pub(crate) fn forward_header(
     quote! {
         #(#[doc = #doc])*
         #hidden
-        #(#cfgs)*
+        #(#kept)*
         #allows
         #[allow(clippy::type_complexity)]
         #vis fn #name #generics (#(#params),*) -> (#output, impl #pullback_ty + use<#float_param>) #where_clause
