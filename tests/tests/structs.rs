@@ -605,6 +605,74 @@ fn a_skipped_size_in_index_arithmetic_inside_a_loop() {
     .assert_within(1e-8);
 }
 
+/// A pendulum's state, read with float methods called on its fields.
+#[derive(Clone, Debug, PartialEq, Tangent)]
+struct Pendulum {
+    theta: f64,
+    omega: f64,
+    drag: Vec<f64>,
+}
+
+/// `exp(θ) + hypot(ω, y) + sin(θ) · max(drag₀, ω)`: methods of float fields
+/// (`p.theta.exp()`, `(p.theta).sin()`) and of a buffer field's element.
+#[differentiate]
+fn pendulum_energy(p: &Pendulum, y: f64) -> f64 {
+    p.theta.exp() + p.omega.hypot(y) + (p.theta).sin() * p.drag[0].max(p.omega)
+}
+
+#[test]
+fn float_methods_of_fields() {
+    let p = Pendulum {
+        theta: 0.3,
+        omega: -0.7,
+        drag: vec![0.2],
+    };
+    let y = 0.5;
+    let mut d_p = p.zero();
+    let (out, d_y) = pendulum_energy_vjp(&p, &mut d_p, y, 1.0);
+    assert_eq!(out.to_bits(), pendulum_energy(&p, y).to_bits());
+    let r = p.omega.hypot(y);
+    // max(drag₀, ω) = drag₀ here.
+    assert_close(
+        &[d_p.theta, d_p.omega, d_p.drag[0], d_y],
+        &[
+            p.theta.exp() + p.theta.cos() * p.drag[0],
+            p.omega / r,
+            p.theta.sin(),
+            y / r,
+        ],
+    );
+    let f = |p: &Pendulum| pendulum_energy(p, y);
+    let grad = |p: &Pendulum| {
+        let mut d_p = p.zero();
+        pendulum_energy_vjp(p, &mut d_p, y, 1.0);
+        d_p
+    };
+    check::gradient_with(f, grad, &p, Step::Auto).assert_within(1e-8);
+    check::dot_product(
+        |v| {
+            let q = Pendulum {
+                theta: v[0],
+                omega: v[1],
+                drag: vec![v[2]],
+            };
+            vec![pendulum_energy(&q, y)]
+        },
+        |v, seed| {
+            let q = Pendulum {
+                theta: v[0],
+                omega: v[1],
+                drag: vec![v[2]],
+            };
+            let mut d_q = q.zero();
+            pendulum_energy_vjp(&q, &mut d_q, y, seed[0]);
+            vec![d_q.theta, d_q.omega, d_q.drag[0]]
+        },
+        &[p.theta, p.omega, p.drag[0]],
+    )
+    .assert_within(1e-8);
+}
+
 /// A layer generic over its float type: the derive needs only `T: Float`.
 #[derive(Clone, Debug, PartialEq, Tangent)]
 struct Lin<T: Float> {

@@ -821,6 +821,10 @@ impl Lower<'_> {
     /// receiver is no buffer.
     pub(super) fn buffer_method(&mut self, call: &ExprMethodCall) -> Option<Lowered> {
         let name = call.method.unraw().to_string();
+        // `p.t.exp()`: a float method of a field is a float field's.
+        if crate::ir::Prim::from_method(&name).is_some() && is_field(&call.receiver) {
+            return None;
+        }
         if matches!(name.as_str(), "len" | "is_empty")
             && call.args.is_empty()
             && let Some(rows) = self.rows_of(&call.receiver)
@@ -1009,5 +1013,15 @@ impl Lower<'_> {
             Ty::Unit
         };
         Ok(self.push(Inst::Call(callee, args), ty, call.span()))
+    }
+}
+
+/// Whether `expr` is a field access, `p.t` or `(p.t)`.
+fn is_field(expr: &Expr) -> bool {
+    match expr {
+        Expr::Paren(paren) => is_field(&paren.expr),
+        Expr::Group(group) => is_field(&group.expr),
+        Expr::Field(_) => true,
+        _ => false,
     }
 }
