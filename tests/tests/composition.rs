@@ -760,3 +760,53 @@ fn the_split_api_honours_wrt() {
         assert!((c_ys[k] - 3.0 * all_ys[k]).abs() < 1e-12);
     }
 }
+
+/// A generic callee, called with its type written out (`gate::<f64>(…)`):
+/// its entry points take the same generic arguments, in every mode.
+#[differentiate(vjp, jvp, jvp_lanes)]
+fn gate<T: ad_runtime::Float>(x: T) -> T {
+    x.tanh() * T::HALF + T::HALF
+}
+
+#[differentiate(vjp, jvp, jvp_lanes)]
+fn gated_sum(xs: &[f64], w: f64) -> f64 {
+    let mut s = 0.0;
+    for &v in xs {
+        s += gate::<f64>(w * v);
+    }
+    s
+}
+
+#[test]
+fn a_generic_callee_called_with_a_turbofish() {
+    let p = [0.3, -0.5, 1.2, 0.7];
+    let n = p.len() - 1;
+    let grad = check_scalar(
+        |p| gated_sum(&p[..n], p[n]),
+        ad_tests::buffer_then_scalar(gated_sum_vjp),
+        &p,
+    );
+    // d/dz (tanh z + 1)/2 = (1 − tanh² z)/2 at z = w v.
+    let w = p[n];
+    let dz = |v: f64| 0.5 * (1.0 - (w * v).tanh().powi(2));
+    let mut expected: Vec<f64> = p[..n].iter().map(|&v| dz(v) * w).collect();
+    expected.push(p[..n].iter().map(|&v| dz(v) * v).sum());
+    assert_close(&grad, &expected);
+    ad_tests::check_jvp(
+        |p| gated_sum(&p[..n], p[n]),
+        |p, u| gated_sum_jvp(&p[..n], &u[..n], p[n], u[n]),
+        &grad,
+        &p,
+    );
+    ad_tests::check_lanes(
+        |p, u| {
+            let (out, t) = gated_sum_jvp(&p[..n], &u[..n], p[n], u[n]);
+            (vec![out], vec![t])
+        },
+        |p, u| {
+            let (out, t) = gated_sum_jvp_lanes(&p[..n], &u[..n], p[n], u[n]);
+            (vec![out], vec![t])
+        },
+        &p,
+    );
+}

@@ -252,6 +252,34 @@ fn generic_functions_and_wrt() {
     assert!((f64::from(hv32) - hv_x).abs() < 1e-5);
 }
 
+/// Generic, with a quotient: the seed of `_hvp`'s pullback is `T::ONE`, not
+/// a literal `1.0` that rustc cannot divide a `T` by.
+#[differentiate(vjp, hvp)]
+fn logistic<T: Float>(x: T) -> T {
+    T::ONE / (T::ONE + (-x).exp())
+}
+
+#[test]
+fn generic_quotients() {
+    let hv = check_hvp(
+        &|p| logistic(p[0]),
+        &|p| {
+            let (out, d_x) = logistic_vjp(p[0], 1.0);
+            (out, vec![d_x])
+        },
+        &|p, v| {
+            let (out, g, hv) = logistic_hvp(p[0], v[0]);
+            (out, vec![g], vec![hv])
+        },
+        &[0.4],
+    );
+    // σ'' = σ(1 − σ)(1 − 2σ), along the first direction tried, 0.3 - 1.
+    let s = logistic(0.4_f64);
+    assert_close(&hv, &[s * (1.0 - s) * (1.0 - 2.0 * s) * -0.7]);
+    let (_, _, hv32) = logistic_hvp(0.4_f32, 1.0);
+    assert!((f64::from(hv32) - s * (1.0 - s) * (1.0 - 2.0 * s)).abs() < 1e-6);
+}
+
 #[test]
 fn the_dense_hessian_and_its_diagonal_from_hvp() {
     use ad_runtime::jacobian;

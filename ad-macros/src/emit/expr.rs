@@ -686,6 +686,13 @@ pub(super) fn entry_path(path: &syn::Path, suffix: &str) -> syn::Path {
     if let Some(last) = path.segments.last_mut() {
         let name = last.ident.unraw();
         last.ident = Ident::new(&format!("{name}{suffix}"), last.ident.span());
+        // `g::<f64>(x)` in vector mode: the lanes' count, the entry point's
+        // last generic parameter, is inferred.
+        if suffix.contains("lanes")
+            && let syn::PathArguments::AngleBracketed(args) = &mut last.arguments
+        {
+            args.args.push(syn::parse_quote!(_));
+        }
     }
     path
 }

@@ -258,6 +258,20 @@ pub(crate) enum Const {
     Zero,
 }
 
+impl Const {
+    /// One of type `ty`: `1.0`, or `T::ONE` for the float type `T` of a
+    /// function generic over `T: Float` (`float_param`), where a literal is
+    /// no `T`.
+    pub(crate) fn one(ty: &Ty, float_param: Option<&syn::Ident>) -> Const {
+        match float_param {
+            Some(param) if *ty == Ty::Float => {
+                Const::Path(quote::quote!(<#param as ::ad_runtime::Float>::ONE))
+            }
+            _ => Const::Lit(proc_macro2::Literal::f64_unsuffixed(1.0)),
+        }
+    }
+}
+
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) enum UnOp {
     Neg,

@@ -267,11 +267,9 @@ pub(crate) fn hvp(cx: &Ctxt, vjp: &Function, sig: &Signature) -> Function {
             Role::Seed => {
                 // The seed is 1: no parameter, no tangent.
                 let span = vjp.span(param.value);
-                let one = fx.builder.push(
-                    Inst::Const(Const::Lit(proc_macro2::Literal::f64_unsuffixed(1.0))),
-                    vjp.ty(param.value).clone(),
-                    span,
-                );
+                let ty = vjp.ty(param.value).clone();
+                let one = Const::one(&ty, vjp.float_param.as_ref());
+                let one = fx.builder.push(Inst::Const(one), ty, span);
                 fx.map[param.value.index()] = Some(one);
                 fx.one = Some(one);
             }

@@ -683,12 +683,24 @@ impl Lower<'_> {
             // reported where it was defined.
             local?;
         }
-        let has_generics = func
+        let n_segments = func.path.segments.len();
+        let generics_before_last = func
             .path
             .segments
             .iter()
+            .take(n_segments - 1)
             .any(|seg| !seg.arguments.is_none());
-        if func.qself.is_some() || has_generics {
+        let turbofish = func
+            .path
+            .segments
+            .last()
+            .is_some_and(|seg| !seg.arguments.is_none());
+        // `sigmoid::<f64>(x)`: a differentiated function's entry points take
+        // the same generic arguments.
+        if func.qself.is_some()
+            || generics_before_last
+            || (turbofish && !calls::is_user_function(func))
+        {
             return self.unsupported(func, msg::call(&shown));
         }
         match segments

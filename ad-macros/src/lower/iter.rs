@@ -903,13 +903,9 @@ impl Lower<'_> {
                     let float = ty.is_float() || ty == Ty::Unknown;
                     let start = match (name.as_str(), float) {
                         ("sum", true) => Inst::Unary(UnOp::Neg, zero),
-                        ("product", true) => match &self.builder.func().float_param {
-                            // `T::ONE` in a function generic over `T: Float`.
-                            Some(param) if ty == Ty::Float => Inst::Const(Const::Path(
-                                quote::quote!(<#param as ::ad_runtime::Float>::ONE),
-                            )),
-                            _ => Inst::Const(Const::Lit(Literal::f64_unsuffixed(1.0))),
-                        },
+                        ("product", true) => {
+                            Inst::Const(Const::one(&ty, self.builder.func().float_param.as_ref()))
+                        }
                         ("product", false) => Inst::Const(Const::Lit(Literal::u64_unsuffixed(1))),
                         _ => Inst::Const(Const::Zero),
                     };

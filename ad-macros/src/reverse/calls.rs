@@ -116,7 +116,7 @@ impl Reverse<'_> {
                 .elem()
                 .cloned()
                 .expect("a buffer");
-            let one = Const::Lit(proc_macro2::Literal::f64_unsuffixed(1.0));
+            let one = Const::one(&elem, self.builder.func().float_param.as_ref());
             let one = self.push(Inst::Const(one), elem, call);
             self.push(
                 Inst::Call(Callee::Axpy, vec![one, copy, shadow]),
