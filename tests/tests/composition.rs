@@ -810,3 +810,45 @@ fn a_generic_callee_called_with_a_turbofish() {
         &p,
     );
 }
+
+#[differentiate(vjp, jvp)]
+fn mean_of(v: &[f64]) -> f64 {
+    v.iter().sum::<f64>() / v.len() as f64
+}
+
+/// Arrays written where they are lent (`mean_of(&[x, 2.0 * y])`), also in a
+/// loop, and one of constants (`&[0.5; 2]`).
+#[differentiate(vjp, jvp)]
+fn means_of_literals(x: f64, y: f64, xs: &[f64]) -> f64 {
+    let mut s = mean_of(&[x, 2.0 * y]);
+    for &v in xs {
+        s += mean_of(&[v * x, y, 1.0]) * mean_of(&[0.5; 2]);
+    }
+    s
+}
+
+#[test]
+fn arrays_written_at_the_call() {
+    let p = [0.3, -0.5, 1.2, 0.7, 1.1];
+    let n = 3;
+    let vjp = |p: &[f64], seed: f64| {
+        let mut d_xs = vec![0.0; n];
+        let (out, d_x, d_y) = means_of_literals_vjp(p[n], p[n + 1], &p[..n], &mut d_xs, seed);
+        d_xs.extend([d_x, d_y]);
+        (out, d_xs)
+    };
+    let f = |p: &[f64]| means_of_literals(p[n], p[n + 1], &p[..n]);
+    let grad = check_scalar(f, vjp, &p);
+    // s = (x + 2y)/2 + Σ (v x + y + 1)/6.
+    let (x, xs) = (p[n], &p[..n]);
+    let mut expected: Vec<f64> = xs.iter().map(|_| x / 6.0).collect();
+    expected.push(0.5 + xs.iter().sum::<f64>() / 6.0);
+    expected.push(1.0 + n as f64 / 6.0);
+    assert_close(&grad, &expected);
+    ad_tests::check_jvp(
+        f,
+        |p, u| means_of_literals_jvp(p[n], u[n], p[n + 1], u[n + 1], &p[..n], &u[..n]),
+        &grad,
+        &p,
+    );
+}

@@ -297,15 +297,17 @@ impl Lower<'_> {
                 Expr::Unary(unary) if matches!(unary.op, syn::UnOp::Deref(_)) => &*unary.expr,
                 inner => inner,
             };
+            let mode = if reference.mutability.is_some() {
+                Mode::Mut
+            } else {
+                Mode::Ref
+            };
+            // `mean(&[x, 2.0 * y])`: an array made for the call, lent.
+            if matches!(super::strip_parens(inner), Expr::Array(_) | Expr::Repeat(_)) {
+                return self.expr(inner).map(|buf| (buf, mode));
+            }
             return match self.buffer_of(inner) {
-                Some(buf) => {
-                    let mode = if reference.mutability.is_some() {
-                        Mode::Mut
-                    } else {
-                        Mode::Ref
-                    };
-                    Ok((buf?, mode))
-                }
+                Some(buf) => Ok((buf?, mode)),
                 None => self
                     .unsupported(arg, msg::CALL_REFERENCE)
                     .map(|value| (value, Mode::Val)),
