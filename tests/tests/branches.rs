@@ -257,3 +257,40 @@ fn match_on_bool_as_a_statement() {
         assert_close(&grad, &expected);
     }
 }
+
+/// A branch whose adjoint folds back to the seed (`x = 0.25 - (0.5 - x)`
+/// passes `d_x` through twice negated), beside a `break`: the adjoint passes
+/// through both branches, and what the branch computed on the way is kept
+/// in the expansion rather than left out of it (the macro panicked).
+#[differentiate(vjp, jvp)]
+fn shifted_until(a: f64, n: usize) -> f64 {
+    let mut x = a;
+    for _ in 0..n {
+        if x > 1.5 {
+            break;
+        }
+        x = 0.5 - x;
+        x = 0.25 - x;
+    }
+    x * x
+}
+
+#[test]
+fn an_adjoint_passing_through_both_branches_after_a_break() {
+    for (a, n) in [(0.3, 4), (1.9, 3), (1.6, 5)] {
+        let grad = check_scalar(
+            |p| shifted_until(p[0], n),
+            |p, seed| {
+                let (out, d_a) = shifted_until_vjp(p[0], n, seed);
+                (out, vec![d_a])
+            },
+            &[a],
+        );
+        // Each step takes 0.25 off until x > 1.5: x = a − 0.25 k, ∂/∂a = 2x.
+        let steps = if a > 1.5 { 0 } else { n };
+        let x = a - 0.25 * steps as f64;
+        assert_close(&grad, &[2.0 * x]);
+        let (_, t) = shifted_until_jvp(a, 1.0, n);
+        assert_close(&[t], &grad);
+    }
+}

@@ -75,7 +75,10 @@ impl Reverse<'_> {
                     .iter()
                     .any(|&value| self.builder.func().has_effects(value))
             });
-        if changed.is_empty() && !writes {
+        // What the branches computed must be placed even when no adjoint
+        // leaves them (an adjoint that passes through after all).
+        let computed = branches.iter().any(|(region, _)| !region.insts.is_empty());
+        if changed.is_empty() && !writes && !computed {
             return;
         }
         let mut regions = Vec::new();
