@@ -1374,3 +1374,53 @@ fn temporary_buffers_of_unknown_length_in_loops() {
     assert_close(&by_push, &expected_push);
     assert_close(&by_filter, &expected_filter);
 }
+
+// ---------------------------------------------------------------------------
+// Copies of views made in a loop or a branch: a sub-slice, a window, a chunk
+// (whose last one is shorter), each `to_vec()`-ed where it is used.
+
+#[differentiate(vjp, jvp)]
+fn copied_views(a: f64, xs: &[f64]) -> f64 {
+    let head = &xs[..3];
+    let mut x = a;
+    if x > 0.5 {
+        let v = head.to_vec();
+        x += v[2];
+    }
+    for w in xs.windows(3) {
+        let v = w.to_vec();
+        x += v[0] * x;
+    }
+    for c in xs.chunks(2) {
+        let v = c.to_vec();
+        x += v[0] * x + v.iter().sum::<f64>();
+    }
+    x
+}
+
+#[test]
+fn views_copied_in_loops_and_branches() {
+    for a in [0.7, 0.2] {
+        let p = [a, 0.3, -0.5, 0.9, 1.2, -0.4];
+        let vjp = |p: &[f64], seed: f64| {
+            let mut d_xs = vec![0.0; 5];
+            let (out, d_a) = copied_views_vjp(p[0], &p[1..], &mut d_xs, seed);
+            d_xs.insert(0, d_a);
+            (out, d_xs)
+        };
+        let f = |p: &[f64]| copied_views(p[0], &p[1..]);
+        let grad = check_scalar(f, vjp, &p);
+        // x ↦ x (1 + w₀) per window, x (1 + c₀) + Σ c per chunk: ∂/∂a is
+        // the product of the factors.
+        let xs = &p[1..];
+        let factors: f64 = xs.windows(3).map(|w| 1.0 + w[0]).product::<f64>()
+            * xs.chunks(2).map(|c| 1.0 + c[0]).product::<f64>();
+        assert_close(&grad[..1], &[factors]);
+        ad_tests::check_jvp(
+            f,
+            |p, u| copied_views_jvp(p[0], u[0], &p[1..], &u[1..]),
+            &grad,
+            &p,
+        );
+    }
+}

@@ -459,8 +459,19 @@ impl Lower<'_> {
         call: &ExprMethodCall,
         span: Span,
     ) -> Lowered {
-        self.at_top_level(call)?;
         let elem = self.elem_ty(view.buf);
+        if self.builder.depth() > 0 {
+            // In a loop or a branch: a buffer made before it, as long as the
+            // view or a bound of its length (a chunk's), overwritten here.
+            let (buf, copy) = self.hoisted_prefix(call, elem, view.len, span)?;
+            let start = self.usize_lit(0, span);
+            self.index_loop(start, view.len, span, |this, j| {
+                let index = this.int_add(view.start, j, span);
+                let x = this.load(view.buf, index, span);
+                this.write_element((buf, j), None, x, span);
+            })?;
+            return Ok(copy);
+        }
         let copy = self.new_buf(
             NewBuf::Empty {
                 capacity: Some(view.len),
