@@ -1424,3 +1424,53 @@ fn views_copied_in_loops_and_branches() {
         );
     }
 }
+
+/// A `Vec` filled by pushes in a branch and in a loop, then a closure with a
+/// chain inside it: the chain's loop carries the position of the next push,
+/// which the closure leaves as it found it.
+#[differentiate(vjp, jvp)]
+fn pushed_then_windows(a: f64, xs: &[f64]) -> f64 {
+    let mut s = a;
+    if a > 0.0 {
+        let mut v = Vec::new();
+        for &e in xs {
+            v.push(e * a);
+        }
+        s += v[0] * xs.windows(2).map(|w| w.iter().sum::<f64>()).sum::<f64>();
+    }
+    for k in 0..2 {
+        let mut v = Vec::with_capacity(xs.len());
+        for &e in xs {
+            v.push(e + k as f64);
+        }
+        let pair_sum = |i: usize| xs[i..].iter().take(2).map(|x| x * v[i]).sum::<f64>();
+        s += pair_sum(1) * 0.5;
+    }
+    s
+}
+
+#[test]
+fn a_closure_with_a_chain_after_pushes_in_a_block() {
+    for a in [0.6, -0.4] {
+        let p = [a, 0.3, -0.5, 0.9, 1.2];
+        let vjp = |p: &[f64], seed: f64| {
+            let mut d_xs = vec![0.0; 4];
+            let (out, d_a) = pushed_then_windows_vjp(p[0], &p[1..], &mut d_xs, seed);
+            d_xs.insert(0, d_a);
+            (out, d_xs)
+        };
+        let f = |p: &[f64]| pushed_then_windows(p[0], &p[1..]);
+        let grad = check_scalar(f, vjp, &p);
+        // ∂/∂a = 1 + [a > 0] x₀ Σ windows.
+        let xs = &p[1..];
+        let windows: f64 = xs.windows(2).map(|w| w[0] + w[1]).sum();
+        let expected = 1.0 + if a > 0.0 { xs[0] * windows } else { 0.0 };
+        assert_close(&grad[..1], &[expected]);
+        ad_tests::check_jvp(
+            f,
+            |p, u| pushed_then_windows_jvp(p[0], u[0], &p[1..], &u[1..]),
+            &grad,
+            &p,
+        );
+    }
+}

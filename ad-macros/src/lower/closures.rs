@@ -211,8 +211,12 @@ impl Lower<'_> {
                     continue;
                 }
                 let name = &after.0;
+                // A hidden local (`#position3`, the place of the next push
+                // onto a buffer filled in this block) is carried by the loops
+                // of the closure's chains too: its new value holds here.
+                let hidden = name.starts_with('#');
                 match self.lookup_mut(name) {
-                    Some(slot) if closure.mutates.contains(name) => *slot = after.1,
+                    Some(slot) if closure.mutates.contains(name) || hidden => *slot = after.1,
                     _ => {
                         self.cx.error_at(closure.span, msg::CLOSURE_ASSIGNS);
                         return Err(Poison);
