@@ -3472,3 +3472,42 @@ mod counted_while_shadowed {
         assert_eq!(shadowed(&X), X[0] * X[0] + X[1] * X[1] - 1.0);
     }
 }
+
+mod fallbacks_by_reference {
+    use super::*;
+
+    /// `unwrap_or(&0.0)` of a chain of references, dereferenced: the largest
+    /// element (0 for none), and the last of an empty chain (`a`).
+    #[differentiate(vjp, jvp)]
+    fn largest_or_zero(x: &[f64], a: f64) -> f64 {
+        let m = *x.iter().max_by(|p, q| p.total_cmp(q)).unwrap_or(&0.0);
+        let l = x.iter().skip(10).last().unwrap_or(&a);
+        m * a + *l
+    }
+
+    #[test]
+    fn a_reference_to_the_fallback() {
+        for x in [vec![0.3, 1.5, -0.2], vec![]] {
+            let n = x.len();
+            let mut p = x.clone();
+            p.push(2.0);
+            let grad = check_scalar(
+                |p| largest_or_zero(&p[..n], p[n]),
+                ad_tests::buffer_then_scalar(largest_or_zero_vjp),
+                &p,
+            );
+            // m a + a: ∂/∂a = m + 1, ∂/∂x_argmax = a.
+            let m = x.iter().copied().fold(0.0_f64, f64::max);
+            let mut expected: Vec<f64> =
+                x.iter().map(|&v| if v == m { 2.0 } else { 0.0 }).collect();
+            expected.push(m + 1.0);
+            assert_close(&grad, &expected);
+            ad_tests::check_jvp(
+                |p| largest_or_zero(&p[..n], p[n]),
+                |p, u| largest_or_zero_jvp(&p[..n], &u[..n], p[n], u[n]),
+                &grad,
+                &p,
+            );
+        }
+    }
+}

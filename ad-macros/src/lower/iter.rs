@@ -1420,13 +1420,14 @@ impl Lower<'_> {
                 self.panic_if(empty, message, span)?;
                 value(self)
             }
-            // `unwrap_or(&0.0)` before `copied()`, `unwrap_or(0.0)` after.
+            // `unwrap_or(&0.0)` before `copied()`, `unwrap_or(0.0)` after:
+            // the fallback's value either way.
             ("unwrap_or", Some(fallback)) => Ok(self
                 .branch(
                     Ok(empty),
                     true,
                     span,
-                    |this| this.expr(fallback).map(Some),
+                    |this| this.expr(unreferenced(fallback)).map(Some),
                     |this| value(this).map(Some),
                 )?
                 .expect("both branches have a value")),
@@ -2119,4 +2120,13 @@ fn is_iter_zip(call: &syn::ExprCall) -> bool {
             names.as_slice(),
             ["zip"] | ["iter", "zip"] | ["std" | "core", "iter", "zip"]
         )
+}
+
+/// `e` of `&e` (not `&mut e`): a reference to a value where the value does.
+fn unreferenced(expr: &Expr) -> &Expr {
+    match expr {
+        Expr::Reference(reference) if reference.mutability.is_none() => &reference.expr,
+        Expr::Paren(paren) => unreferenced(&paren.expr),
+        _ => expr,
+    }
 }
