@@ -3473,7 +3473,7 @@ mod counted_while_shadowed {
     }
 }
 
-mod fallbacks_by_reference {
+mod options_of_chains {
     use super::*;
 
     /// `unwrap_or(&0.0)` of a chain of references, dereferenced: the largest
@@ -3509,5 +3509,51 @@ mod fallbacks_by_reference {
                 &p,
             );
         }
+    }
+
+    /// `opt.map(f).unwrap()` of a chain's `Option`: the argmin's index, and
+    /// a function of the largest item.
+    #[differentiate(vjp, jvp)]
+    fn at_argmin(x: &[f64], c: &[f64], a: f64) -> f64 {
+        let i = x
+            .iter()
+            .enumerate()
+            .min_by(|p, q| p.1.partial_cmp(q.1).unwrap())
+            .map(|(i, _)| i)
+            .unwrap();
+        let m = x
+            .iter()
+            .map(|v| v * a)
+            .reduce(f64::max)
+            .map(|m| m * m)
+            .expect("non-empty");
+        c[i] * a + m
+    }
+
+    #[test]
+    fn a_map_of_the_option() {
+        let (x, c, a) = ([0.3, -1.5, 0.2], [1.0, 2.0, 3.0], 2.0);
+        let mut p = x.to_vec();
+        p.extend(c);
+        p.push(a);
+        let vjp = |p: &[f64], seed: f64| {
+            let (mut d_x, mut d_c) = (vec![0.0; 3], vec![0.0; 3]);
+            let (out, d_a) = at_argmin_vjp(&p[..3], &mut d_x, &p[3..6], &mut d_c, p[6], seed);
+            d_x.extend(d_c);
+            d_x.push(d_a);
+            (out, d_x)
+        };
+        let f = |p: &[f64]| at_argmin(&p[..3], &p[3..6], p[6]);
+        let grad = check_scalar(f, vjp, &p);
+        // c[1] a + (0.3 a)²: ∂/∂x₀ = 2 (0.3 a) a, ∂/∂c₁ = a, ∂/∂a = c₁ + 2 (0.3 a) 0.3.
+        let m = 0.3 * a;
+        let expected = [2.0 * m * a, 0.0, 0.0, 0.0, a, 0.0, c[1] + 2.0 * m * 0.3];
+        assert_close(&grad, &expected);
+        check_jvp(
+            f,
+            |p, u| at_argmin_jvp(&p[..3], &u[..3], &p[3..6], &u[3..6], p[6], u[6]),
+            &grad,
+            &p,
+        );
     }
 }

@@ -778,6 +778,23 @@ impl Lower<'_> {
         if let ("unwrap" | "expect" | "unwrap_or" | "unwrap_or_default", Expr::MethodCall(inner)) =
             (name.as_str(), &*call.receiver)
         {
+            // `opt.map(f).unwrap()` (or `expect`): `f` of `opt.unwrap()`, as
+            // in the argmin `….min_by(cmp).map(|(i, _)| i).unwrap()`.
+            if inner.method == "map"
+                && inner.args.len() == 1
+                && matches!(name.as_str(), "unwrap" | "expect")
+                && let Expr::MethodCall(option) = &*inner.receiver
+                && is_option_source(option)
+            {
+                let mut unwrapped = call.clone();
+                unwrapped.receiver = Box::new(Expr::MethodCall(option.clone()));
+                let item = self.consume(&unwrapped)?;
+                let span = call.span();
+                return Some(item.and_then(|item| {
+                    let callable = self.callable(&inner.args[0])?;
+                    self.apply(&callable, vec![item], span)
+                }));
+            }
             // `max_by(cmp).copied()` (or `cloned()`) before it: the same.
             let inner = match &*inner.receiver {
                 Expr::MethodCall(folding)
@@ -2128,5 +2145,20 @@ fn unreferenced(expr: &Expr) -> &Expr {
         Expr::Reference(reference) if reference.mutability.is_none() => &reference.expr,
         Expr::Paren(paren) => unreferenced(&paren.expr),
         _ => expr,
+    }
+}
+
+/// Whether `call` makes one of the `Option`s [`Lower::consume`] takes out
+/// (`reduce`, `max_by`, `min_by`, `position`, `last`, `next`, `first`, and
+/// those followed by `copied()`/`cloned()`).
+fn is_option_source(call: &ExprMethodCall) -> bool {
+    let method = call.method.to_string();
+    match method.as_str() {
+        "copied" | "cloned" => match &*call.receiver {
+            Expr::MethodCall(inner) => is_option_source(inner),
+            _ => false,
+        },
+        "reduce" | "max_by" | "min_by" | "position" | "last" | "next" | "first" => true,
+        _ => false,
     }
 }
