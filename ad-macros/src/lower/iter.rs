@@ -787,7 +787,7 @@ impl Lower<'_> {
                 && is_option_source(option)
             {
                 let mut unwrapped = call.clone();
-                unwrapped.receiver = Box::new(Expr::MethodCall(option.clone()));
+                *unwrapped.receiver = Expr::MethodCall(option.clone());
                 let item = self.consume(&unwrapped)?;
                 let span = call.span();
                 return Some(item.and_then(|item| {
