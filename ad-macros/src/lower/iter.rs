@@ -780,11 +780,11 @@ impl Lower<'_> {
         {
             // `opt.map(f).unwrap()` (or `expect`): `f` of `opt.unwrap()`, as
             // in the argmin `….min_by(cmp).map(|(i, _)| i).unwrap()`.
+            // `consume` gives `None` if `opt` is no `Option` it takes out.
             if inner.method == "map"
                 && inner.args.len() == 1
                 && matches!(name.as_str(), "unwrap" | "expect")
                 && let Expr::MethodCall(option) = &*inner.receiver
-                && is_option_source(option)
             {
                 let mut unwrapped = call.clone();
                 *unwrapped.receiver = Expr::MethodCall(option.clone());
@@ -2145,20 +2145,5 @@ fn unreferenced(expr: &Expr) -> &Expr {
         Expr::Reference(reference) if reference.mutability.is_none() => &reference.expr,
         Expr::Paren(paren) => unreferenced(&paren.expr),
         _ => expr,
-    }
-}
-
-/// Whether `call` makes one of the `Option`s [`Lower::consume`] takes out
-/// (`reduce`, `max_by`, `min_by`, `position`, `last`, `next`, `first`, and
-/// those followed by `copied()`/`cloned()`).
-fn is_option_source(call: &ExprMethodCall) -> bool {
-    let method = call.method.to_string();
-    match method.as_str() {
-        "copied" | "cloned" => match &*call.receiver {
-            Expr::MethodCall(inner) => is_option_source(inner),
-            _ => false,
-        },
-        "reduce" | "max_by" | "min_by" | "position" | "last" | "next" | "first" => true,
-        _ => false,
     }
 }
