@@ -190,6 +190,19 @@ pub fn buffer_then_scalar<S, O>(
     }
 }
 
+/// The `_vjp` of `f(c: f64, xs: &[f64])` as a function of the flat point
+/// `(c, xs…)`: [`buffer_then_scalar`] with the scalar first.
+pub fn scalar_then_buffer<S, O>(
+    vjp: impl Fn(f64, &[f64], &mut [f64], S) -> (O, f64),
+) -> impl Fn(&[f64], S) -> (O, Vec<f64>) {
+    move |p, seed| {
+        let mut adjoint = vec![0.0; p.len()];
+        let (out, d_c) = vjp(p[0], &p[1..], &mut adjoint[1..], seed);
+        adjoint[0] = d_c;
+        (out, adjoint)
+    }
+}
+
 /// Asserts `actual` equals `expected` to a few ulps (closed forms computed
 /// another way round differ in the last bits).
 #[track_caller]

@@ -1402,14 +1402,8 @@ fn copied_views(a: f64, xs: &[f64]) -> f64 {
 fn views_copied_in_loops_and_branches() {
     for a in [0.7, 0.2] {
         let p = [a, 0.3, -0.5, 0.9, 1.2, -0.4];
-        let vjp = |p: &[f64], seed: f64| {
-            let mut d_xs = vec![0.0; 5];
-            let (out, d_a) = copied_views_vjp(p[0], &p[1..], &mut d_xs, seed);
-            d_xs.insert(0, d_a);
-            (out, d_xs)
-        };
         let f = |p: &[f64]| copied_views(p[0], &p[1..]);
-        let grad = check_scalar(f, vjp, &p);
+        let grad = check_scalar(f, ad_tests::scalar_then_buffer(copied_views_vjp), &p);
         // x ↦ x (1 + w₀) per window, x (1 + c₀) + Σ c per chunk: ∂/∂a is
         // the product of the factors.
         let xs = &p[1..];
@@ -1453,14 +1447,8 @@ fn pushed_then_windows(a: f64, xs: &[f64]) -> f64 {
 fn a_closure_with_a_chain_after_pushes_in_a_block() {
     for a in [0.6, -0.4] {
         let p = [a, 0.3, -0.5, 0.9, 1.2];
-        let vjp = |p: &[f64], seed: f64| {
-            let mut d_xs = vec![0.0; 4];
-            let (out, d_a) = pushed_then_windows_vjp(p[0], &p[1..], &mut d_xs, seed);
-            d_xs.insert(0, d_a);
-            (out, d_xs)
-        };
         let f = |p: &[f64]| pushed_then_windows(p[0], &p[1..]);
-        let grad = check_scalar(f, vjp, &p);
+        let grad = check_scalar(f, ad_tests::scalar_then_buffer(pushed_then_windows_vjp), &p);
         // ∂/∂a = 1 + [a > 0] x₀ Σ windows.
         let xs = &p[1..];
         let windows: f64 = xs.windows(2).map(|w| w[0] + w[1]).sum();

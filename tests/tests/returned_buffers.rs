@@ -102,6 +102,25 @@ fn iterated(x: &[f64], a: f64) -> f64 {
     cur.iter().map(|v| v * v).sum()
 }
 
+/// The gradient of `Σ cᵢ²` after three steps `c ↦ step(c, a)` from
+/// `cᵢ = xᵢ`, at `point = (x₀, x₁, x₂, a)`: `step` gives the next value and
+/// its derivatives in `c` and in `a`.
+fn squares_after_steps(point: &[f64], step: impl Fn(f64, f64) -> (f64, f64, f64)) -> Vec<f64> {
+    let a = point[3];
+    let mut expected = vec![0.0; 4];
+    for (i, &x) in point[..3].iter().enumerate() {
+        let (mut c, mut dc_dx, mut dc_da) = (x, 1.0, 0.0);
+        for _ in 0..3 {
+            let (next, dn_dc, dn_da) = step(c, a);
+            (dc_dx, dc_da) = (dn_dc * dc_dx, dn_da + dn_dc * dc_da);
+            c = next;
+        }
+        expected[i] = 2.0 * c * dc_dx;
+        expected[3] += 2.0 * c * dc_da;
+    }
+    expected
+}
+
 #[test]
 fn a_map_applied_in_a_loop() {
     let point = [0.3, -0.7, 1.1, 0.9];
@@ -111,19 +130,11 @@ fn a_map_applied_in_a_loop() {
         &point,
     );
     // Closed form, element by element: c ↦ tanh(a c) three times.
-    let a = point[3];
-    let mut expected = vec![0.0; 4];
-    for (i, &x) in point[..3].iter().enumerate() {
-        let (mut c, mut dc_dx, mut dc_da) = (x, 1.0, 0.0);
-        for _ in 0..3 {
-            let t = (a * c).tanh();
-            let dt = 1.0 - t * t;
-            (dc_dx, dc_da) = (dt * a * dc_dx, dt * (c + a * dc_da));
-            c = t;
-        }
-        expected[i] = 2.0 * c * dc_dx;
-        expected[3] += 2.0 * c * dc_da;
-    }
+    let expected = squares_after_steps(&point, |c, a| {
+        let t = (a * c).tanh();
+        let dt = 1.0 - t * t;
+        (t, dt * a, dt * c)
+    });
     assert_close(&grad, &expected);
     check_jvp(
         |p| iterated(&p[..3], p[3]),
@@ -156,19 +167,11 @@ fn a_returned_stage_zipped_and_collected_in_a_loop() {
         &point,
     );
     // Closed form, element by element: c ↦ c + tanh(a c) / 2 three times.
-    let a = point[3];
-    let mut expected = vec![0.0; 4];
-    for (i, &x) in point[..3].iter().enumerate() {
-        let (mut c, mut dc_dx, mut dc_da) = (x, 1.0, 0.0);
-        for _ in 0..3 {
-            let t = (a * c).tanh();
-            let dt = 0.5 * (1.0 - t * t);
-            (dc_dx, dc_da) = (dc_dx + dt * a * dc_dx, dc_da + dt * (c + a * dc_da));
-            c += 0.5 * t;
-        }
-        expected[i] = 2.0 * c * dc_dx;
-        expected[3] += 2.0 * c * dc_da;
-    }
+    let expected = squares_after_steps(&point, |c, a| {
+        let t = (a * c).tanh();
+        let dt = 0.5 * (1.0 - t * t);
+        (c + 0.5 * t, 1.0 + dt * a, dt * c)
+    });
     assert_close(&grad, &expected);
     check_jvp(
         |p| euler_collected(&p[..3], p[3]),
