@@ -214,7 +214,7 @@ impl Lower<'_> {
                 // A hidden local (`#position3`, the place of the next push
                 // onto a buffer filled in this block) is carried by the loops
                 // of the closure's chains too: its new value holds here.
-                let hidden = name.starts_with('#');
+                let hidden = Self::is_hidden(name);
                 match self.lookup_mut(name) {
                     Some(slot) if closure.mutates.contains(name) || hidden => *slot = after.1,
                     _ => {

@@ -1528,6 +1528,12 @@ impl Lower<'_> {
         format!("#{shown}{n}")
     }
 
+    /// Whether `name` is one [`Lower::hidden_name`] made (no identifier
+    /// starts with `#`).
+    pub(super) fn is_hidden(name: &str) -> bool {
+        name.starts_with('#')
+    }
+
     /// One loop over a chain; `body` sees each item that passes the filters.
     /// `hidden` are the hidden variables the body assigns.
     fn chain_loop(
