@@ -11,10 +11,62 @@ use crate::lower::Signature;
 use crate::{analysis, args, emit, jvp, lower, reverse};
 
 pub(crate) fn differentiate(args: TokenStream, input: TokenStream) -> TokenStream {
-    let mut item: ItemFn = match syn::parse2(input.clone()) {
+    let item: ItemFn = match syn::parse2(input.clone()) {
         Ok(item) => item,
         Err(error) => return not_a_function(input, error),
     };
+    let conditions = lower::cfg::conditions(&item.block);
+    if conditions.is_empty() {
+        return differentiate_fn(args, item);
+    }
+    if let Some(extra) = conditions.get(lower::cfg::MAX_CONDITIONS) {
+        let error = syn::Error::new_spanned(&extra.attr, msg::CFG_TOO_MANY).to_compile_error();
+        let item = untouched(&item);
+        return quote!(#item #error);
+    }
+    // One expansion per combination of the conditions, each under its own
+    // `#[cfg]`; the user's function once, as written.
+    let mut variants = TokenStream::new();
+    for truth in 0..1u32 << conditions.len() {
+        let mut variant = item.clone();
+        if let Err(attr) = lower::cfg::select(&mut variant.block, &conditions, truth) {
+            let error = syn::Error::new_spanned(attr, msg::CFG_PLACE).to_compile_error();
+            let item = untouched(&item);
+            return quote!(#item #error);
+        }
+        let combination = lower::cfg::combination(&conditions, truth);
+        let expanded = differentiate_fn(args.clone(), variant);
+        let parser = |input: syn::parse::ParseStream| {
+            let mut items = Vec::new();
+            while !input.is_empty() {
+                items.push(input.parse::<syn::Item>()?);
+            }
+            Ok(items)
+        };
+        let items = syn::parse::Parser::parse2(parser, expanded)
+            .expect("the expansion is a sequence of items");
+        for generated in items {
+            let is_original =
+                matches!(&generated, syn::Item::Fn(func) if func.sig.ident == item.sig.ident);
+            if !is_original {
+                variants.extend(quote!(#[cfg(#combination)] #generated));
+            }
+        }
+    }
+    let mut original = untouched(&item);
+    // A second `#[differentiate]` is reported by each variant.
+    original.attrs.retain(|attr| {
+        attr.path()
+            .segments
+            .last()
+            .is_none_or(|segment| segment.ident != "differentiate")
+    });
+    original.attrs.push(syn::parse_quote!(#[allow(dead_code)]));
+    quote!(#original #variants)
+}
+
+/// The expansion of one function whose body has no `#[cfg]` left to decide.
+fn differentiate_fn(args: TokenStream, mut item: ItemFn) -> TokenStream {
     // A second `#[differentiate]` would expand again and define `_vjp` twice.
     let mut applied_twice = None;
     item.attrs.retain(|attr| {

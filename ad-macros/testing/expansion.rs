@@ -1097,3 +1097,39 @@ fn print_shows_the_generated_functions() {
     // Everything before the note is the expansion without `print`.
     assert_eq!(printed[..holder].trim_end(), plain.trim_end());
 }
+
+// Constants as Rust scopes them: a block `const` declared again in the
+// generated function, a table outside it read in place, a named constant as
+// a `match` pattern, and functions of integers run as written.
+check!(
+    constants_tables_and_integer_calls,
+    "",
+    "fn f(x: &[f64], k: usize) -> f64 {
+        const K: f64 = 3.0;
+        let mut s = 0.0;
+        for i in 0..GW.len() {
+            s += GW[i] * x[flat(i, k)] * K;
+        }
+        match k {
+            LIMIT => s,
+            _ => s * x[std::cmp::min(k, x.len() - 1)],
+        }
+    }"
+);
+
+/// `#[cfg]` in the body: the generated functions once per combination of
+/// the conditions, each under its `#[cfg(all(…))]`; the function once.
+#[test]
+fn cfg_in_the_body() {
+    insta::assert_snapshot!(expanded(
+        "",
+        "fn f(x: f64) -> f64 {
+            let mut y = x;
+            #[cfg(feature = \"square\")]
+            {
+                y = y * y;
+            }
+            y.sin()
+        }"
+    ));
+}

@@ -505,6 +505,65 @@ fn conversions_through_f64_in_a_generic_function() {
     }
 }
 
+/// Callees of another float type than the caller: `sq(x as f64)` in an
+/// `f32` function returns an `f64`, and its pullback takes one.
+#[differentiate(vjp, jvp)]
+fn square64(x: f64) -> f64 {
+    x * x
+}
+
+#[differentiate(vjp, jvp)]
+fn cube32(x: f32) -> f32 {
+    x * x * x
+}
+
+#[differentiate(vjp, jvp)]
+fn single_through_double(x: f32) -> f32 {
+    (square64(f64::from(x)) as f32).sin() + x
+}
+
+#[differentiate(vjp, jvp)]
+fn double_through_single(x: f64) -> f64 {
+    f64::from(cube32(x as f32)) * x
+}
+
+#[differentiate(vjp, jvp)]
+fn generic_through_double<T: Float>(x: T) -> T {
+    T::from_f64(square64(x.to_f64()).ln_1p()) * x
+}
+
+#[test]
+fn callees_of_another_float_type() {
+    let x = 0.7_f32;
+    let xd = f64::from(x);
+    let close = |a: f32, b: f64| assert!((f64::from(a) - b).abs() < 1e-5 * (1.0 + b.abs()));
+    // d/dx sin(x²) + x
+    let expected = 2.0 * xd * (xd * xd).cos() + 1.0;
+    let (out, d_x) = single_through_double_vjp(x, 1.0);
+    assert_eq!(out, single_through_double(x));
+    close(d_x, expected);
+    close(single_through_double_jvp(x, 1.0).1, expected);
+    // d/dx x³·x with x³ in single precision.
+    let (out, d_x) = double_through_single_vjp(xd, 1.0);
+    assert_eq!(out, double_through_single(xd));
+    assert!((d_x - 4.0 * xd.powi(3)).abs() < 1e-5);
+    // Forward mode rounds its `f32` tangent in another order.
+    assert!((double_through_single_jvp(xd, 1.0).1 - d_x).abs() < 1e-5);
+    // d/dx ln(1 + x²)·x, in f32 and in f64.
+    let expected = 2.0 * xd * xd / (1.0 + xd * xd) + (xd * xd).ln_1p();
+    close(generic_through_double_vjp(x, 1.0).1, expected);
+    close(generic_through_double_jvp(x, 1.0).1, expected);
+    let grad = check_scalar(
+        |p| generic_through_double(p[0]),
+        |p, seed| {
+            let (out, d_x) = generic_through_double_vjp(p[0], seed);
+            (out, vec![d_x])
+        },
+        &[xd],
+    );
+    assert_close(&grad, &[expected]);
+}
+
 // ---------------------------------------------------------------------------
 // A constant buffer passed to a callee in a loop: the callee's pullback gets
 // a scratch shadow for it.

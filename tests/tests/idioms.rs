@@ -24,7 +24,7 @@
 )]
 
 use ad_runtime::differentiate;
-use ad_tests::{assert_close, check_jvp, check_scalar};
+use ad_tests::{assert_close, check_in_place, check_jvp, check_scalar};
 
 /// Checks `f(x: &[f64]) -> f64`, its `_vjp` and its `_jvp` at `x`; returns
 /// the gradient.
@@ -2174,6 +2174,312 @@ mod predicates_and_items {
             .map(|(w, v)| 2.0 * w * pi * (pi * v).cos())
             .collect();
         assert_close(&grad, &expected);
+    }
+}
+
+/// Constants as Rust scopes them, and code under `#[cfg]`: what the
+/// generated functions must read exactly as the function does.
+mod constants_and_cfg {
+    use super::*;
+
+    /// Shadowed by the body's own `K`, and compared with in `match`.
+    const K: f64 = 100.0;
+    const LIMIT: usize = 2;
+
+    /// A block constant hiding an outer one, one as an array's length, and
+    /// named constants as `match` patterns (outer, inner, in an or-pattern).
+    #[differentiate(vjp, jvp)]
+    fn scoped_constants(x: &[f64], k: usize) -> f64 {
+        const K: f64 = 3.0;
+        const N: usize = 2;
+        const FIRST: usize = 0;
+        let pair = [x[0]; N];
+        let mut s = pair[0] * pair[1] * K;
+        for (i, &v) in x.iter().enumerate() {
+            s += match i {
+                FIRST | LIMIT => v * v,
+                _ => v * K,
+            };
+        }
+        match k {
+            LIMIT => s * 10.0,
+            FIRST => s.sin(),
+            _ => s,
+        }
+    }
+
+    #[test]
+    fn constants_are_read_as_rust_scopes_them() {
+        let x = &X[..4];
+        for k in 0..4 {
+            let grad = check_counted(
+                scoped_constants,
+                scoped_constants_vjp,
+                scoped_constants_jvp,
+                k,
+                x,
+            );
+            // 3 x0² from the pair, then x0² + 3 x1 + x2² + 3 x3 from the loop.
+            let s = 4.0 * x[0] * x[0] + x[2] * x[2] + 3.0 * (x[1] + x[3]);
+            let ds = [8.0 * x[0], 3.0, 2.0 * x[2], 3.0];
+            let outer = match k {
+                2 => 10.0,
+                0 => s.cos(),
+                _ => 1.0,
+            };
+            let expected: Vec<f64> = ds.iter().map(|d| d * outer).collect();
+            assert_close(&grad, &expected);
+        }
+        // The outer `K` is still 100 outside the function.
+        assert_eq!(K, 100.0);
+    }
+
+    /// Arrays of integers and of `bool`s are constant data, indexed and
+    /// iterated like float arrays.
+    #[differentiate(vjp, jvp)]
+    #[allow(clippy::cast_sign_loss, clippy::cast_possible_wrap)] // `c` is small.
+    fn integer_tables(x: &[f64], c: usize) -> f64 {
+        const IDX: [usize; 2] = [0, 2];
+        let stencil = [-1i32, 0, 1];
+        let flags = [true, false, true];
+        let mut s = x[IDX[0]] * x[IDX[1]];
+        for &o in &stencil {
+            s += x[(c as i32 + o) as usize].powi(2);
+        }
+        for (i, &on) in flags.iter().enumerate() {
+            if on {
+                s += x[i].sin();
+            }
+        }
+        s
+    }
+
+    #[test]
+    fn integer_and_bool_arrays_are_data() {
+        let x = &X[..5];
+        let c = 2;
+        let grad = check_counted(integer_tables, integer_tables_vjp, integer_tables_jvp, c, x);
+        let mut expected = vec![0.0; x.len()];
+        expected[0] += x[2] + x[0].cos();
+        expected[2] += x[0] + x[2].cos();
+        for j in c - 1..=c + 1 {
+            expected[j] += 2.0 * x[j];
+        }
+        assert_close(&grad, &expected);
+    }
+
+    /// Tables outside the function, and functions of integers (`std`'s, the
+    /// integer types', the user's own): constant data, run as written.
+    const GW: [f64; 3] = [0.25, 0.5, 0.25];
+    const IDX: [usize; 2] = [0, 2];
+    mod tables {
+        pub(super) const NODES: [f64; 3] = [-0.5, 0.0, 0.5];
+    }
+
+    fn flat(i: usize, j: usize, width: usize) -> usize {
+        i * width + j
+    }
+
+    fn weight(k: usize) -> f64 {
+        1.0 / (k as f64 + 1.0)
+    }
+
+    #[differentiate(vjp, jvp)]
+    fn tables_and_integer_calls(x: &[f64], k: usize) -> f64 {
+        let mut s = 0.0;
+        for i in 0..GW.len() {
+            s += GW[i] * x[IDX[i % 2]] * x[flat(i, 1, 1)];
+        }
+        let last = std::cmp::min(k, x.len() - 1);
+        s += x[last].powi(2) * weight(usize::max(k, 1));
+        for (w, v) in tables::NODES.iter().zip(x) {
+            s += w * v.sin();
+        }
+        s + ad_runtime::dot(&GW, &x[..3])
+    }
+
+    #[test]
+    fn constant_tables_and_integer_functions() {
+        let x = &X[..5];
+        for k in [0, 2, 9] {
+            let grad = check_counted(
+                tables_and_integer_calls,
+                tables_and_integer_calls_vjp,
+                tables_and_integer_calls_jvp,
+                k,
+                x,
+            );
+            let mut expected = vec![0.0; x.len()];
+            // Σᵢ GW[i] x[IDX[i % 2]] x[i + 1]
+            expected[0] += GW[0] * x[1] + GW[2] * x[3];
+            expected[1] += GW[0] * x[0];
+            expected[2] += 2.0 * GW[1] * x[2];
+            expected[3] += GW[2] * x[0];
+            let last = k.min(x.len() - 1);
+            expected[last] += 2.0 * x[last] / (k.max(1) as f64 + 1.0);
+            for i in 0..3 {
+                expected[i] += tables::NODES[i] * x[i].cos() + GW[i];
+            }
+            assert_close(&grad, &expected);
+        }
+    }
+
+    /// A table bound to a local, and copied into one to write into.
+    #[differentiate(vjp, jvp)]
+    fn copied_table(x: &[f64]) -> f64 {
+        let w = GW;
+        let mut v: [f64; 3] = GW;
+        for i in 0..3 {
+            v[i] *= x[i];
+        }
+        w[0] * x[1] + v.iter().sum::<f64>() * x[2]
+    }
+
+    #[test]
+    fn tables_bound_and_copied() {
+        let x = [0.3, -0.4, 0.9, 1.1];
+        let grad = check_slice(copied_table, copied_table_vjp, copied_table_jvp, &x);
+        let weighted: f64 = (0..3).map(|i| GW[i] * x[i]).sum();
+        let expected = [
+            GW[0] * x[2],
+            GW[0] + GW[1] * x[2],
+            weighted + GW[2] * x[2],
+            0.0,
+        ];
+        assert_close(&grad, &expected);
+    }
+
+    /// Orderings as conditions: `total_cmp(..).is_lt()`, `partial_cmp(..)`
+    /// compared with `Some(Ordering::Greater)` or matched.
+    #[differentiate(vjp, jvp)]
+    fn ordered_steps(x: &[f64]) -> f64 {
+        use std::cmp::Ordering;
+        let mut s = 0.0;
+        for i in 1..x.len() {
+            if x[i].total_cmp(&x[i - 1]).is_lt() {
+                s += x[i];
+            } else if x[i].partial_cmp(&x[i - 1]) == Some(Ordering::Greater) {
+                s += x[i] * x[i];
+            }
+            match x[i].partial_cmp(&0.5) {
+                Some(Ordering::Less) => s -= x[i],
+                None => {}
+                _ => s += 0.1 * x[i],
+            }
+            if x[i].total_cmp(&x[0]) == Ordering::Greater {
+                s += x[0] * x[i];
+            }
+        }
+        s
+    }
+
+    #[test]
+    fn orderings_are_conditions() {
+        let x = [0.3, 0.9, 0.2, 0.7, 0.65];
+        let grad = check_slice(ordered_steps, ordered_steps_vjp, ordered_steps_jvp, &x);
+        let mut expected = [0.0; 5];
+        for i in 1..x.len() {
+            if x[i] < x[i - 1] {
+                expected[i] += 1.0;
+            } else if x[i] > x[i - 1] {
+                expected[i] += 2.0 * x[i];
+            }
+            expected[i] += if x[i] < 0.5 { -1.0 } else { 0.1 };
+            if x[i] > x[0] {
+                expected[0] += x[i];
+                expected[i] += x[0];
+            }
+        }
+        assert_close(&grad, &expected);
+    }
+
+    /// `return;` in a function that returns nothing, before and in a loop.
+    #[differentiate(vjp, jvp)]
+    fn squash_until_large(x: &mut [f64], a: f64) {
+        if x.len() < 2 {
+            return;
+        }
+        for i in 0..x.len() {
+            if x[i] > 2.0 {
+                return;
+            }
+            x[i] = a * x[i] * x[i];
+        }
+    }
+
+    #[test]
+    fn return_without_a_value() {
+        let a = 0.3;
+        // X[3] = 2.1 stops the loop; one element returns at once.
+        for len in [1, 5] {
+            let x0 = X[..len].to_vec();
+            let mut x = x0.clone();
+            let mut d_x = vec![1.0; len];
+            let d_a = squash_until_large_vjp(&mut x, &mut d_x, a);
+            let mut primal = x0.clone();
+            squash_until_large(&mut primal, a);
+            assert_eq!(x, primal);
+            let seed = vec![1.0; len];
+            let checked = check_in_place(
+                |x, a| squash_until_large(x, a),
+                |x, d_x, a| squash_until_large_vjp(x, d_x, a),
+                &x0,
+                a,
+                &seed,
+            );
+            assert_close(&checked[..len], &d_x);
+            let squashed = if len < 2 { 0 } else { 3 };
+            let mut expected = vec![1.0; len];
+            for i in 0..squashed {
+                expected[i] = 2.0 * a * x0[i];
+            }
+            assert_close(&d_x, &expected);
+            assert_close(&[d_a], &[x0[..squashed].iter().map(|v| v * v).sum()]);
+            // Forward mode: the tangent of every output against the seed.
+            let (mut y, mut t) = (x0.clone(), vec![0.0; len]);
+            squash_until_large_jvp(&mut y, &mut t, a, 1.0);
+            assert_eq!(y, primal);
+            let dot: f64 = t.iter().sum();
+            assert!((dot - d_a).abs() < 1e-12, "{dot} vs {d_a}");
+        }
+    }
+
+    /// Statements and arms under `#[cfg]`, and `cfg!`: the generated
+    /// functions compute what the function compiled here computes.
+    #[differentiate(vjp, jvp)]
+    #[allow(unused_mut)] // `y` is only reassigned under a false condition.
+    fn configured(x: &[f64]) -> f64 {
+        let mut y = x[0];
+        #[cfg(miri)]
+        {
+            y += 1000.0 * x[1];
+        }
+        #[cfg(not(miri))]
+        let z = y * x[1];
+        #[cfg(miri)]
+        let z = y;
+        #[cfg(debug_assertions)]
+        let w = 2.0 * z;
+        #[cfg(not(debug_assertions))]
+        let w = 3.0 * z;
+        let v = if cfg!(target_pointer_width = "16") {
+            0.0
+        } else {
+            w
+        };
+        match x.len() {
+            #[cfg(miri)]
+            3 => v * 100.0,
+            _ => v,
+        }
+    }
+
+    #[test]
+    fn code_under_a_false_cfg_does_not_run() {
+        let x = &X[..3];
+        let grad = check_slice(configured, configured_vjp, configured_jvp, x);
+        let scale = if cfg!(debug_assertions) { 2.0 } else { 3.0 };
+        assert_close(&grad, &[scale * x[1], scale * x[0], 0.0]);
     }
 }
 

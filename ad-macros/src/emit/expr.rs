@@ -1,7 +1,9 @@
 //! Expressions: one IR value as Rust tokens, parenthesized only where
 //! precedence needs it.
 
-use proc_macro2::{Literal, Span, TokenStream};
+use std::collections::HashMap;
+
+use proc_macro2::{Group, Literal, Span, TokenStream, TokenTree};
 use quote::{ToTokens, quote, quote_spanned};
 use syn::Ident;
 use syn::ext::IdentExt;
@@ -320,6 +322,7 @@ impl Emitter<'_> {
             Inst::Effect { mac, args } => {
                 let mut args = args.iter().map(|&arg| self.expr(arg));
                 let mut lets = Vec::new();
+                let mut inline = HashMap::new();
                 for binding in &mac.bindings {
                     let name = &binding.name;
                     let mut next = || args.next().expect("an argument per binding");
@@ -328,6 +331,11 @@ impl Emitter<'_> {
                     // from seeing the generated function's bindings.
                     let first = next();
                     lets.push(match binding.kind {
+                        BindingKind::Inline { receiver } => {
+                            let prec = if receiver { Prec::Postfix } else { Prec::Or };
+                            inline.insert(name.to_string(), first.at(prec));
+                            continue;
+                        }
                         BindingKind::Value => {
                             let value = first.at(Prec::Or);
                             quote_spanned!(span=> let #name = #value;)
@@ -357,7 +365,7 @@ impl Emitter<'_> {
                         }
                     });
                 }
-                let tokens = &mac.tokens;
+                let tokens = &substituted(mac.tokens.clone(), &inline);
                 postfix(if lets.is_empty() {
                     tokens.clone()
                 } else {
@@ -384,6 +392,10 @@ impl Emitter<'_> {
                 let src = self.argument(*src, Mode::Ref);
                 postfix(quote_spanned!(span=> __ad::snapshot(#src)))
             }
+            // `let mut v = GW;`: a constant array is copied by naming it.
+            Inst::CloneBuf {
+                src, clone: true, ..
+            } if matches!(func.inst(*src), Inst::Const(_)) => self.expr(*src),
             Inst::CloneBuf { src, clone, .. } => {
                 let src = self.expr(*src).at(Prec::Postfix);
                 postfix(if *clone {
@@ -711,4 +723,25 @@ fn next(prec: Prec) -> Prec {
         Prec::Cast => Prec::Prefix,
         Prec::Prefix | Prec::Postfix => Prec::Postfix,
     }
+}
+
+/// `tokens` with each identifier named in `values` replaced by its tokens.
+fn substituted(tokens: TokenStream, values: &HashMap<String, TokenStream>) -> TokenStream {
+    if values.is_empty() {
+        return tokens;
+    }
+    tokens
+        .into_iter()
+        .flat_map(|tree| match tree {
+            TokenTree::Ident(ident) if values.contains_key(&ident.to_string()) => {
+                values[&ident.to_string()].clone()
+            }
+            TokenTree::Group(group) => {
+                let mut new = Group::new(group.delimiter(), substituted(group.stream(), values));
+                new.set_span(group.span());
+                TokenTree::Group(new).into()
+            }
+            tree => tree.into(),
+        })
+        .collect()
 }

@@ -497,10 +497,11 @@ impl<'a> Emitter<'a> {
         for &value in &region.insts {
             let span = func.span(value);
             // A checkpointed loop's step run without its pushes, or again
-            // (without the user's macros, which ran in the primal loop).
+            // (without the user's macros, which ran in the primal loop; a
+            // computation run as written, which has a value, runs again).
             let skipped = match func.inst(value) {
                 Inst::Push(..) | Inst::TapeReserve { .. } => self.checkpoints.untaped.get(),
-                Inst::Effect { .. } => self.checkpoints.rerun.get(),
+                Inst::Effect { .. } if *func.ty(value) == Ty::Unit => self.checkpoints.rerun.get(),
                 _ => false,
             };
             if skipped {

@@ -517,6 +517,9 @@ pub(crate) struct Binding {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum BindingKind {
+    /// No `let`: the value written in place of the name, which only the
+    /// macro's own tokens use (one argument). `receiver`: before a `.`.
+    Inline { receiver: bool },
     /// `let x = value;` (one argument).
     Value,
     /// `let e = &value;` (one argument): an element of `iter()`.

@@ -65,12 +65,17 @@ impl Lower<'_> {
             Expr::Paren(paren) => self.buffer_of(&paren.expr),
             Expr::Group(group) => self.buffer_of(&group.expr),
             Expr::Field(field) => self.field(field, true),
-            Expr::Path(_) => {
-                let name = super::expr::local_name(expr)?;
+            Expr::Path(path) => {
+                let Some(name) = super::expr::local_name(expr) else {
+                    return self.constant_buffer(path);
+                };
                 if self.element(&name).is_some() {
                     return None;
                 }
-                match self.lookup(&name)? {
+                let Some(value) = self.lookup(&name) else {
+                    return self.constant_buffer(path);
+                };
+                match value {
                     Ok(value) if matches!(self.builder.func().ty(value), Ty::Buf(_)) => {
                         Some(Ok(value))
                     }
@@ -80,6 +85,28 @@ impl Lower<'_> {
             }
             _ => None,
         }
+    }
+
+    /// `GW` of `const GW: [f64; 3] = …;` outside the function (or
+    /// `tables::GW`), read as a buffer (indexed, iterated, lent): constant
+    /// data, read where it is. A constant is told by its name, in upper
+    /// case as Rust's naming lints want it.
+    fn constant_buffer(&mut self, path: &syn::ExprPath) -> Option<Lowered> {
+        if !is_constant_path(path)
+            || self
+                .special(&path.path.segments[0].ident.to_string())
+                .is_some()
+        {
+            return None;
+        }
+        // At the top of the body, as every buffer (in a loop too).
+        let tokens = path.to_token_stream();
+        let ty = Ty::Buf(Box::new(Ty::Float));
+        Some(Ok(self.push_at_top(
+            Inst::Const(Const::Path(tokens)),
+            ty,
+            path.span(),
+        )))
     }
 
     /// The element a loop variable of `iter_mut()` stands for, unless a later
@@ -216,7 +243,13 @@ impl Lower<'_> {
 
     /// A copy of `buf` (`clone` keeps its type, else a `Vec`). In a loop, a
     /// buffer made before it, overwritten with the elements here.
-    fn copy_of(&mut self, buf: Value, clone: bool, node: impl ToTokens, span: Span) -> Lowered {
+    pub(super) fn copy_of(
+        &mut self,
+        buf: Value,
+        clone: bool,
+        node: impl ToTokens,
+        span: Span,
+    ) -> Lowered {
         if self.builder.depth() > 0 {
             let elem = self.elem_ty(buf);
             let len = self.push(Inst::Len(buf), Ty::Int, span);
@@ -768,9 +801,17 @@ impl Lower<'_> {
             .into_iter()
             .map(|expr| self.expr(expr))
             .collect::<Result<Vec<_>, _>>()?;
-        let elem = values
-            .iter()
-            .fold(Ty::Float, |ty, &value| ty.join(&self.ty(value)));
+        let tys: Vec<Ty> = values.iter().map(|&value| self.ty(value)).collect();
+        // `[0usize, 2]`, `[true, false]`: constant data; anything with a
+        // float (or a constant of unseen type only) is a float buffer.
+        let all = |ty: Ty| tys.iter().all(|t| *t == ty || *t == Ty::Unknown);
+        let elem = if tys.contains(&Ty::Int) && all(Ty::Int) {
+            Ty::Int
+        } else if tys.contains(&Ty::Bool) && all(Ty::Bool) {
+            Ty::Bool
+        } else {
+            tys.iter().fold(Ty::Float, |ty, other| ty.join(other))
+        };
         Ok((values, elem))
     }
 
@@ -865,6 +906,14 @@ impl Lower<'_> {
                 }
                 _ => self.unsupported(&call.method, msg::view_method(&name)),
             });
+        }
+        // `N.max(k)`, `SCALE.sqrt()`: a constant that is a buffer has only
+        // the methods of constant data.
+        if let Expr::Path(path) = &*call.receiver
+            && is_constant_path(path)
+            && !matches!(name.as_str(), "len" | "is_empty" | "to_vec")
+        {
+            return None;
         }
         let buf = self.buffer_of(&call.receiver)?;
         let span = call.span();
@@ -1035,4 +1084,20 @@ fn is_field(expr: &Expr) -> bool {
         Expr::Field(_) => true,
         _ => false,
     }
+}
+
+/// Whether `path` names a constant by its case: `GW`, `tables::GW`, two
+/// characters or more, upper case, digits and `_`.
+pub(super) fn is_constant_path(path: &syn::ExprPath) -> bool {
+    let Some(last) = path.path.segments.last() else {
+        return false;
+    };
+    let name = last.ident.unraw().to_string();
+    path.qself.is_none()
+        && last.arguments.is_none()
+        && name.len() > 1
+        && name.starts_with(|c: char| c.is_ascii_uppercase())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
 }

@@ -170,10 +170,22 @@ impl Lower<'_> {
             checkpoint: false,
             into: returns == Returns::Into,
         });
+        // The callee's float type is its arguments' when they agree
+        // (`sq(x as f64)` in an `f32` function returns an `f64`), and left
+        // to inference otherwise.
+        let mut widths = args.iter().filter_map(|&(arg, _)| match self.ty(arg) {
+            Ty::F32 | Ty::F64 => Some(self.ty(arg)),
+            Ty::Buf(elem) if matches!(*elem, Ty::F32 | Ty::F64) => Some(*elem),
+            _ => None,
+        });
+        let float = match widths.next() {
+            Some(first) if widths.all(|other| other == first) => first,
+            _ => Ty::Float,
+        };
         let output_ty = match returns {
-            Returns::Tuple(n) => Ty::Tuple(vec![Ty::Float; n]),
-            Returns::Float => Ty::Float,
-            Returns::Buffer => Ty::Buf(Box::new(Ty::Float)),
+            Returns::Tuple(n) => Ty::Tuple(vec![float; n]),
+            Returns::Float => float,
+            Returns::Buffer => Ty::Buf(Box::new(float)),
             Returns::Into => Ty::Tuple(Vec::new()),
         };
         let pair = self.push(

@@ -1,6 +1,6 @@
 //! Lowering expressions.
 
-use proc_macro2::{Span, TokenStream};
+use proc_macro2::Span;
 use quote::{ToTokens, quote_spanned};
 use syn::ext::IdentExt;
 use syn::spanned::Spanned;
@@ -73,6 +73,12 @@ impl Lower<'_> {
             {
                 self.vec_macro(&mac.mac)
             }
+            // `cfg!(…)`: a `bool` rustc decides, constant data.
+            Expr::Macro(mac) if mac.mac.path.is_ident("cfg") => Ok(self.push(
+                Inst::Const(Const::Path(mac.to_token_stream())),
+                Ty::Bool,
+                mac.span(),
+            )),
             Expr::Macro(mac) => match self.effect_macro(&mac.mac) {
                 Some(lowered) => lowered,
                 None => self.unsupported(&mac.mac, msg::macro_(&mac.mac.path)),
@@ -273,6 +279,23 @@ impl Lower<'_> {
         let span = pattern.span();
         match pattern {
             Pat::Wild(_) => Ok(None),
+            // `LIMIT => …`: a constant, compared with (Rust's own reading of
+            // a name that is a constant in scope; one the macro cannot see
+            // is told by its case, as Rust's naming lints tell it).
+            Pat::Ident(ident)
+                if ident.by_ref.is_none()
+                    && ident.mutability.is_none()
+                    && ident.subpat.is_none()
+                    && self.is_constant_name(&ident.ident) =>
+            {
+                let path = syn::ExprPath {
+                    attrs: Vec::new(),
+                    qself: None,
+                    path: ident.ident.clone().into(),
+                };
+                let value = self.path(&path)?;
+                Ok(Some(self.binary(BinOp::Eq, scrutinee, value, span)))
+            }
             Pat::Ident(ident) if ident.by_ref.is_none() => {
                 let name = ident.ident.unraw().to_string();
                 bindings.push(name.clone());
@@ -325,6 +348,19 @@ impl Lower<'_> {
                 Ok(test)
             }
             Pat::Paren(paren) => self.pattern(&paren.pat, scrutinee, bindings),
+            // `Some(Ordering::Less)` of a `partial_cmp`: compared with.
+            Pat::TupleStruct(some)
+                if some.path.is_ident("Some")
+                    && some.qself.is_none()
+                    && matches!(
+                        some.elems.iter().collect::<Vec<_>>().as_slice(),
+                        [Pat::Path(_)]
+                    ) =>
+            {
+                let tokens = some.to_token_stream();
+                let value = self.push(Inst::Const(Const::Path(tokens)), Ty::Unknown, span);
+                Ok(Some(self.binary(BinOp::Eq, scrutinee, value, span)))
+            }
             Pat::Guard(guarded) => {
                 let test = self.pattern(&guarded.pat, scrutinee, bindings)?;
                 let guard = self.expr(&guarded.guard)?;
@@ -335,6 +371,17 @@ impl Lower<'_> {
             }
             other => self.unsupported(other, msg::MATCH_PATTERN).map(Some),
         }
+    }
+
+    /// Whether a name in a pattern is a constant: a block constant of the
+    /// body, or a name that starts with an upper-case letter (`LIMIT`,
+    /// `Self::MAX` is a path already) and is no local.
+    fn is_constant_name(&self, ident: &syn::Ident) -> bool {
+        let name = ident.unraw().to_string();
+        if self.consts.contains(&name) {
+            return true;
+        }
+        name.starts_with(|c: char| c.is_uppercase()) && self.lookup(&name).is_none()
     }
 
     /// Two regions of one `if` instruction on `cond`, yielding the expression's
@@ -596,6 +643,9 @@ impl Lower<'_> {
             let receiver = self.scalar_expr(&call.receiver)?;
             return Ok(self.push(Inst::Cast(receiver, Scalar::F64), Ty::F64, call.span()));
         }
+        if let Some(lowered) = self.ordering_method(call, &name) {
+            return lowered;
+        }
         let Some(prim) = Prim::from_method(&name) else {
             let receiver = self.expr(&call.receiver)?;
             let message = match self.ty(receiver) {
@@ -630,6 +680,46 @@ impl Lower<'_> {
             return self.integer_call(call, operands, Ty::Int);
         }
         Ok(self.prim(prim, operands, None, call.span()))
+    }
+
+    /// `a.total_cmp(&b)`, `a.partial_cmp(&b)`: an ordering, constant data
+    /// (comparisons have no derivative), run as written; and what is asked
+    /// of one: `.is_lt()` (a `bool`), `.unwrap()`, `.reverse()`. It is
+    /// compared as written too (`== Ordering::Less`, `== Some(Less)`, a
+    /// `match`). `None` if `call` is none of these.
+    fn ordering_method(&mut self, call: &ExprMethodCall, name: &str) -> Option<Lowered> {
+        let span = call.span();
+        let method = &call.method;
+        let named = |k: usize| proc_macro2::Ident::new(&format!("__ad_arg{k}"), span);
+        let receiver_name = proc_macro2::Ident::new("__ad_receiver", span);
+        match (name, call.args.len()) {
+            ("total_cmp" | "partial_cmp", 1) => Some((|| {
+                let receiver = self.scalar_expr(&call.receiver)?;
+                let other = match super::strip_parens(&call.args[0]) {
+                    Expr::Reference(reference) => &*reference.expr,
+                    other => other,
+                };
+                let other = self.scalar_expr(other)?;
+                let arg = named(0);
+                let tokens = quote_spanned!(span=> #receiver_name.#method(&#arg));
+                let values = vec![(receiver_name.clone(), receiver), (arg, other)];
+                Ok(self.call_as_written(tokens, values, Ty::Unknown, span))
+            })()),
+            (
+                "is_lt" | "is_le" | "is_gt" | "is_ge" | "is_eq" | "is_ne" | "unwrap" | "reverse",
+                0,
+            ) if is_ordering(&call.receiver) => Some((|| {
+                let receiver = self.expr(&call.receiver)?;
+                let ty = if name.starts_with("is_") {
+                    Ty::Bool
+                } else {
+                    Ty::Unknown
+                };
+                let tokens = quote_spanned!(span=> #receiver_name.#method());
+                Ok(self.call_as_written(tokens, vec![(receiver_name.clone(), receiver)], ty, span))
+            })()),
+            _ => None,
+        }
     }
 
     /// `ad_runtime::checkpoint(g(x))`: the call `g(x)` of a differentiated
@@ -710,6 +800,11 @@ impl Lower<'_> {
             .as_slice()
         {
             ["Vec", method] => return self.new_vec(call, method),
+            // `Some(Ordering::Less)`, compared with a `partial_cmp`: data.
+            ["Some"] if call.args.len() == 1 && is_constant_value(&call.args[0]) => {
+                let tokens = call.to_token_stream();
+                return Ok(self.push(Inst::Const(Const::Path(tokens)), Ty::Unknown, call.span()));
+            }
             ["std" | "core", "mem", "swap"] | ["mem", "swap"] if call.args.len() == 2 => {
                 return self.swap(call);
             }
@@ -767,6 +862,9 @@ impl Lower<'_> {
         };
         let float_ty = match float_ty {
             Some(float_ty) => float_ty,
+            None if call.args.iter().all(|arg| self.is_integer_expr(arg)) => {
+                return self.constant_call(func, call, &segments);
+            }
             None if calls::is_user_function(func) => return self.user_call(func, call),
             None => return self.unsupported(func, msg::call(&shown)),
         };
@@ -894,7 +992,88 @@ impl Lower<'_> {
         let (receiver_name, args) = (&values[0].0, values[1..].iter().map(|(name, _)| name));
         let method = &call.method;
         let tokens = quote_spanned!(span=> #receiver_name.#method(#(#args),*));
-        self.as_written(tokens, TokenStream::new(), values, ty, span)
+        Ok(self.call_as_written(tokens, values, ty, span))
+    }
+
+    /// `std::cmp::min(k, n - 1)`, `usize::pow(2, k)`, `idx(i, j, n)`: a call
+    /// whose arguments are all integers (or `bool`s) computes constant data,
+    /// whatever the function is, so it runs as written, each argument bound
+    /// to its value. Its type is an integer for the integer functions of
+    /// `std` and of the integer types, and unseen for a function of the
+    /// user's (a float it returns is a constant like `PI`).
+    fn constant_call(&mut self, func: &ExprPath, call: &ExprCall, segments: &[String]) -> Lowered {
+        let span = call.span();
+        let mut values = Vec::new();
+        for (k, arg) in call.args.iter().enumerate() {
+            let value = self.scalar_expr(arg)?;
+            values.push((
+                proc_macro2::Ident::new(&format!("__ad_arg{k}"), span),
+                value,
+            ));
+        }
+        let segments: Vec<&str> = segments.iter().map(String::as_str).collect();
+        let ty = match segments.as_slice() {
+            [.., "cmp", "min" | "max"] | ["min" | "max"] => Ty::Int,
+            [ty, name] if ir::Scalar::from_name(ty).is_some_and(|ty| !ty.ty().is_float()) => {
+                match *name {
+                    "min" | "max" | "clamp" | "abs" | "signum" | "rem_euclid" | "div_euclid" => {
+                        Ty::Int
+                    }
+                    name => integer_method(name).unwrap_or(Ty::Unknown),
+                }
+            }
+            _ => Ty::Unknown,
+        };
+        let names = values.iter().map(|(name, _)| name);
+        let tokens = quote_spanned!(span=> #func(#(#names),*));
+        Ok(self.call_as_written(tokens, values, ty, span))
+    }
+
+    /// Whether `expr` is an integer or a `bool` by its form: a literal, a
+    /// local of that type, a constant by its case (`N`), arithmetic of
+    /// these, a cast to an integer, a length, or such a call.
+    fn is_integer_expr(&self, expr: &Expr) -> bool {
+        match expr {
+            Expr::Lit(lit) => matches!(lit.lit, syn::Lit::Int(_) | syn::Lit::Bool(_)),
+            Expr::Path(path) => match path_local(path) {
+                Some(name) => match self.lookup(&name) {
+                    Some(Ok(value)) => matches!(self.ty(value), Ty::Int | Ty::Bool),
+                    Some(Err(Poison)) => false,
+                    None => {
+                        self.special(&name).is_none() && self.element(&name).is_none() && {
+                            name.starts_with(|c: char| c.is_uppercase())
+                        }
+                    }
+                },
+                None => false,
+            },
+            Expr::Paren(paren) => self.is_integer_expr(&paren.expr),
+            Expr::Group(group) => self.is_integer_expr(&group.expr),
+            Expr::Unary(unary) => self.is_integer_expr(&unary.expr),
+            Expr::Binary(binary) => {
+                self.is_integer_expr(&binary.left) && self.is_integer_expr(&binary.right)
+            }
+            Expr::Cast(cast) => sig::scalar_type(&cast.ty, None)
+                .is_some_and(|scalar| matches!(scalar.ty(), Ty::Int | Ty::Bool)),
+            Expr::MethodCall(method) => {
+                (method.method == "len" && method.args.is_empty())
+                    || (integer_method(&method.method.to_string()).is_some()
+                        && self.is_integer_expr(&method.receiver))
+            }
+            // Not `f64::from(k)`, `T::from_i32(k)`: floats.
+            Expr::Call(inner) => {
+                let Expr::Path(path) = &*inner.func else {
+                    return false;
+                };
+                let float_path = path.path.segments.first().is_some_and(|first| {
+                    self.float_type(&first.ident.unraw().to_string()).is_some()
+                });
+                !float_path
+                    && !inner.args.is_empty()
+                    && inner.args.iter().all(|arg| self.is_integer_expr(arg))
+            }
+            _ => false,
+        }
     }
 
     /// An expression that must be a number, not a buffer.
@@ -1187,4 +1366,23 @@ fn if_let_reduced(expr: &ExprIf, binding: &syn::ExprLet) -> Option<ExprIf> {
     };
     desugared.else_branch.clone_from(&expr.else_branch);
     Some(desugared)
+}
+
+/// Whether `expr` is an ordering by its form: `a.total_cmp(&b)`,
+/// `a.partial_cmp(&b)`, or what `unwrap` or `reverse` make of one.
+fn is_ordering(expr: &Expr) -> bool {
+    match super::strip_parens(expr) {
+        Expr::MethodCall(call) => match call.method.to_string().as_str() {
+            "total_cmp" | "partial_cmp" => call.args.len() == 1,
+            "unwrap" | "reverse" => call.args.is_empty() && is_ordering(&call.receiver),
+            _ => false,
+        },
+        _ => false,
+    }
+}
+
+/// Whether `expr` is a constant written as a path: `Ordering::Less`,
+/// `std::cmp::Ordering::Greater`.
+fn is_constant_value(expr: &Expr) -> bool {
+    matches!(super::strip_parens(expr), Expr::Path(path) if path.path.segments.len() > 1)
 }

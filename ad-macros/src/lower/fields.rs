@@ -105,9 +105,22 @@ impl Lower<'_> {
     /// operand of integer arithmetic) is an integer: a field is taken for a
     /// float until a use says otherwise (`#[tangent(skip)] n: usize` read as
     /// `p.w[o * p.n]`), so that no adjoint is kept for it.
+    /// The same holds for what a function of the user's returns, run as
+    /// written (`x[idx(i, j, n)]`, see [`Lower::constant_call`]).
     pub(super) fn int_use(&mut self, value: Value) {
+        let data = &self.builder.func().insts[value.index()];
+        let guessed = match data.inst {
+            Inst::Field { .. } => data.ty == Ty::Float,
+            Inst::Effect { .. } => data.ty == Ty::Unknown,
+            // `x[IDX[k]]` of a constant outside the function.
+            Inst::Load(buf, _) => matches!(
+                self.builder.func().inst(buf),
+                Inst::Const(crate::ir::Const::Path(_))
+            ),
+            _ => false,
+        };
         let data = &mut self.builder.func_mut().insts[value.index()];
-        if matches!(data.inst, Inst::Field { .. }) && data.ty == Ty::Float {
+        if guessed {
             data.ty = Ty::Int;
         }
     }

@@ -171,6 +171,28 @@ impl Lower<'_> {
         Ok(self.push(Inst::Effect { mac, args }, ty, span))
     }
 
+    /// A call of the macro's own making, `tokens`, each of `values` written
+    /// in place of its name (`__ad_receiver` before a `.`): run as written
+    /// where it stands, an [`Inst::Effect`] of type `ty`.
+    pub(super) fn call_as_written(
+        &mut self,
+        tokens: TokenStream,
+        values: Vec<(Ident, Value)>,
+        ty: Ty,
+        span: Span,
+    ) -> Value {
+        let (bindings, args) = values
+            .into_iter()
+            .map(|(name, value)| {
+                let receiver = name == "__ad_receiver";
+                let kind = BindingKind::Inline { receiver };
+                (Binding { name, kind }, value)
+            })
+            .unzip();
+        let mac = Rc::new(EffectMacro { tokens, bindings });
+        self.push(Inst::Effect { mac, args }, ty, span)
+    }
+
     /// A `bool` computed by the user's own code (`expr`, naming locals in
     /// `user`), run as written.
     pub(super) fn opaque_bool(

@@ -14,6 +14,7 @@
 
 mod buffers;
 mod calls;
+pub(crate) mod cfg;
 pub(crate) mod checkpoint;
 mod closures;
 mod exits;
@@ -157,6 +158,8 @@ pub(crate) fn body(cx: &Ctxt, func: &ItemFn, sig: &Signature) -> Option<Function
         filled_by: None,
         pushed_prefix: None,
         positional: HashMap::new(),
+        consts: Default::default(),
+        const_items: Default::default(),
         by_value: Vec::new(),
         vec_rows: Vec::new(),
         struct_types: Vec::new(),
@@ -278,6 +281,12 @@ struct Lower<'a> {
     /// Buffers made for such a `let` (see [`Lower::counted_buffer`]), each
     /// with the hidden local holding the position of its next `push`.
     positional: HashMap<Value, String>,
+    /// The names of the block constants of the body (`const K: f64 = …;`):
+    /// in a pattern, such a name is the constant, not a new binding.
+    consts: std::collections::HashSet<String>,
+    /// The names of the block constants declared again in the generated
+    /// functions (see [`Lower::consts_first`]).
+    const_items: std::collections::HashSet<String>,
 }
 
 impl Lower<'_> {
@@ -285,6 +294,19 @@ impl Lower<'_> {
         // A function that returns nothing updates `&mut` buffers.
         self.consts_first(&block.stmts);
         if *output_ty == Ty::Unit {
+            // `return;` anywhere: a returned tuple of no elements.
+            if block
+                .stmts
+                .iter()
+                .any(|stmt| exits::Exits::of_stmt(stmt).returns)
+            {
+                let span = block.brace_token.span.join();
+                self.returning = true;
+                self.returned_tuple = Some(Vec::new());
+                let no = self.push(Inst::Const(Const::Bool(false)), Ty::Bool, span);
+                self.bind(RETURNED, Ok(no));
+                self.builder.name(no, "returned");
+            }
             self.stmts(&block.stmts, false)?;
             let span = block.brace_token.span.close();
             return Ok(self.push(Inst::Tuple(Vec::new()), Ty::Tuple(Vec::new()), span));
@@ -574,6 +596,8 @@ impl Lower<'_> {
         if let Some(tys) = self.returned_tuple.clone() {
             let elems = match &ret.expr {
                 Some(expr) => self.returned_elements(expr, &tys),
+                // `return;` in a function that returns nothing.
+                None if tys.is_empty() => Ok(Vec::new()),
                 None => {
                     self.cx
                         .error_spanned_by(ret.return_token, msg::RETURN_WITHOUT_VALUE);
@@ -707,14 +731,51 @@ impl Lower<'_> {
     /// value (constant data: an initialiser cannot read locals), before the
     /// block's statements: an item is visible in its whole block, also
     /// above where it is written.
+    ///
+    /// A scalar constant is also declared again in each generated function,
+    /// as written, and read by its name: it may be an array's length
+    /// (`[x; N]`), and it hides a constant of the same name outside, which a
+    /// `let K = …;` could not (E0005). Any other constant (an array) is a
+    /// local named in lower case, for the same reason.
     fn consts_first(&mut self, stmts: &[Stmt]) {
         for stmt in stmts {
-            if let Stmt::Item(item) = stmt
-                && let Some((ident, ty, expr)) = const_item(item)
-            {
-                let local: Stmt = syn::parse_quote!(let #ident: #ty = #expr;);
-                self.stmt(&local);
+            let Stmt::Item(item) = stmt else { continue };
+            let Some((ident, ty, expr)) = const_item(item) else {
+                continue;
+            };
+            let name = ident.unraw().to_string();
+            let scalar = sig::scalar_type(ty, self.builder.func().float_param.as_ref());
+            let tokens = item.to_token_stream();
+            // Two blocks may declare one name with two values: the second is
+            // a local.
+            let declared = self
+                .builder
+                .func()
+                .items
+                .iter()
+                .any(|other| other.to_string() == tokens.to_string());
+            let clashes = !declared && self.const_items.contains(&name);
+            if let (Some(scalar), false) = (scalar, clashes) {
+                if !declared {
+                    self.builder.func_mut().items.push(tokens);
+                    self.const_items.insert(name.clone());
+                }
+                let path = Const::Path(ident.to_token_stream());
+                let value = self.push(Inst::Const(path), scalar.ty(), ident.span());
+                self.bind(&name, Ok(value));
+                self.consts.insert(name);
+                continue;
             }
+            let local_ident = syn::Ident::new(&name.to_lowercase(), ident.span());
+            let local: Stmt = syn::parse_quote!(let #local_ident: #ty = #expr;);
+            self.scopes.push(Scope::default());
+            self.stmt(&local);
+            let value = self.lookup(&local_ident.to_string());
+            self.scopes.pop();
+            if let Some(value) = value {
+                self.bind(&name, value);
+            }
+            self.consts.insert(name);
         }
     }
 
@@ -955,6 +1016,24 @@ impl Lower<'_> {
                     closures::Item::Tuple(values.into_iter().map(closures::Item::Value).collect());
                 let _ = self.bind_pattern(pat, item);
             }
+            return;
+        }
+        // `let w = GW;`, `let mut w: [f64; 3] = GW;` of a table outside the
+        // function: the table, or a copy of it to write into.
+        if let (Some(name), Expr::Path(path)) = (&name, strip_parens(&init.expr))
+            && (is_buffer_use || annotation.is_some_and(is_buffer_type))
+            && buffers::is_constant_path(path)
+            && let Some(table) = self.buffer_of(&init.expr)
+        {
+            let mutable = matches!(pat, Pat::Ident(ident) if ident.mutability.is_some());
+            let value = table.and_then(|table| match mutable {
+                true => self.copy_of(table, true, &init.expr, local.span()),
+                false => Ok(table),
+            });
+            if let (Ok(value), true) = (value, mutable) {
+                self.name(value, name);
+            }
+            self.bind(name, value);
             return;
         }
         let value = match self.item_expr(&init.expr) {
