@@ -13,7 +13,11 @@ const PROGRAMS: u64 = 300;
 fn main() {
     println!("cargo::rerun-if-changed=build.rs");
     let config = programs::Config::default();
-    let mut source = String::new();
+    // The integer helper the programs call (see `Printer::int`).
+    let mut source = String::from(
+        "/// `i % n`: a function of integers, which `#[differentiate]` runs as written.\n\
+         fn wrap(i: usize, n: usize) -> usize {\n    i % n\n}\n\n",
+    );
     let mut table = String::new();
     let mut twins = String::new();
     let mut callers = String::new();

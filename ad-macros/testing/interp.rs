@@ -310,6 +310,32 @@ impl Machine<'_> {
                 let order = order.into_iter().map(|i| i as i128).collect();
                 self.alloc(Data::Ints(order), true)
             }
+            // A function of integers run as written (`usize::rem_euclid(a,
+            // b)`, the corpus's `wrap(a, b)`): the generated programs' few.
+            Inst::Effect { mac, args } if data.ty == Ty::Int => {
+                let ints = self
+                    .gets(args)?
+                    .iter()
+                    .map(Val::int)
+                    .collect::<Result<Vec<_>, _>>()?;
+                let tokens = mac.tokens.to_string();
+                let name = tokens
+                    .split('(')
+                    .next()
+                    .and_then(|path| path.rsplit("::").next())
+                    .map(str::trim)
+                    .unwrap_or_default();
+                match (name, ints.as_slice()) {
+                    ("rem_euclid" | "wrap", [a, b]) if *b != 0 => Val::Int(a.rem_euclid(*b)),
+                    ("min", [a, b]) => Val::Int(*a.min(b)),
+                    ("max", [a, b]) => Val::Int(*a.max(b)),
+                    _ => {
+                        return Err(Fault::Here(format!(
+                            "the integer function `{tokens}` is not interpreted"
+                        )));
+                    }
+                }
+            }
             // Printing and assertions: their arguments exist, nothing else.
             Inst::Effect { args, .. } => {
                 self.gets(args)?;

@@ -6129,6 +6129,8 @@ struct Printer<'p> {
     /// Print the next literal with an `_f64` suffix (an all-literal method
     /// receiver or buffer initializer).
     suffix: bool,
+    /// How many `%` have been printed: a few are spelled as calls.
+    rems: usize,
 }
 
 impl<'p> Printer<'p> {
@@ -6172,6 +6174,7 @@ impl<'p> Printer<'p> {
             mutable,
             out: String::new(),
             suffix: false,
+            rems: 0,
         }
     }
 
@@ -7028,7 +7031,12 @@ impl<'p> Printer<'p> {
 
     /// Prints an integer expression at precedence `ctx`.
     fn int(&mut self, e: &IntExpr, ctx: u8) {
+        // Every fourth `%` is a call of `std`, and every fourth one of the
+        // user's (`wrap`, see the corpus's `build.rs`): functions of
+        // integers, which `#[differentiate]` runs as written.
+        let call = matches!(e, IntExpr::Rem(..)) && self.rems % 2 == 1;
         let p = match e {
+            _ if call => P_ATOM,
             IntExpr::Add(..) | IntExpr::Sub(..) => P_ADD,
             IntExpr::Rem(..) => P_MUL,
             IntExpr::Len(_) => P_POST,
@@ -7053,7 +7061,23 @@ impl<'p> Printer<'p> {
             IntExpr::Lit(c) => {
                 let _ = write!(self.out, "{c}");
             }
+            IntExpr::Rem(a, b) if call => {
+                let function = if self.rems % 4 == 1 {
+                    "usize::rem_euclid"
+                } else {
+                    "wrap"
+                };
+                self.rems += 1;
+                let _ = write!(self.out, "{function}(");
+                self.int(a, 0);
+                self.out.push_str(", ");
+                self.int(b, 0);
+                self.out.push(')');
+            }
             IntExpr::Add(a, b) | IntExpr::Sub(a, b) | IntExpr::Rem(a, b) => {
+                if let IntExpr::Rem(..) = e {
+                    self.rems += 1;
+                }
                 self.int(a, p);
                 self.out.push_str(match e {
                     IntExpr::Add(..) => " + ",
@@ -7190,6 +7214,27 @@ mod tests {
                 _ => {}
             }
         }
+    }
+
+    #[test]
+    fn integer_functions_appear_in_both_spellings() {
+        // Every other `%` is a call (of `std` or of the corpus's `wrap`),
+        // which `#[differentiate]` runs as written: in loops too.
+        let config = Config::default();
+        let (mut std_calls, mut helper_calls, mut in_loops) = (0, 0, 0);
+        for seed in 0..300 {
+            let text = Program::generate(seed, &config).to_rust("f");
+            std_calls += usize::from(text.contains("usize::rem_euclid("));
+            helper_calls += usize::from(text.contains("wrap(") && !text.contains("fn wrap("));
+            in_loops += usize::from(text.lines().any(|line| {
+                line.starts_with("        ")
+                    && (line.contains("wrap(") || line.contains("rem_euclid("))
+            }));
+        }
+        assert!(
+            std_calls >= 40 && helper_calls >= 20 && in_loops >= 40,
+            "{std_calls} programs call `usize::rem_euclid`, {helper_calls} `wrap`, {in_loops} in a block"
+        );
     }
 
     #[test]
