@@ -1133,3 +1133,16 @@ fn cfg_in_the_body() {
         }"
     ));
 }
+
+// A returned buffer chosen by a `return` guard: a `Vec` filled in the
+// branch taken.
+check!(
+    returned_buffer_chosen_by_a_guard,
+    "",
+    "fn f(x: &[f64]) -> Vec<f64> {
+        if x.is_empty() {
+            return vec![];
+        }
+        x.iter().map(|v| v * v).collect()
+    }"
+);

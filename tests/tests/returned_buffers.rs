@@ -470,3 +470,125 @@ fn a_returned_buffer_lent_to_another_call() {
     expected.push(3.0 * point[..3].iter().map(|v| v * v).sum::<f64>());
     assert_close(&grad, &expected);
 }
+
+// ---------------------------------------------------------------------------
+// A returned buffer chosen by a branch: `return` guards, and an `if` as the
+// final expression.
+
+/// `x / |x|`, with guards for the empty and the zero vector.
+#[differentiate(vjp, jvp)]
+fn normalized(x: &[f64]) -> Vec<f64> {
+    if x.is_empty() {
+        return vec![];
+    }
+    let norm = x.iter().map(|v| v * v).sum::<f64>().sqrt();
+    if norm == 0.0 {
+        return x.to_vec();
+    }
+    let mut out = vec![0.0; x.len()];
+    for i in 0..x.len() {
+        out[i] = x[i] / norm;
+    }
+    out
+}
+
+/// Twice `x`, or `x` itself: a callee's buffer returned by a guard.
+#[differentiate(vjp, jvp)]
+fn twice(x: &[f64]) -> Vec<f64> {
+    x.iter().map(|v| 2.0 * v).collect()
+}
+
+#[differentiate(vjp, jvp)]
+fn doubled_if_long(x: &[f64]) -> Vec<f64> {
+    if x.len() > 2 {
+        return twice(x);
+    }
+    x.to_vec()
+}
+
+/// Three branches: a scaled copy, a buffer of its own length, nothing.
+#[differentiate(vjp, jvp)]
+fn picked(x: &[f64], a: f64) -> Vec<f64> {
+    if a > 0.0 {
+        let mut v = x.to_vec();
+        v[0] *= a;
+        v
+    } else if a < -1.0 {
+        vec![a; 2]
+    } else {
+        Vec::new()
+    }
+}
+
+#[test]
+fn a_returned_buffer_chosen_by_a_branch() {
+    let x = [0.3, -0.4, 1.2];
+    let seed = [1.0, 0.5, -0.25];
+    let vjp = |p: &[f64], s: &[f64]| {
+        let mut d = vec![0.0; p.len()];
+        let out = normalized_vjp(p, &mut d, s);
+        (out, d)
+    };
+    let adjoint = ad_tests::check_vector(normalized, vjp, &x, &seed);
+    // d(x/|x|)ᵀ s = (s - (u·s) u) / |x|, u = x / |x|.
+    let norm = x.iter().map(|v| v * v).sum::<f64>().sqrt();
+    let u: Vec<f64> = x.iter().map(|v| v / norm).collect();
+    let us: f64 = u.iter().zip(&seed).map(|(a, b)| a * b).sum();
+    let expected: Vec<f64> = (0..3).map(|i| (seed[i] - us * u[i]) / norm).collect();
+    assert_close(&adjoint, &expected);
+    // The guards: nothing, and the copy.
+    assert_eq!(normalized_vjp(&[], &mut [], &[]), Vec::<f64>::new());
+    let mut d = [0.0; 2];
+    assert_eq!(normalized_vjp(&[0.0, 0.0], &mut d, &[2.0, 3.0]), [0.0, 0.0]);
+    assert_eq!(d, [2.0, 3.0]);
+    // Forward mode agrees: <J u, s> = <u, Jᵀ s>.
+    let direction = [0.2, -0.7, 0.4];
+    let (out, tangent) = normalized_jvp(&x, &direction);
+    assert_eq!(out, normalized(&x));
+    let lhs: f64 = tangent.iter().zip(&seed).map(|(a, b)| a * b).sum();
+    let rhs: f64 = direction.iter().zip(&adjoint).map(|(a, b)| a * b).sum();
+    assert!((lhs - rhs).abs() < 1e-12, "{lhs} vs {rhs}");
+
+    for len in [2, 3] {
+        let seed = [0.5, -1.0, 2.0];
+        let adjoint = ad_tests::check_vector(
+            doubled_if_long,
+            |p, s| {
+                let mut d = vec![0.0; p.len()];
+                let out = doubled_if_long_vjp(p, &mut d, s);
+                (out, d)
+            },
+            &x[..len],
+            &seed[..len],
+        );
+        let factor = if len > 2 { 2.0 } else { 1.0 };
+        let expected: Vec<f64> = seed[..len].iter().map(|s| factor * s).collect();
+        assert_close(&adjoint, &expected);
+        let (out, tangent) = doubled_if_long_jvp(&x[..len], &seed[..len]);
+        assert_eq!(out, doubled_if_long(&x[..len]));
+        assert_close(&tangent, &expected);
+    }
+
+    for a in [0.5, -2.0, -0.5] {
+        let n = picked(&x, a).len();
+        let seed = vec![0.75; n];
+        let point: Vec<f64> = x.iter().copied().chain([a]).collect();
+        let adjoint = ad_tests::check_vector(
+            |p| picked(&p[..3], p[3]),
+            |p, s| {
+                let mut d = vec![0.0; 3];
+                let (out, d_a) = picked_vjp(&p[..3], &mut d, p[3], s);
+                d.push(d_a);
+                (out, d)
+            },
+            &point,
+            &seed,
+        );
+        let expected = match n {
+            3 => vec![0.75 * a, 0.75, 0.75, 0.75 * x[0]],
+            2 => vec![0.0, 0.0, 0.0, 1.5],
+            _ => vec![0.0; 4],
+        };
+        assert_close(&adjoint, &expected);
+    }
+}

@@ -574,6 +574,92 @@ impl Lower<'_> {
         )
     }
 
+    /// `if c { a } else if d { b } else { vec![] }` as the output of a
+    /// function returning a buffer (also what `return` guards become, see
+    /// [`super::guards_as_branches`]): a buffer is never chosen by a branch,
+    /// so the output is a `Vec` filled, in the branch taken, with the
+    /// elements of the buffer that branch ends with (an empty `vec![]` or
+    /// `Vec::new()` adds none). At the top level of the body only.
+    pub(super) fn output_chosen(&mut self, if_expr: &syn::ExprIf) -> Lowered {
+        let span = if_expr.span();
+        let copy = self.new_buf(NewBuf::Empty { capacity: None }, Ty::Float, span);
+        self.fill_chosen(copy, if_expr)?;
+        Ok(copy)
+    }
+
+    fn fill_chosen(&mut self, copy: Value, if_expr: &syn::ExprIf) -> Result<(), Poison> {
+        let span = if_expr.span();
+        let Some((_, els)) = &if_expr.else_branch else {
+            return self
+                .unsupported(if_expr.if_token, msg::OUTPUT_BRANCH)
+                .map(|_| ());
+        };
+        let cond = self.expr(&if_expr.cond);
+        self.branch(
+            cond,
+            false,
+            span,
+            |this| this.fill_from_block(copy, &if_expr.then_branch),
+            |this| match &**els {
+                Expr::If(nested) => this.fill_chosen(copy, nested).map(|()| None),
+                Expr::Block(block) => this.fill_from_block(copy, &block.block),
+                other => this.unsupported(other, msg::OUTPUT_BRANCH).map(|_| None),
+            },
+        )?;
+        Ok(())
+    }
+
+    /// The statements of `block`, then the elements of the buffer it ends
+    /// with pushed onto `copy` (or those of the branch taken, when it ends
+    /// with another choice).
+    fn fill_from_block(
+        &mut self,
+        copy: Value,
+        block: &syn::Block,
+    ) -> Result<Option<Value>, Poison> {
+        let span = block.span();
+        let (tail, init) = match block.stmts.split_last() {
+            Some((syn::Stmt::Expr(tail, None), init)) => (Some(tail), init),
+            _ => (None, &block.stmts[..]),
+        };
+        self.scopes.push(super::Scope::default());
+        let n_pending = self.pending_mutations.len();
+        self.consts_first(&block.stmts);
+        let filled = (|| {
+            self.stmts(init, false)?;
+            let tail = match tail {
+                Some(tail) if is_empty_vec(tail) => return Ok(()),
+                Some(Expr::If(nested)) => return self.fill_chosen(copy, nested),
+                Some(tail) => tail,
+                None => {
+                    self.cx
+                        .error_at(block.brace_token.span.close(), msg::OUTPUT_BRANCH);
+                    return Err(Poison);
+                }
+            };
+            // `return g(x);`: the buffer the callee returns.
+            let chosen = match self.user_call_of(tail) {
+                Some((func, call)) => self.user_call_buffer(func, call)?,
+                None => self.expr(tail)?,
+            };
+            if !matches!(self.ty(chosen), Ty::Buf(_)) {
+                self.cx.error_at(tail.span(), msg::OUTPUT_BRANCH);
+                return Err(Poison);
+            }
+            let start = self.usize_lit(0, span);
+            let len = self.push(Inst::Len(chosen), Ty::Int, span);
+            let view = super::iter::View {
+                buf: chosen,
+                start,
+                len,
+            };
+            self.push_view(copy, view, span)
+        })();
+        self.pending_mutations.truncate(n_pending);
+        self.scopes.pop();
+        filled.map(|()| None)
+    }
+
     /// Whether `expr` names a buffer the function has that a copy can stand
     /// for: `a`, `&a`, `&a[r]`.
     fn names_a_buffer(&self, expr: &Expr) -> bool {
@@ -1100,4 +1186,16 @@ pub(super) fn is_constant_path(path: &syn::ExprPath) -> bool {
         && name
             .chars()
             .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
+}
+
+/// `vec![]`, `Vec::new()`, `Vec::with_capacity(n)`: an empty `Vec`.
+fn is_empty_vec(expr: &Expr) -> bool {
+    match super::strip_parens(expr) {
+        Expr::Macro(mac) => mac.mac.path.is_ident("vec") && mac.mac.tokens.is_empty(),
+        Expr::Call(call) => matches!(&*call.func, Expr::Path(path)
+            if path.path.segments.len() == 2
+                && path.path.segments[0].ident == "Vec"
+                && matches!(path.path.segments[1].ident.to_string().as_str(), "new" | "with_capacity")),
+        _ => false,
+    }
 }

@@ -291,6 +291,19 @@ struct Lower<'a> {
 
 impl Lower<'_> {
     fn fn_body(&mut self, block: &Block, output_ty: &Ty) -> Lowered {
+        // `if x.is_empty() { return vec![]; }` before the rest: the `if`
+        // it stands for, whose branches end with buffers.
+        if matches!(output_ty, Ty::Buf(_))
+            && block
+                .stmts
+                .iter()
+                .any(|stmt| exits::Exits::of_stmt(stmt).returns)
+            && let Some(stmts) = guards_as_branches(&block.stmts)
+        {
+            let mut block = block.clone();
+            block.stmts = stmts;
+            return self.fn_body(&block, output_ty);
+        }
         // A function that returns nothing updates `&mut` buffers.
         self.consts_first(&block.stmts);
         if *output_ty == Ty::Unit {
@@ -386,6 +399,10 @@ impl Lower<'_> {
                 Err(Poison)
             }
             (Expr::Paren(paren), _) => self.output(&paren.expr, output_ty),
+            // `if c { a } else { b }` of buffers, as the output.
+            (Expr::If(if_expr), Ty::Buf(_)) if self.builder.depth() == 0 => {
+                self.output_chosen(if_expr)
+            }
             // `if c { (a, b) } else { (b, a) }` as a tuple output.
             (Expr::If(if_expr), Ty::Tuple(tys)) if closures::if_yields_tuple(if_expr).is_some() => {
                 let span = expr.span();
@@ -1521,6 +1538,58 @@ fn flatten_tokens(tree: proc_macro2::TokenTree) -> Vec<String> {
             .collect(),
         _ => Vec::new(),
     }
+}
+
+/// `…; if c { …; return e; } rest…` at the top level of a body, as the
+/// `if` it stands for, `…; if c { …; e } else { rest… }` (for each such
+/// guard; a last `return e;` is `e`). `None` if a `return` stands anywhere
+/// else, or nothing follows a guard.
+fn guards_as_branches(stmts: &[Stmt]) -> Option<Vec<Stmt>> {
+    let mut out = Vec::new();
+    for (index, stmt) in stmts.iter().enumerate() {
+        if let Stmt::Expr(Expr::If(guard), _) = stmt
+            && guard.else_branch.is_none()
+            && let Some((Stmt::Expr(Expr::Return(ret), _), init)) =
+                guard.then_branch.stmts.split_last()
+            && let Some(value) = &ret.expr
+            && !exits::Exits::of_expr(&guard.cond).returns
+            && init.iter().all(|stmt| !exits::Exits::of_stmt(stmt).returns)
+        {
+            let rest = guards_as_branches(&stmts[index + 1..])?;
+            if rest.is_empty() {
+                return None;
+            }
+            let mut then = guard.then_branch.clone();
+            then.stmts = init.to_vec();
+            then.stmts.push(Stmt::Expr((**value).clone(), None));
+            let mut els = then.clone();
+            els.stmts = rest;
+            let mut branches = guard.clone();
+            branches.then_branch = then;
+            branches.else_branch = Some((
+                syn::Token![else](ret.return_token.span),
+                Box::new(Expr::Block(syn::ExprBlock {
+                    attrs: Vec::new(),
+                    label: None,
+                    block: els,
+                })),
+            ));
+            out.push(Stmt::Expr(Expr::If(branches), None));
+            return Some(out);
+        }
+        if index + 1 == stmts.len()
+            && let Stmt::Expr(Expr::Return(ret), _) = stmt
+            && let Some(value) = &ret.expr
+        {
+            out.push(Stmt::Expr((**value).clone(), None));
+            return Some(out);
+        }
+        if exits::Exits::of_stmt(stmt).returns {
+            return None;
+        }
+        out.push(stmt.clone());
+    }
+    Some(out)
 }
 
 /// The name, type and value of a `const` or non-`mut` `static` item.
