@@ -2393,6 +2393,24 @@ mod constants_and_cfg {
         assert_close(&grad, &expected);
     }
 
+    /// `max()` and `min()` of a chain of integers (bins of the inputs).
+    #[differentiate(vjp, jvp)]
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)] // 0 ≤ 3v < 4.
+    fn binned(x: &[f64]) -> f64 {
+        let top = x.iter().map(|v| (v * 3.0) as usize).max().unwrap();
+        let low = x.iter().map(|&v| (v * 3.0) as usize).min().unwrap_or(0);
+        let k = top.min(x.len() - 1);
+        x[k] * x[0] + x[low] * x[1]
+    }
+
+    #[test]
+    fn integer_maxima_of_chains() {
+        let x = [0.5, 0.9, 0.1, 0.4];
+        let grad = check_slice(binned, binned_vjp, binned_jvp, &x);
+        // Bins 1, 2, 0, 1: x[2] x[0] + x[0] x[1].
+        assert_close(&grad, &[x[2] + x[1], x[0], x[0], 0.0]);
+    }
+
     /// `return;` in a function that returns nothing, before and in a loop.
     #[differentiate(vjp, jvp)]
     fn squash_until_large(x: &mut [f64], a: f64) {

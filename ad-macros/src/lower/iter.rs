@@ -847,6 +847,17 @@ impl Lower<'_> {
                 };
                 return Some(chain.and_then(|chain| self.reduce(call, &pick, chain)));
             }
+            // `chain.max().unwrap()` of integers (floats have no `max()`):
+            // the `reduce` it stands for.
+            if (end.method == "max" || end.method == "min") && is_iterator_expr(&end.receiver) {
+                let chain = self.chain_of(&end.receiver)?;
+                let receiver = &end.receiver;
+                let method = &end.method;
+                let pick: ExprMethodCall = syn::parse_quote_spanned! {end.span()=>
+                    #receiver.reduce(|a, b| a.#method(b))
+                };
+                return Some(chain.and_then(|chain| self.reduce(call, &pick, chain)));
+            }
             // `x.first().unwrap()`, `x.last().copied().unwrap_or(0.0)`.
             let last = match end.method.to_string().as_str() {
                 "first" => false,
