@@ -131,7 +131,7 @@ pub(crate) mod msg {
     pub(crate) const PREDICATE_VALUE: &str =
         "the test given to `any` or `all` must return a `bool`, as `|&x| x > 0.0` does";
     pub(crate) const TUPLE_BRANCHES: &str = "the branches of this `if` give tuples of different shapes; write each branch's tuple out, `(a, b)`, with the same number of elements";
-    pub(crate) const TUPLE_VALUE: &str = "a tuple is supported where it is taken apart at once (`let (a, b) = …`, a branch's value so destructured, the value at the end of a function returning a tuple), not kept or passed as a value: bind each element with its own `let`";
+    pub(crate) const TUPLE_VALUE: &str = "a tuple of numbers is supported where it is taken apart (`let (a, b) = …`, a branch's value so destructured, the value at the end of a function returning a tuple) or kept in a variable and used by element (`let mut best = (0, f64::MAX);`, `best.1`, `best = (i, d);`), not passed or printed as a value: bind each element with its own `let`";
     pub(crate) const IF_WITHOUT_VALUE: &str =
         "this `if` has no value: add an `else` branch, and end both branches with the value";
     pub(crate) const MATCH_WITHOUT_VALUE: &str =
@@ -149,7 +149,7 @@ pub(crate) mod msg {
     pub(crate) const OUTPUT_COPY_IN_REGION: &str = "the output of a call made in a loop or a branch has no length before the call, so a copy of it (`to_vec()`, `clone()`, a `collect()` as long as it) cannot be made there: read the call's output itself (`k[i]`, `k.iter()`, `&k`), which is a new buffer in each iteration already, or collect over a buffer whose length is known before the loop (`y.iter().zip(&k)`)";
     pub(crate) const PUSH_ON_FIXED: &str = "this buffer is made inside a loop, or its length sizes one, so its length must not change: `#[differentiate]` makes it once before the loop; push onto a `Vec` made at the top level of the body";
     pub(crate) const BUFFER_REASSIGN: &str = "only a buffer the function made can be assigned another (its elements are copied); a parameter cannot be rebound to another buffer: index the one you mean, or copy it into a local `Vec` first";
-    pub(crate) const BUFFER_IN_BRANCH: &str = "a branch or a loop cannot choose between buffers or carry one, except `let w = if c { &a } else { &b };` at the top level of the body; create one buffer and write the chosen elements into it";
+    pub(crate) const BUFFER_IN_BRANCH: &str = "a branch or a loop cannot choose between buffers or carry one, except `let w = if c { &a } else { &b };` and a returned `Vec` (`if c { return vec![]; }`, `if c { v } else { w }` at the end) at the top level of the body; create one buffer and write the chosen elements into it";
     pub(crate) const BUFFER_AS_SCALAR: &str = "a buffer is not a number: arithmetic, casts and float methods work on its elements; index it, `xs[i]`, or loop over its elements";
     pub(crate) const EXIT_IN_CONDITION: &str = "`return`, `break` and `continue` inside a loop's condition are not supported; compute the condition before the loop body, or exit from the body";
     pub(crate) const PUSH_ON_PARAM: &str = "`push` is supported on local `Vec`s only; create the vector in the function (`let mut v = Vec::with_capacity(n);`) and return it";

@@ -532,8 +532,26 @@ fn generic_through_double<T: Float>(x: T) -> T {
     T::from_f64(square64(x.to_f64()).ln_1p()) * x
 }
 
+/// A tuple callee of another float type, its elements cast.
+#[differentiate(vjp, jvp)]
+fn polar64(x: f64, y: f64) -> (f64, f64) {
+    (x.hypot(y), y.atan2(x))
+}
+
+#[differentiate(vjp, jvp)]
+fn single_through_tuple(x: f32, y: f32) -> f32 {
+    let (r, t) = polar64(f64::from(x), f64::from(y));
+    (r as f32) * (t as f32).sin()
+}
+
 #[test]
 fn callees_of_another_float_type() {
+    // r sin t = y.
+    let (out, d_x, d_y) = single_through_tuple_vjp(0.6, 0.8, 1.0);
+    assert!((out - 0.8).abs() < 1e-6 && d_x.abs() < 1e-6 && (d_y - 1.0).abs() < 1e-6);
+    let (_, tangent) = single_through_tuple_jvp(0.6, 0.3, 0.8, 0.5);
+    assert!((tangent - 0.5).abs() < 1e-6);
+
     let x = 0.7_f32;
     let xd = f64::from(x);
     let close = |a: f32, b: f64| assert!((f64::from(a) - b).abs() < 1e-5 * (1.0 + b.abs()));

@@ -2411,6 +2411,96 @@ mod constants_and_cfg {
         assert_close(&grad, &[x[2] + x[1], x[0], x[0], 0.0]);
     }
 
+    /// Tuple variables: the closest element tracked as `(index, distance)`,
+    /// and a state pair stepped as a whole and by element.
+    #[differentiate(vjp, jvp)]
+    fn closest_and_stepped(x: &[f64]) -> f64 {
+        let c = x[0];
+        let mut best = (1, f64::MAX);
+        for (i, &v) in x.iter().enumerate().skip(1) {
+            let d = (v - c).abs();
+            if d < best.1 {
+                best = (i, d);
+            }
+        }
+        let mut state = (x[1], c);
+        for _ in 0..3 {
+            state = (state.0 * 0.5 + state.1, state.1 * state.0);
+            state.1 += 0.1;
+        }
+        let (p, q) = state;
+        x[best.0] * best.1 + p * q
+    }
+
+    #[test]
+    fn tuple_variables() {
+        let x = [0.6, 0.3, 0.9, 0.45];
+        let grad = check_slice(
+            closest_and_stepped,
+            closest_and_stepped_vjp,
+            closest_and_stepped_jvp,
+            &x,
+        );
+        // The closest to x₀ is x₃ (0.15 away, below it): x₃ (x₀ - x₃).
+        let mut expected = [x[3], 0.0, 0.0, x[0] - 2.0 * x[3]];
+        // p q of three steps of (s, t) ↦ (s/2 + t, t s + 0.1), by forward
+        // differences of the dual numbers in s = x₁ and t = x₀.
+        let (mut s, mut t) = ([x[1], 1.0, 0.0], [x[0], 0.0, 1.0]);
+        for _ in 0..3 {
+            let next_s = [s[0] * 0.5 + t[0], s[1] * 0.5 + t[1], s[2] * 0.5 + t[2]];
+            let next_t = [
+                t[0] * s[0] + 0.1,
+                t[1] * s[0] + t[0] * s[1],
+                t[2] * s[0] + t[0] * s[2],
+            ];
+            (s, t) = (next_s, next_t);
+        }
+        expected[1] += s[1] * t[0] + s[0] * t[1];
+        expected[0] += s[2] * t[0] + s[0] * t[2];
+        assert_close(&grad, &expected);
+    }
+
+    fn is_even(k: usize) -> bool {
+        k.is_multiple_of(2)
+    }
+
+    fn split(i: usize, width: usize) -> (usize, usize) {
+        (i / width, i % width)
+    }
+
+    /// A constant of an inner block hides the outer `K` in that block only;
+    /// helpers of integers returning a `bool` and a tuple.
+    #[differentiate(vjp, jvp)]
+    fn inner_constants_and_helpers(x: &[f64]) -> f64 {
+        let a = K * x[0];
+        let b = {
+            const K: f64 = 0.5;
+            K * x[1] * x[1]
+        };
+        let mut s = a + b;
+        for i in 0..4 {
+            let (r, c) = split(i, 2);
+            if is_even(i) && !is_even(r + c + 1) {
+                s += x[r] * x[c + 2];
+            }
+        }
+        s
+    }
+
+    #[test]
+    fn inner_constants_and_integer_helpers() {
+        let x = [0.3, -0.4, 0.9, 1.1];
+        let grad = check_slice(
+            inner_constants_and_helpers,
+            inner_constants_and_helpers_vjp,
+            inner_constants_and_helpers_jvp,
+            &x,
+        );
+        // 100 x₀ + x₁²/2, then i = 0 → (0, 0), r + c + 1 odd: x₀ x₂; i = 2 →
+        // (1, 0), r + c + 1 even: nothing.
+        assert_close(&grad, &[K + x[2], x[1], x[0], 0.0]);
+    }
+
     /// `return;` in a function that returns nothing, before and in a loop.
     #[differentiate(vjp, jvp)]
     fn squash_until_large(x: &mut [f64], a: f64) {

@@ -624,7 +624,7 @@ impl Lower<'_> {
         };
         self.scopes.push(super::Scope::default());
         let n_pending = self.pending_mutations.len();
-        self.consts_first(&block.stmts);
+        self.consts_first(&block.stmts, false);
         let filled = (|| {
             self.stmts(init, false)?;
             let tail = match tail {

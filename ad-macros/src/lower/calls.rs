@@ -111,10 +111,15 @@ impl Lower<'_> {
     ) -> Result<Vec<crate::ir::Value>, Poison> {
         let output = self.user_call_returning(func, call, Returns::Tuple(n))?;
         let span = call.span();
+        // The callee's float type (see `user_call_with`).
+        let elem = match self.ty(output) {
+            Ty::Tuple(elems) if !elems.is_empty() => elems[0].clone(),
+            _ => Ty::Float,
+        };
         Ok((0..n)
             .map(|k| {
                 let k = u32::try_from(k).expect("a small tuple");
-                self.push(Inst::Extract(output, k), Ty::Float, span)
+                self.push(Inst::Extract(output, k), elem.clone(), span)
             })
             .collect())
     }

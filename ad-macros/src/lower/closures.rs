@@ -122,7 +122,8 @@ impl Lower<'_> {
                             Special::View(_)
                             | Special::Cursor(..)
                             | Special::Chain(_)
-                            | Special::Rows(_),
+                            | Special::Rows(_)
+                            | Special::Tuple(_),
                         ) => {
                             self.cx.error_spanned_by(expr, msg::NOT_CALLABLE);
                             return Err(Poison);
@@ -387,6 +388,20 @@ impl Lower<'_> {
         match expr {
             Expr::Paren(paren) => self.item_expr(&paren.expr),
             Expr::Group(group) => self.item_expr(&group.expr),
+            // `let (i, d) = best;` of a tuple variable: its elements.
+            Expr::Path(_)
+                if let Some(name) = super::expr::local_name(expr)
+                    && let Some(Special::Tuple(n)) = self.special(&name) =>
+            {
+                let mut items = Vec::new();
+                for k in 0..n {
+                    let value = self
+                        .lookup(&super::tuple_element(&name, k))
+                        .expect("bound")?;
+                    items.push(Item::Value(value));
+                }
+                Ok(Item::Tuple(items))
+            }
             Expr::Tuple(tuple) if !tuple.elems.is_empty() => {
                 let mut items = Vec::new();
                 let mut poisoned = false;
@@ -453,7 +468,8 @@ impl Lower<'_> {
                     Special::View(_)
                     | Special::Cursor(..)
                     | Special::Chain(_)
-                    | Special::Rows(_) => None,
+                    | Special::Rows(_)
+                    | Special::Tuple(_) => None,
                 }
             }
             _ => None,

@@ -40,6 +40,9 @@ impl Lower<'_> {
                     _ => return self.unsupported(unary.op, msg::DEREF),
                 };
                 let arg = self.scalar_expr(&unary.expr)?;
+                if op == UnOp::Not {
+                    self.bool_use(arg);
+                }
                 let ty = match op {
                     UnOp::Neg => self.ty(arg),
                     UnOp::Not => self.ty(arg).join(&Ty::Bool),
@@ -84,6 +87,11 @@ impl Lower<'_> {
                 None => self.unsupported(&mac.mac, msg::macro_(&mac.mac.path)),
             },
             Expr::Index(index) => self.index(index),
+            Expr::Field(field) if let Some(element) = self.tuple_element_of(field) => match element
+            {
+                Ok(key) => self.lookup(&key).expect("bound"),
+                Err(Poison) => Err(Poison),
+            },
             Expr::Field(field) => match self.field(field, false) {
                 Some(lowered) => lowered,
                 // `polar(x, y).0`: an element of the tuple a call returns.
@@ -395,6 +403,9 @@ impl Lower<'_> {
         then: impl FnOnce(&mut Self) -> Result<Option<Value>, Poison>,
         els: impl FnOnce(&mut Self) -> Result<Option<Value>, Poison>,
     ) -> Result<Option<Value>, Poison> {
+        if let Ok(cond) = cond {
+            self.bool_use(cond);
+        }
         let before = self.scopes.clone();
 
         self.builder.begin_region();
@@ -521,6 +532,10 @@ impl Lower<'_> {
         if self.ty(rhs) == Ty::Int {
             self.int_use(lhs);
         }
+        if op.is_logic() {
+            self.bool_use(lhs);
+            self.bool_use(rhs);
+        }
         let ty = if op.is_comparison() || op.is_logic() {
             Ty::Bool
         } else {
@@ -582,6 +597,9 @@ impl Lower<'_> {
                 }
                 Some(super::Special::Rows(_)) => {
                     return self.unsupported(path, msg::ROWS_AS_BUFFER);
+                }
+                Some(super::Special::Tuple(_)) => {
+                    return self.unsupported(path, msg::TUPLE_VALUE);
                 }
                 None => {}
             }
@@ -680,6 +698,33 @@ impl Lower<'_> {
             return self.integer_call(call, operands, Ty::Int);
         }
         Ok(self.prim(prim, operands, None, call.span()))
+    }
+
+    /// `best.0` of a tuple variable (`let mut best = (0, f64::MAX);`): the
+    /// hidden variable holding that element. `None` if `field` is no such
+    /// element; an error if the tuple has no such element.
+    pub(super) fn tuple_element_of(
+        &mut self,
+        field: &syn::ExprField,
+    ) -> Option<Result<String, Poison>> {
+        let name = local_name(&field.base)?;
+        let Some(super::Special::Tuple(n)) = self.special(&name) else {
+            return None;
+        };
+        let syn::Member::Unnamed(index) = &field.member else {
+            return Some(
+                self.unsupported(field, msg::TUPLE_VALUE)
+                    .map(|_| String::new()),
+            );
+        };
+        let k = index.index as usize;
+        if k >= n {
+            return Some(
+                self.unsupported(field, msg::TUPLE_VALUE)
+                    .map(|_| String::new()),
+            );
+        }
+        Some(Ok(super::tuple_element(&name, k)))
     }
 
     /// `a.total_cmp(&b)`, `a.partial_cmp(&b)`: an ordering, constant data
@@ -1001,7 +1046,12 @@ impl Lower<'_> {
     /// to its value. Its type is an integer for the integer functions of
     /// `std` and of the integer types, and unseen for a function of the
     /// user's (a float it returns is a constant like `PI`).
-    fn constant_call(&mut self, func: &ExprPath, call: &ExprCall, segments: &[String]) -> Lowered {
+    pub(super) fn constant_call(
+        &mut self,
+        func: &ExprPath,
+        call: &ExprCall,
+        segments: &[String],
+    ) -> Lowered {
         let span = call.span();
         let mut values = Vec::new();
         for (k, arg) in call.args.iter().enumerate() {
@@ -1032,12 +1082,20 @@ impl Lower<'_> {
     /// Whether `expr` is an integer or a `bool` by its form: a literal, a
     /// local of that type, a constant by its case (`N`), arithmetic of
     /// these, a cast to an integer, a length, or such a call.
-    fn is_integer_expr(&self, expr: &Expr) -> bool {
+    pub(super) fn is_integer_expr(&self, expr: &Expr) -> bool {
         match expr {
             Expr::Lit(lit) => matches!(lit.lit, syn::Lit::Int(_) | syn::Lit::Bool(_)),
             Expr::Path(path) => match path_local(path) {
                 Some(name) => match self.lookup(&name) {
-                    Some(Ok(value)) => matches!(self.ty(value), Ty::Int | Ty::Bool),
+                    // Also what a function of integers returned (`r` of
+                    // `let (r, c) = split(i, n);`): constant data.
+                    Some(Ok(value)) => {
+                        let func = self.builder.func();
+                        matches!(self.ty(value), Ty::Int | Ty::Bool)
+                            || matches!(func.inst(value), Inst::Effect { .. })
+                            || matches!(func.inst(value), Inst::Extract(whole, _)
+                                if matches!(func.inst(*whole), Inst::Effect { .. }))
+                    }
                     Some(Err(Poison)) => false,
                     None => {
                         self.special(&name).is_none() && self.element(&name).is_none() && {

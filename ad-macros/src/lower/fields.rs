@@ -101,6 +101,15 @@ impl Lower<'_> {
         Some(Ok(value))
     }
 
+    /// What a function of the user's returns, run as written, used as a
+    /// condition (`if is_even(i)`), is a `bool`.
+    pub(super) fn bool_use(&mut self, value: Value) {
+        let data = &mut self.builder.func_mut().insts[value.index()];
+        if matches!(data.inst, Inst::Effect { .. }) && data.ty == Ty::Unknown {
+            data.ty = Ty::Bool;
+        }
+    }
+
     /// A field read where an integer goes (an index, a range bound, an
     /// operand of integer arithmetic) is an integer: a field is taken for a
     /// float until a use says otherwise (`#[tangent(skip)] n: usize` read as
@@ -112,6 +121,11 @@ impl Lower<'_> {
         let guessed = match data.inst {
             Inst::Field { .. } => data.ty == Ty::Float,
             Inst::Effect { .. } => data.ty == Ty::Unknown,
+            // `x[r]` of `let (r, c) = split(i, n);`.
+            Inst::Extract(tuple, _) => {
+                data.ty == Ty::Unknown
+                    && matches!(self.builder.func().inst(tuple), Inst::Effect { .. })
+            }
             // `x[IDX[k]]` of a constant outside the function.
             Inst::Load(buf, _) => matches!(
                 self.builder.func().inst(buf),

@@ -504,6 +504,17 @@ impl Lower<'_> {
         // A closure called in the body may assign what it captures.
         let mut names = names;
         names.extend(self.closure_mutations());
+        // A tuple variable is carried element by element.
+        let tuples: Vec<(String, usize)> = names
+            .iter()
+            .filter_map(|name| match self.special(name) {
+                Some(super::Special::Tuple(n)) => Some((name.clone(), n)),
+                _ => None,
+            })
+            .collect();
+        for (name, n) in tuples {
+            names.extend((0..n).map(|k| super::tuple_element(&name, k)));
+        }
         // A buffer is one handle for its whole life (`cur = next` copies the
         // elements): the loop writes it, it does not carry it.
         let carried: Vec<(usize, usize)> = self
@@ -765,7 +776,7 @@ impl Visit<'_> for Assigned {
                 syn::Expr::Tuple(tuple) => targets.extend(&tuple.elems),
                 syn::Expr::Paren(paren) => targets.push(&paren.expr),
                 target => {
-                    if let Some(name) = super::expr::local_name(target) {
+                    if let Some(name) = assigned_name(target) {
                         self.names.insert(name);
                     }
                 }
@@ -797,10 +808,21 @@ impl Visit<'_> for Assigned {
 
     fn visit_expr_binary(&mut self, binary: &syn::ExprBinary) {
         if super::expr::compound_op(&binary.op).is_some()
-            && let Some(name) = super::expr::local_name(&binary.left)
+            && let Some(name) = assigned_name(&binary.left)
         {
             self.names.insert(name);
         }
         syn::visit::visit_expr_binary(self, binary);
+    }
+}
+
+/// The local an assignment to `target` changes: `x`, or the tuple `best`
+/// of `best.1 = …`.
+fn assigned_name(target: &syn::Expr) -> Option<String> {
+    match target {
+        syn::Expr::Field(field) if matches!(field.member, syn::Member::Unnamed(_)) => {
+            super::expr::local_name(&field.base)
+        }
+        target => super::expr::local_name(target),
     }
 }

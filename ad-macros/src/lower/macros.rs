@@ -114,6 +114,10 @@ impl Lower<'_> {
                         self.cx.error_spanned_by(&ident, msg::CURSOR_IN_MACRO);
                         return Err(Poison);
                     }
+                    Special::Tuple(_) => {
+                        self.cx.error_spanned_by(&ident, msg::TUPLE_VALUE);
+                        return Err(Poison);
+                    }
                     // The row length is a constant: a literal or a const's path.
                     Special::Rows(rows) => {
                         bindings.push(Binding {

@@ -81,6 +81,10 @@ enum Special {
     Chain(Rc<iter::Chain>),
     /// `pts: &[[f64; 2]]`: a buffer of rows, stored flat.
     Rows(iter::Rows),
+    /// `let mut best = (0, f64::MAX);`: a tuple of this many numbers, each
+    /// a hidden variable (see [`tuple_element`]), read as `best.0` and
+    /// assigned as a whole or by element.
+    Tuple(usize),
 }
 
 impl Scope {
@@ -164,6 +168,8 @@ pub(crate) fn body(cx: &Ctxt, func: &ItemFn, sig: &Signature) -> Option<Function
         vec_rows: Vec::new(),
         struct_types: Vec::new(),
         returned_tuple: None,
+        returns_vec: matches!(&func.sig.output,
+            syn::ReturnType::Type(_, ty) if !matches!(**ty, syn::Type::Array(_))),
         returned: match (&sig.output_ty, func.block.stmts.last()) {
             (Ty::Buf(_), Some(Stmt::Expr(tail, None))) => expr::local_name(tail),
             _ => None,
@@ -281,6 +287,9 @@ struct Lower<'a> {
     /// Buffers made for such a `let` (see [`Lower::counted_buffer`]), each
     /// with the hidden local holding the position of its next `push`.
     positional: HashMap<Value, String>,
+    /// Whether the function returns a `Vec` (not an array, whose length
+    /// its type fixes): then the returned buffer may be chosen by a branch.
+    returns_vec: bool,
     /// The names of the block constants of the body (`const K: f64 = …;`):
     /// in a pattern, such a name is the constant, not a new binding.
     consts: std::collections::HashSet<String>,
@@ -294,6 +303,7 @@ impl Lower<'_> {
         // `if x.is_empty() { return vec![]; }` before the rest: the `if`
         // it stands for, whose branches end with buffers.
         if matches!(output_ty, Ty::Buf(_))
+            && self.returns_vec
             && block
                 .stmts
                 .iter()
@@ -305,7 +315,7 @@ impl Lower<'_> {
             return self.fn_body(&block, output_ty);
         }
         // A function that returns nothing updates `&mut` buffers.
-        self.consts_first(&block.stmts);
+        self.consts_first(&block.stmts, true);
         if *output_ty == Ty::Unit {
             // `return;` anywhere: a returned tuple of no elements.
             if block
@@ -400,7 +410,7 @@ impl Lower<'_> {
             }
             (Expr::Paren(paren), _) => self.output(&paren.expr, output_ty),
             // `if c { a } else { b }` of buffers, as the output.
-            (Expr::If(if_expr), Ty::Buf(_)) if self.builder.depth() == 0 => {
+            (Expr::If(if_expr), Ty::Buf(_)) if self.builder.depth() == 0 && self.returns_vec => {
                 self.output_chosen(if_expr)
             }
             // `if c { (a, b) } else { (b, a) }` as a tuple output.
@@ -467,7 +477,7 @@ impl Lower<'_> {
         // The positions of buffers filled by pushes (`counted_buffer`) are
         // carried by the loops of this block only.
         let n_pending = self.pending_mutations.len();
-        self.consts_first(&block.stmts);
+        self.consts_first(&block.stmts, false);
         let tail = self.stmts(&block.stmts, want_value);
         self.pending_mutations.truncate(n_pending);
         self.scopes.pop();
@@ -646,6 +656,10 @@ impl Lower<'_> {
     /// (`#broke3`) is shown as what it is (`broke`).
     fn name(&mut self, value: Value, name: &str) {
         match name.strip_prefix('#') {
+            // An element of a tuple variable, `#best.0`: `best_0`.
+            Some(element) if element.contains('.') => {
+                self.builder.name(value, &element.replace('.', "_"));
+            }
             Some(hidden) => self
                 .builder
                 .name(value, hidden.trim_end_matches(|c: char| c.is_ascii_digit())),
@@ -749,12 +763,13 @@ impl Lower<'_> {
     /// block's statements: an item is visible in its whole block, also
     /// above where it is written.
     ///
-    /// A scalar constant is also declared again in each generated function,
-    /// as written, and read by its name: it may be an array's length
-    /// (`[x; N]`), and it hides a constant of the same name outside, which a
-    /// `let K = …;` could not (E0005). Any other constant (an array) is a
-    /// local named in lower case, for the same reason.
-    fn consts_first(&mut self, stmts: &[Stmt]) {
+    /// A scalar constant of the body's own block (`top`) is also declared
+    /// again in each generated function, as written, and read by its name:
+    /// it may be an array's length (`[x; N]`), and it hides a constant of
+    /// the same name outside, which a `let K = …;` could not (E0005). Any
+    /// other constant (an array, one of an inner block) is a local named in
+    /// lower case, for the same reason.
+    fn consts_first(&mut self, stmts: &[Stmt], top: bool) {
         for stmt in stmts {
             let Stmt::Item(item) = stmt else { continue };
             let Some((ident, ty, expr)) = const_item(item) else {
@@ -772,7 +787,10 @@ impl Lower<'_> {
                 .iter()
                 .any(|other| other.to_string() == tokens.to_string());
             let clashes = !declared && self.const_items.contains(&name);
-            if let (Some(scalar), false) = (scalar, clashes) {
+            // A constant of an inner block is a local: declared at the top
+            // of the generated function, it would hide an outer one of the
+            // same name everywhere.
+            if let (Some(scalar), false, true) = (scalar, clashes, top) {
                 if !declared {
                     self.builder.func_mut().items.push(tokens);
                     self.const_items.insert(name.clone());
@@ -815,6 +833,43 @@ impl Lower<'_> {
                 self.mark_checkpoint(&assign.right);
                 if let Ok(item) = item {
                     self.assign_pattern(&assign.left, item, assign.span());
+                }
+            }
+            // `best = (i, d);` of a tuple variable: each element assigned.
+            Expr::Assign(assign)
+                if let Some(name) = expr::local_name(&assign.left)
+                    && let Some(Special::Tuple(n)) = self.special(&name) =>
+            {
+                let item = match self.user_call_of(&assign.right) {
+                    Some((func, call)) => self.user_call_tuple(func, call, n).map(|values| {
+                        closures::Item::Tuple(
+                            values.into_iter().map(closures::Item::Value).collect(),
+                        )
+                    }),
+                    None => self.item_expr(&assign.right),
+                };
+                match item {
+                    Ok(closures::Item::Tuple(items))
+                        if items.len() == n
+                            && items
+                                .iter()
+                                .all(|item| matches!(item, closures::Item::Value(_))) =>
+                    {
+                        for (k, item) in items.into_iter().enumerate() {
+                            let closures::Item::Value(value) = item else {
+                                unreachable!("checked")
+                            };
+                            let key = tuple_element(&name, k);
+                            if let Some(Ok(old)) = self.lookup(&key) {
+                                let ty = self.builder.func().ty(old).clone();
+                                self.builder.refine_ty(value, &ty);
+                            }
+                            self.set_hidden(&key, Ok(value));
+                            self.name(value, &key);
+                        }
+                    }
+                    Ok(_) => self.cx.error_spanned_by(&assign.right, msg::TUPLE_VALUE),
+                    Err(Poison) => {}
                 }
             }
             Expr::Assign(assign) => {
@@ -1020,6 +1075,27 @@ impl Lower<'_> {
             }
             return;
         }
+        // `let (r, c) = split(i, n);` of integers: a function of the user's
+        // run as written (see `constant_call`), its elements read from it.
+        if let (Pat::Tuple(tuple), Some((func, call))) = (pat, self.user_call_of(&init.expr))
+            && tuple.elems.iter().all(|elem| !matches!(elem, Pat::Rest(_)))
+            && call.args.iter().all(|arg| self.is_integer_expr(arg))
+        {
+            let span = call.span();
+            let whole = self.constant_call(func, call, &expr::segments(&func.path));
+            if let Ok(whole) = whole {
+                let n = tuple.elems.len();
+                self.builder.func_mut().insts[whole.index()].ty = Ty::Tuple(vec![Ty::Unknown; n]);
+                let items = (0..n)
+                    .map(|k| {
+                        let k = u32::try_from(k).expect("a small tuple");
+                        closures::Item::Value(self.push(Inst::Extract(whole, k), Ty::Unknown, span))
+                    })
+                    .collect();
+                let _ = self.bind_pattern(pat, closures::Item::Tuple(items));
+            }
+            return;
+        }
         // `let (r, theta) = polar(x, y);`: the pattern says how many floats
         // the callee returns.
         if let (Pat::Tuple(tuple), Some((func, call))) = (pat, self.user_call_of(&init.expr))
@@ -1055,6 +1131,27 @@ impl Lower<'_> {
         }
         let value = match self.item_expr(&init.expr) {
             Ok(closures::Item::Value(value)) => Ok(value),
+            // `let mut best = (0, f64::MAX);`: one hidden variable per
+            // element.
+            Ok(closures::Item::Tuple(items))
+                if name.is_some()
+                    && items
+                        .iter()
+                        .all(|item| matches!(item, closures::Item::Value(_))) =>
+            {
+                let name = name.expect("checked");
+                let n = items.len();
+                for (k, item) in items.into_iter().enumerate() {
+                    let closures::Item::Value(value) = item else {
+                        unreachable!("checked")
+                    };
+                    let key = tuple_element(&name, k);
+                    self.name(value, &key);
+                    self.bind(&key, Ok(value));
+                }
+                self.bind_special(&name, Special::Tuple(n));
+                return;
+            }
             Ok(item) => {
                 // A tuple, a sub-slice: destructured or bound as it is.
                 if self.bind_pattern(pat, item).is_err()
@@ -1161,10 +1258,24 @@ impl Lower<'_> {
     }
 
     fn assign(&mut self, target: &Expr, value: Lowered) {
-        let Some(name) = expr::local_name(target) else {
+        // `best.1 = d;` of a tuple variable: its element's variable.
+        let name = match strip_parens(target) {
+            Expr::Field(field) => match self.tuple_element_of(field) {
+                Some(Ok(key)) => Some(key),
+                Some(Err(Poison)) => return,
+                None => None,
+            },
+            _ => expr::local_name(target),
+        };
+        let Some(name) = name else {
             self.cx.error_spanned_by(target, msg::ASSIGN_TARGET);
             return;
         };
+        // `best = (i, d);`: each element.
+        if let Some(Special::Tuple(_)) = self.special(&name) {
+            self.cx.error_spanned_by(target, msg::TUPLE_VALUE);
+            return;
+        }
         let Some(old) = self.lookup(&name) else {
             self.cx.error_spanned_by(target, msg::ASSIGN_TARGET);
             return;
@@ -1590,6 +1701,11 @@ fn guards_as_branches(stmts: &[Stmt]) -> Option<Vec<Stmt>> {
         out.push(stmt.clone());
     }
     Some(out)
+}
+
+/// The hidden variable holding element `k` of the tuple variable `name`.
+fn tuple_element(name: &str, k: usize) -> String {
+    format!("#{name}.{k}")
 }
 
 /// The name, type and value of a `const` or non-`mut` `static` item.
