@@ -622,42 +622,36 @@ impl Lower<'_> {
             Some((syn::Stmt::Expr(tail, None), init)) => (Some(tail), init),
             _ => (None, &block.stmts[..]),
         };
-        self.scopes.push(super::Scope::default());
-        let n_pending = self.pending_mutations.len();
-        self.consts_first(&block.stmts, false);
-        let filled = (|| {
-            self.stmts(init, false)?;
+        self.in_block(&block.stmts, |this| {
+            this.stmts(init, false)?;
             let tail = match tail {
-                Some(tail) if is_empty_vec(tail) => return Ok(()),
-                Some(Expr::If(nested)) => return self.fill_chosen(copy, nested),
+                Some(tail) if is_empty_vec(tail) => return Ok(None),
+                Some(Expr::If(nested)) => return this.fill_chosen(copy, nested).map(|()| None),
                 Some(tail) => tail,
                 None => {
-                    self.cx
+                    this.cx
                         .error_at(block.brace_token.span.close(), msg::OUTPUT_BRANCH);
                     return Err(Poison);
                 }
             };
             // `return g(x);`: the buffer the callee returns.
-            let chosen = match self.user_call_of(tail) {
-                Some((func, call)) => self.user_call_buffer(func, call)?,
-                None => self.expr(tail)?,
+            let chosen = match this.user_call_of(tail) {
+                Some((func, call)) => this.user_call_buffer(func, call)?,
+                None => this.expr(tail)?,
             };
-            if !matches!(self.ty(chosen), Ty::Buf(_)) {
-                self.cx.error_at(tail.span(), msg::OUTPUT_BRANCH);
+            if !matches!(this.ty(chosen), Ty::Buf(_)) {
+                this.cx.error_at(tail.span(), msg::OUTPUT_BRANCH);
                 return Err(Poison);
             }
-            let start = self.usize_lit(0, span);
-            let len = self.push(Inst::Len(chosen), Ty::Int, span);
+            let start = this.usize_lit(0, span);
+            let len = this.push(Inst::Len(chosen), Ty::Int, span);
             let view = super::iter::View {
                 buf: chosen,
                 start,
                 len,
             };
-            self.push_view(copy, view, span)
-        })();
-        self.pending_mutations.truncate(n_pending);
-        self.scopes.pop();
-        filled.map(|()| None)
+            this.push_view(copy, view, span).map(|()| None)
+        })
     }
 
     /// Whether `expr` names a buffer the function has that a copy can stand

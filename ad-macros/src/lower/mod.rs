@@ -473,15 +473,21 @@ impl Lower<'_> {
     /// Lowers a block in a new scope; its value is its tail expression, when
     /// `want_value` (otherwise the tail is lowered as a statement).
     fn block(&mut self, block: &Block, want_value: bool) -> Result<Option<Value>, Poison> {
+        self.in_block(&block.stmts, |this| this.stmts(&block.stmts, want_value))
+    }
+
+    /// `lower` run in a new scope for the block of `stmts`, with the
+    /// block's constants bound first.
+    fn in_block<T>(&mut self, stmts: &[Stmt], lower: impl FnOnce(&mut Self) -> T) -> T {
         self.scopes.push(Scope::default());
         // The positions of buffers filled by pushes (`counted_buffer`) are
         // carried by the loops of this block only.
         let n_pending = self.pending_mutations.len();
-        self.consts_first(&block.stmts, false);
-        let tail = self.stmts(&block.stmts, want_value);
+        self.consts_first(stmts, false);
+        let lowered = lower(self);
         self.pending_mutations.truncate(n_pending);
         self.scopes.pop();
-        tail
+        lowered
     }
 
     /// Lowers statements in the current scope. After a statement that may
@@ -1271,7 +1277,8 @@ impl Lower<'_> {
             self.cx.error_spanned_by(target, msg::ASSIGN_TARGET);
             return;
         };
-        // `best = (i, d);`: each element.
+        // A tuple variable is assigned element by element (`best = (i, d);`
+        // in `expr_stmt`), never as one value (`best += …`).
         if let Some(Special::Tuple(_)) = self.special(&name) {
             self.cx.error_spanned_by(target, msg::TUPLE_VALUE);
             return;
