@@ -132,6 +132,8 @@ pub(crate) mod msg {
         "the test given to `any` or `all` must return a `bool`, as `|&x| x > 0.0` does";
     pub(crate) const TUPLE_BRANCHES: &str = "the branches of this `if` give tuples of different shapes; write each branch's tuple out, `(a, b)`, with the same number of elements";
     pub(crate) const TUPLE_VALUE: &str = "a tuple of numbers is supported where it is taken apart (`let (a, b) = …`, a branch's value so destructured, the value at the end of a function returning a tuple) or kept in a variable and used by element (`let mut best = (0, f64::MAX);`, `best.1`, `best = (i, d);`), not passed or printed as a value: bind each element with its own `let`";
+    pub(crate) const OPAQUE_USE: &str = "a parameter of this type is constant data that `#[differentiate]` cannot see into: it can be matched on (`match kind { Kind::A => …, _ => … }`, `matches!(kind, Kind::A)`, `if let Kind::A = kind`, `kind == Kind::A`) and printed, nothing else; to differentiate with respect to the floats of a struct, derive `Tangent` and take it by reference (`p: &Params`); pass anything else the body reads as a parameter of its own; `#[differentiate]` cannot see through a type alias: write a float type itself (`x: f64`)";
+    pub(crate) const MATCH_BINDS_DATA: &str = "this pattern binds data of a parameter that `#[differentiate]` cannot see into (its type is not known to the macro); test the variant without binding (`Kind::Leaky(_)`, `Kind::Leaky { .. }`) and pass the data as a parameter of its own (a float by value is differentiated)";
     pub(crate) const IF_WITHOUT_VALUE: &str =
         "this `if` has no value: add an `else` branch, and end both branches with the value";
     pub(crate) const MATCH_WITHOUT_VALUE: &str =

@@ -43,8 +43,21 @@ pub(crate) fn differentiate(args: TokenStream, input: TokenStream) -> TokenStrea
             }
             Ok(items)
         };
-        let items = syn::parse::Parser::parse2(parser, expanded)
-            .expect("the expansion is a sequence of items");
+        // The expansion is items; were it not, rustc is to say so, not a
+        // panic of the macro.
+        let items = match syn::parse::Parser::parse2(parser, expanded) {
+            Ok(items) => items,
+            Err(problem) => {
+                let error = syn::Error::new(
+                    item.sig.ident.span(),
+                    format!(
+                        "ad-macros bug: the expansion under `#[cfg({combination})]` is not a sequence of items ({problem}); please report this with the function that caused it"
+                    ),
+                );
+                variants.extend(error.to_compile_error());
+                continue;
+            }
+        };
         for generated in items {
             let is_original =
                 matches!(&generated, syn::Item::Fn(func) if func.sig.ident == item.sig.ident);

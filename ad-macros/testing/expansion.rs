@@ -1146,3 +1146,18 @@ check!(
         x.iter().map(|v| v * v).collect()
     }"
 );
+
+// A parameter of the user's own type by value: constant data, each arm
+// tested as written with `matches!`, the comparison with `==` as written.
+check!(
+    match_on_an_enum_parameter,
+    "",
+    "fn f(x: f64, kind: Act, loss: Loss) -> f64 {
+        let h = match kind {
+            Act::Relu => x.max(0.0),
+            Act::Leaky(_) | Act::Elu => x.max(0.01 * x),
+            _ => x.tanh(),
+        };
+        if loss == Loss::L2 { h * h } else { h.abs() }
+    }"
+);

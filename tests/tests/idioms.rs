@@ -3971,3 +3971,189 @@ mod options_of_chains {
         );
     }
 }
+
+/// A parameter of the user's own type taken by value (an `enum` choosing
+/// the activation or the loss): constant data, matched on as written by
+/// `match`, `if let`, `matches!` and `==`, and printed.
+mod enum_parameters {
+    use super::*;
+
+    #[derive(Clone, Copy, Debug)]
+    enum Act {
+        Relu,
+        Tanh,
+        Softplus,
+        /// Its slope is not read: a differentiated function cannot bind
+        /// the data of a variant (`MATCH_BINDS_DATA`).
+        Leaky(#[allow(dead_code)] f64),
+    }
+
+    /// Neither `Copy` nor `Clone`: never moved by the generated code.
+    #[derive(Debug, PartialEq)]
+    enum Loss {
+        L2,
+        L1,
+    }
+
+    #[differentiate(vjp, jvp)]
+    fn act(x: f64, kind: Act) -> f64 {
+        match kind {
+            Act::Relu => x.max(0.0),
+            Act::Tanh => x.tanh(),
+            Act::Softplus => {
+                if x > 20.0 {
+                    x
+                } else {
+                    x.exp().ln_1p()
+                }
+            }
+            Act::Leaky(_) => {
+                if x > 0.0 {
+                    x
+                } else {
+                    0.01 * x
+                }
+            }
+        }
+    }
+
+    /// The derivative of `act`, by hand.
+    fn act_derivative(x: f64, kind: Act) -> f64 {
+        match kind {
+            Act::Relu => f64::from(u8::from(x > 0.0)),
+            Act::Tanh => 1.0 - x.tanh().powi(2),
+            Act::Softplus => 1.0 / (1.0 + (-x).exp()),
+            Act::Leaky(_) if x > 0.0 => 1.0,
+            Act::Leaky(_) => 0.01,
+        }
+    }
+
+    #[test]
+    fn a_match_on_an_enum_chooses_the_derivative() {
+        for kind in [Act::Relu, Act::Tanh, Act::Softplus, Act::Leaky(0.3)] {
+            for x in [-0.7, 0.4, 1.3] {
+                let grad = check_scalar(
+                    |p| act(p[0], kind),
+                    |p, seed| {
+                        let (out, d_x) = act_vjp(p[0], kind, seed);
+                        (out, vec![d_x])
+                    },
+                    &[x],
+                );
+                assert_close(&grad, &[act_derivative(x, kind)]);
+                check_jvp(
+                    |p| act(p[0], kind),
+                    |p, u| act_jvp(p[0], u[0], kind),
+                    &grad,
+                    &[x],
+                );
+                let (out, pullback) = act_forward(x, kind);
+                assert_eq!(out.to_bits(), act(x, kind).to_bits());
+                assert_close(&[pullback(2.0)], &[2.0 * grad[0]]);
+            }
+        }
+    }
+
+    /// In a loop and a branch, by `if let`, `matches!` and `==` (of a type
+    /// that is not `Copy`), with the parameters printed by an assertion.
+    #[differentiate(vjp, jvp)]
+    #[allow(clippy::needless_pass_by_value)] // `Loss` is not `Copy`, on purpose.
+    fn layer(x: &[f64], w: &[f64], kind: Act, loss: Loss) -> f64 {
+        assert!(
+            !matches!(kind, Act::Softplus),
+            "{kind:?} is not for layers ({loss:?})"
+        );
+        let mut s = 0.0;
+        for (a, b) in x.iter().zip(w) {
+            let z = a * b;
+            let h = if let Act::Tanh = kind {
+                z.tanh()
+            } else if matches!(kind, Act::Relu | Act::Leaky(_)) {
+                z.max(0.0)
+            } else {
+                z
+            };
+            s += if loss == Loss::L2 { h * h } else { h.abs() };
+        }
+        s
+    }
+
+    #[test]
+    fn if_let_matches_and_equality_in_a_loop() {
+        let (x, w) = ([0.3, -0.7, 1.2], [0.5, 0.4, -0.9]);
+        for kind in [Act::Relu, Act::Tanh] {
+            for l2 in [true, false] {
+                let loss = || if l2 { Loss::L2 } else { Loss::L1 };
+                let n = x.len();
+                let point: Vec<f64> = x.iter().chain(&w).copied().collect();
+                let f = |p: &[f64]| layer(&p[..n], &p[n..], kind, loss());
+                let grad = check_scalar(
+                    f,
+                    |p, seed| {
+                        let (mut d_x, mut d_w) = (vec![0.0; n], vec![0.0; n]);
+                        let out =
+                            layer_vjp(&p[..n], &mut d_x, &p[n..], &mut d_w, kind, loss(), seed);
+                        d_x.extend(d_w);
+                        (out, d_x)
+                    },
+                    &point,
+                );
+                // Σ loss(act(xᵢ wᵢ)): the chain rule, term by term.
+                let mut expected = vec![0.0; 2 * n];
+                for i in 0..n {
+                    let z = x[i] * w[i];
+                    let (h, dh) = match kind {
+                        Act::Tanh => (z.tanh(), 1.0 - z.tanh().powi(2)),
+                        _ => (z.max(0.0), f64::from(u8::from(z > 0.0))),
+                    };
+                    let dl = if l2 {
+                        2.0 * h
+                    } else {
+                        h.signum() * f64::from(u8::from(h != 0.0))
+                    };
+                    expected[i] = dl * dh * w[i];
+                    expected[n + i] = dl * dh * x[i];
+                }
+                assert_close(&grad, &expected);
+                check_jvp(
+                    f,
+                    |p, u| layer_jvp(&p[..n], &u[..n], &p[n..], &u[n..], kind, loss()),
+                    &grad,
+                    &point,
+                );
+            }
+        }
+    }
+
+    #[test]
+    #[should_panic(expected = "Softplus is not for layers (L1)")]
+    fn the_assertion_prints_the_parameters() {
+        let mut d = [0.0; 1];
+        let _ = layer_vjp(
+            &[1.0],
+            &mut d.clone(),
+            &[1.0],
+            &mut d,
+            Act::Softplus,
+            Loss::L1,
+            1.0,
+        );
+    }
+
+    /// Generic over the float type.
+    #[differentiate]
+    fn gated<T: ad_runtime::Float>(x: T, kind: Act) -> T {
+        match kind {
+            Act::Tanh => x.tanh(),
+            _ => x * x,
+        }
+    }
+
+    #[test]
+    fn f32_and_f64_in_a_generic_function() {
+        let (out, d_x) = gated_vjp(0.5_f32, Act::Tanh, 1.0);
+        assert_eq!(out, 0.5_f32.tanh());
+        assert!((d_x - (1.0 - 0.5_f32.tanh().powi(2))).abs() < 1e-6);
+        assert_eq!(gated_vjp(0.5_f64, Act::Relu, 2.0), (0.25, 2.0));
+    }
+}

@@ -71,6 +71,23 @@ pub(super) enum Item {
     Tuple(Vec<Item>),
 }
 
+impl Item {
+    /// The elements of a tuple whose elements are all plain values (what a
+    /// tuple variable holds, one hidden variable each).
+    pub(super) fn tuple_values(&self) -> Option<Vec<Value>> {
+        let Item::Tuple(items) = self else {
+            return None;
+        };
+        items
+            .iter()
+            .map(|item| match item {
+                Item::Value(value) => Some(*value),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
 impl Lower<'_> {
     /// `|a, b| body`: its parameters, its body and the scopes it sees.
     pub(super) fn closure(&mut self, closure: &ExprClosure) -> Result<Rc<Closure>, Poison> {
@@ -123,7 +140,8 @@ impl Lower<'_> {
                             | Special::Cursor(..)
                             | Special::Chain(_)
                             | Special::Rows(_)
-                            | Special::Tuple(_),
+                            | Special::Tuple(_)
+                            | Special::Opaque(_),
                         ) => {
                             self.cx.error_spanned_by(expr, msg::NOT_CALLABLE);
                             return Err(Poison);
@@ -469,7 +487,8 @@ impl Lower<'_> {
                     | Special::Cursor(..)
                     | Special::Chain(_)
                     | Special::Rows(_)
-                    | Special::Tuple(_) => None,
+                    | Special::Tuple(_)
+                    | Special::Opaque(_) => None,
                 }
             }
             _ => None,

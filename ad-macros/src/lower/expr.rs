@@ -24,6 +24,14 @@ impl Lower<'_> {
                 Some(op) if op.is_logic() && may_panic(&binary.right) => {
                     self.short_circuit(op, binary)
                 }
+                // `kind == Kind::A` of a parameter the macro cannot see
+                // into: compared as written.
+                Some(BinOp::Eq | BinOp::Ne)
+                    if self.opaque_of(&binary.left).is_some()
+                        || self.opaque_of(&binary.right).is_some() =>
+                {
+                    self.opaque_comparison(binary)
+                }
                 Some(op) => {
                     let lhs = self.scalar_expr(&binary.left);
                     let rhs = self.scalar_expr(&binary.right);
@@ -82,6 +90,9 @@ impl Lower<'_> {
                 Ty::Bool,
                 mac.span(),
             )),
+            Expr::Macro(mac) if super::macros::is_std_macro(&mac.mac, "matches") => {
+                self.matches_macro(&mac.mac)
+            }
             Expr::Macro(mac) => match self.effect_macro(&mac.mac) {
                 Some(lowered) => lowered,
                 None => self.unsupported(&mac.mac, msg::macro_(&mac.mac.path)),
@@ -99,6 +110,10 @@ impl Lower<'_> {
                     && self.user_call_of(&field.base).is_some() =>
                 {
                     self.unsupported(expr, msg::TUPLE_CALL_ELEMENT)
+                }
+                // `p.w` of `p: Params` by value.
+                None if self.opaque_of(&field.base).is_some() => {
+                    self.unsupported(&field.base, msg::OPAQUE_USE)
                 }
                 None => self.unsupported(expr, msg::FIELD_OF_A_NON_STRUCT),
             },
@@ -136,6 +151,23 @@ impl Lower<'_> {
             && let Some(lowered) = self.if_let_element(expr, binding, want_value)
         {
             return lowered;
+        }
+        // `if let Kind::A = kind` of a parameter the macro cannot see into.
+        if let Expr::Let(binding) = &*expr.cond
+            && let Some(scrutinee) = self.opaque_of(&binding.expr)
+        {
+            let cond = self.pattern(&binding.pat, scrutinee, &mut Vec::new())?;
+            let cond = match cond {
+                Some(cond) => cond,
+                None => self.push(Inst::Const(Const::Bool(true)), Ty::Bool, binding.span()),
+            };
+            return self.branch(
+                Ok(cond),
+                want_value,
+                expr.span(),
+                |this| this.block(&expr.then_branch, want_value),
+                |this| this.else_branch(expr, want_value),
+            );
         }
         if let Expr::Let(binding) = &*expr.cond
             && let Some(desugared) = if_let_reduced(expr, binding)
@@ -229,7 +261,10 @@ impl Lower<'_> {
         if let Expr::Tuple(tuple) = &*expr.expr {
             return self.unsupported(tuple, msg::MATCH_TUPLE).map(Some);
         }
-        let scrutinee = self.expr(&expr.expr)?;
+        let scrutinee = match self.opaque_of(&expr.expr) {
+            Some(value) => value,
+            None => self.expr(&expr.expr)?,
+        };
         if expr.arms.is_empty() {
             return self
                 .unsupported(expr.match_token, msg::EMPTY_MATCH)
@@ -285,6 +320,23 @@ impl Lower<'_> {
         bindings: &mut Vec<String>,
     ) -> Result<Option<Value>, Poison> {
         let span = pattern.span();
+        // An ordering, or a parameter of a type the macro cannot see into
+        // (`kind: Activation`): tested as written, `matches!(kind, …)`.
+        if matches!(self.ty(scrutinee), Ty::Unknown)
+            && !matches!(pattern, Pat::Wild(_) | Pat::Guard(_) | Pat::Paren(_))
+        {
+            if let Some(binding) = self.binding_in(pattern) {
+                return self.unsupported(binding, msg::MATCH_BINDS_DATA).map(Some);
+            }
+            let name = proc_macro2::Ident::new("__ad_scrutinee", span);
+            let tokens = quote_spanned!(span=> ::core::matches!(#name, #pattern));
+            return Ok(Some(self.call_as_written(
+                tokens,
+                vec![(name, scrutinee)],
+                Ty::Bool,
+                span,
+            )));
+        }
         match pattern {
             Pat::Wild(_) => Ok(None),
             // `LIMIT => …`: a constant, compared with (Rust's own reading of
@@ -378,6 +430,68 @@ impl Lower<'_> {
                 }))
             }
             other => self.unsupported(other, msg::MATCH_PATTERN).map(Some),
+        }
+    }
+
+    /// The first name `pattern` binds (a name that is no constant), if any.
+    fn binding_in(&self, pattern: &Pat) -> Option<syn::Ident> {
+        struct Names(Vec<syn::Ident>);
+        impl<'ast> syn::visit::Visit<'ast> for Names {
+            fn visit_pat_ident(&mut self, ident: &'ast syn::PatIdent) {
+                self.0.push(ident.ident.clone());
+                syn::visit::visit_pat_ident(self, ident);
+            }
+        }
+        let mut names = Names(Vec::new());
+        syn::visit::Visit::visit_pat(&mut names, pattern);
+        names
+            .0
+            .into_iter()
+            .find(|ident| !self.is_constant_name(ident))
+    }
+
+    /// `kind == Kind::A` (or `!=`) where a side is a parameter the macro
+    /// cannot see into: run as written, each such side written in place
+    /// (`PartialEq` compares values, not references), the locals the other
+    /// names bound.
+    fn opaque_comparison(&mut self, binary: &syn::ExprBinary) -> Lowered {
+        let span = binary.span();
+        let mut user = proc_macro2::TokenStream::new();
+        let mut sides = Vec::new();
+        let mut values = Vec::new();
+        for (k, side) in [&*binary.left, &*binary.right].into_iter().enumerate() {
+            match self.opaque_of(side) {
+                Some(value) => {
+                    let name = proc_macro2::Ident::new(&format!("__ad_side{k}"), span);
+                    sides.push(name.to_token_stream());
+                    values.push((name, value));
+                }
+                None => {
+                    sides.push(side.to_token_stream());
+                    user.extend(side.to_token_stream());
+                }
+            }
+        }
+        let (left, right, op) = (&sides[0], &sides[1], &binary.op);
+        let tokens = quote_spanned!(span=> #left #op #right);
+        let (mut bindings, mut args) = self.bindings(user)?;
+        for (name, value) in values {
+            bindings.push(ir::Binding {
+                name,
+                kind: ir::BindingKind::Inline { receiver: false },
+            });
+            args.push(value);
+        }
+        let mac = std::rc::Rc::new(ir::EffectMacro { tokens, bindings });
+        Ok(self.push(Inst::Effect { mac, args }, Ty::Bool, span))
+    }
+
+    /// The value of a parameter of a type the macro cannot see into, if
+    /// `expr` names one (`kind` of `kind: Activation`).
+    pub(super) fn opaque_of(&self, expr: &Expr) -> Option<Value> {
+        match self.special(&local_name(expr)?)? {
+            super::Special::Opaque(value) => Some(value),
+            _ => None,
         }
     }
 
@@ -600,6 +714,9 @@ impl Lower<'_> {
                 }
                 Some(super::Special::Tuple(_)) => {
                     return self.unsupported(path, msg::TUPLE_VALUE);
+                }
+                Some(super::Special::Opaque(_)) => {
+                    return self.unsupported(path, msg::OPAQUE_USE);
                 }
                 None => {}
             }

@@ -573,7 +573,10 @@ impl Lower<'_> {
                 match self.special(&name)? {
                     Special::View(view) => Some(Ok(view)),
                     Special::Cursor(view, key) => Some(self.cursor_rest(view, &key, expr.span())),
-                    Special::Closure(_) | Special::Chain(_) | Special::Tuple(_) => None,
+                    Special::Closure(_)
+                    | Special::Chain(_)
+                    | Special::Tuple(_)
+                    | Special::Opaque(_) => None,
                     Special::Rows(_) => {
                         self.cx.error_spanned_by(expr, msg::ROWS_AS_BUFFER);
                         Some(Err(Poison))

@@ -35,7 +35,48 @@ fn diverges(name: &str) -> Option<bool> {
     })
 }
 
+/// Whether `mac` is `name!`, `std::name!` or `core::name!`.
+pub(super) fn is_std_macro(mac: &Macro, name: &str) -> bool {
+    let segments = &mac.path.segments;
+    segments.last().is_some_and(|last| last.ident == name)
+        && (segments.len() == 1
+            || segments
+                .first()
+                .is_some_and(|first| first.ident == "std" || first.ident == "core"))
+}
+
 impl Lower<'_> {
+    /// `matches!(e, pattern)`: `e` lowered, the test run as written with the
+    /// locals the pattern (and its guard) names bound. A `bool`: constant
+    /// data, like a comparison.
+    pub(super) fn matches_macro(&mut self, mac: &Macro) -> Lowered {
+        let span = mac.path.span();
+        let parsed = mac.parse_body_with(|input: syn::parse::ParseStream| {
+            let expr: Expr = input.parse()?;
+            input.parse::<syn::Token![,]>()?;
+            let rest: TokenStream = input.parse()?;
+            Ok((expr, rest))
+        });
+        let Ok((expr, rest)) = parsed else {
+            return self.unsupported(mac, msg::macro_(&mac.path));
+        };
+        let scrutinee = match self.opaque_of(&expr) {
+            Some(value) => value,
+            None => self.expr(&expr)?,
+        };
+        let name = Ident::new("__ad_scrutinee", span);
+        let (mut bindings, mut args) = self.bindings(rest.clone())?;
+        bindings.push(Binding {
+            name: name.clone(),
+            kind: BindingKind::Inline { receiver: false },
+        });
+        args.push(scrutinee);
+        let path = &mac.path;
+        let tokens = quote_spanned!(span=> #path!(#name, #rest));
+        let mac = Rc::new(EffectMacro { tokens, bindings });
+        Ok(self.push(Inst::Effect { mac, args }, Ty::Bool, span))
+    }
+
     /// A macro that does not compute the output, run for its effect. `None`
     /// if `mac` is no such macro. Its value is `dbg!`'s argument, a
     /// placeholder after a macro that diverges (never read), or `()`.
@@ -90,7 +131,10 @@ impl Lower<'_> {
 impl Lower<'_> {
     /// The locals `tokens` name, each bound as an effect binds it, and the
     /// values of the bindings.
-    fn bindings(&mut self, tokens: TokenStream) -> Result<(Vec<Binding>, Vec<Value>), Poison> {
+    pub(super) fn bindings(
+        &mut self,
+        tokens: TokenStream,
+    ) -> Result<(Vec<Binding>, Vec<Value>), Poison> {
         let mut names = Vec::new();
         locals_named(tokens, &mut names);
         let mut bindings = Vec::new();
@@ -117,6 +161,15 @@ impl Lower<'_> {
                     Special::Tuple(_) => {
                         self.cx.error_spanned_by(&ident, msg::TUPLE_VALUE);
                         return Err(Poison);
+                    }
+                    // `kind: Activation`, lent: never moved (a format
+                    // string names it, `"{kind:?}"`, so it is bound).
+                    Special::Opaque(value) => {
+                        bindings.push(Binding {
+                            name: ident,
+                            kind: BindingKind::Ref,
+                        });
+                        args.push(value);
                     }
                     // The row length is a constant: a literal or a const's path.
                     Special::Rows(rows) => {

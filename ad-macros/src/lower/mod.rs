@@ -85,6 +85,9 @@ enum Special {
     /// a hidden variable (see [`tuple_element`]), read as `best.0` and
     /// assigned as a whole or by element.
     Tuple(usize),
+    /// `kind: Activation`, a parameter of a type the macro cannot see into
+    /// (`sig::opaque_type`): constant data, only matched on.
+    Opaque(Value),
 }
 
 impl Scope {
@@ -211,6 +214,11 @@ pub(crate) fn body(cx: &Ctxt, func: &ItemFn, sig: &Signature) -> Option<Function
                 .all(|segment| segment.arguments.is_none())
         {
             lower.struct_types.push((value, path.path.clone()));
+        }
+        // `kind: Activation`: only matched on.
+        if param.opaque {
+            lower.bind_special(&param.name, Special::Opaque(value));
+            continue;
         }
         // A parameter whose type was rejected: its uses are not reported again.
         let bound = if param.ir_ty == Ty::Unknown {
@@ -854,17 +862,9 @@ impl Lower<'_> {
                     }),
                     None => self.item_expr(&assign.right),
                 };
-                match item {
-                    Ok(closures::Item::Tuple(items))
-                        if items.len() == n
-                            && items
-                                .iter()
-                                .all(|item| matches!(item, closures::Item::Value(_))) =>
-                    {
-                        for (k, item) in items.into_iter().enumerate() {
-                            let closures::Item::Value(value) = item else {
-                                unreachable!("checked")
-                            };
+                match item.as_ref().map(closures::Item::tuple_values) {
+                    Ok(Some(values)) if values.len() == n => {
+                        for (k, value) in values.into_iter().enumerate() {
                             let key = tuple_element(&name, k);
                             if let Some(Ok(old)) = self.lookup(&key) {
                                 let ty = self.builder.func().ty(old).clone();
@@ -1139,23 +1139,17 @@ impl Lower<'_> {
             Ok(closures::Item::Value(value)) => Ok(value),
             // `let mut best = (0, f64::MAX);`: one hidden variable per
             // element.
-            Ok(closures::Item::Tuple(items))
-                if name.is_some()
-                    && items
-                        .iter()
-                        .all(|item| matches!(item, closures::Item::Value(_))) =>
+            Ok(item)
+                if let Some(name) = &name
+                    && let Some(values) = item.tuple_values() =>
             {
-                let name = name.expect("checked");
-                let n = items.len();
-                for (k, item) in items.into_iter().enumerate() {
-                    let closures::Item::Value(value) = item else {
-                        unreachable!("checked")
-                    };
-                    let key = tuple_element(&name, k);
+                let n = values.len();
+                for (k, value) in values.into_iter().enumerate() {
+                    let key = tuple_element(name, k);
                     self.name(value, &key);
                     self.bind(&key, Ok(value));
                 }
-                self.bind_special(&name, Special::Tuple(n));
+                self.bind_special(name, Special::Tuple(n));
                 return;
             }
             Ok(item) => {

@@ -45,6 +45,9 @@ pub(crate) struct SigParam {
     /// generated functions it is the flat buffer `ty` (`&[f64]`), bound by
     /// `emit::header::by_value_prologue` with `as_flattened`.
     pub(crate) rows: Option<RowsParam>,
+    /// A parameter of another type taken by value (`kind: Activation`):
+    /// constant data that the body can only match on (see `opaque_type`).
+    pub(crate) opaque: bool,
 }
 
 /// How a buffer of rows is written: the parameter's type and the length of
@@ -138,6 +141,7 @@ pub(crate) fn signature(cx: &Ctxt, func: &ItemFn, args: &Args) -> Signature {
                 params.push(SigParam {
                     by_value: None,
                     rows: None,
+                    opaque: false,
                     name: "self".to_owned(),
                     span: receiver.self_token.span,
                     ty: syn::parse_quote!(&Self),
@@ -194,6 +198,7 @@ pub(crate) fn signature(cx: &Ctxt, func: &ItemFn, args: &Args) -> Signature {
                     }
                 });
                 let buffer = buffer_param(&ty, generic).or_else(|| struct_param(&ty));
+                let mut opaque = false;
                 let ir_ty = match (scalar_type(&typed.ty, generic), &buffer) {
                     (Some(scalar), _) => scalar.ty(),
                     (None, Some(buffer)) if buffer.is_struct => Ty::Struct,
@@ -201,7 +206,9 @@ pub(crate) fn signature(cx: &Ctxt, func: &ItemFn, args: &Args) -> Signature {
                     (None, None) => {
                         // A generic parameter's type is covered by the error on the generics.
                         let is_generic = matches!(&*typed.ty, Type::Path(path) if path.path.get_ident().is_some_and(|ident| generic_types.contains(&ident)));
-                        if pattern_ok && is_mut_struct(&typed.ty) {
+                        if pattern_ok && !is_generic && opaque_type(&typed.ty) {
+                            opaque = true;
+                        } else if pattern_ok && is_mut_struct(&typed.ty) {
                             cx.error_spanned_by(&typed.ty, msg::MUT_STRUCT);
                         } else if pattern_ok && let Some(elem) = vec_elem(&typed.ty) {
                             cx.error_spanned_by(&typed.ty, msg::vec_param(&type_string(elem)));
@@ -244,6 +251,7 @@ pub(crate) fn signature(cx: &Ctxt, func: &ItemFn, args: &Args) -> Signature {
                 params.push(SigParam {
                     by_value: by_value.cloned(),
                     rows,
+                    opaque,
                     name,
                     span,
                     ty,
@@ -464,6 +472,20 @@ fn array_by_value<'a>(ty: &'a Type, generic: Option<&Ident>) -> Option<&'a Type>
 }
 
 /// `T` in `Vec<T>`.
+/// A type taken by value that is neither a float, an integer, a `bool`, an
+/// array nor a `Vec` (`kind: Activation`, `mode: solver::Mode`,
+/// `k: Option<usize>`): constant data whose floats, if it holds any, get no
+/// adjoint. The body can only match on it (`match kind { Act::Relu => … }`,
+/// `matches!`, `if let Act::Relu = kind`, `kind == Act::Relu`), so no value
+/// read from it reaches the output, and any other use is an error.
+fn opaque_type(ty: &Type) -> bool {
+    match ty {
+        Type::Path(path) => path.qself.is_none() && vec_elem(ty).is_none(),
+        Type::Paren(paren) => opaque_type(&paren.elem),
+        _ => false,
+    }
+}
+
 fn vec_elem(ty: &Type) -> Option<&Type> {
     let Type::Path(path) = ty else {
         return None;
