@@ -1161,3 +1161,19 @@ check!(
         if loss == Loss::L2 { h * h } else { h.abs() }
     }"
 );
+
+// `x.get(i)` out of its `Option`, and `let (a, b) = match …`: the element
+// behind the test `get` makes, and one hidden local per number that each
+// arm assigns.
+check!(
+    get_and_a_match_of_tuples,
+    "",
+    "fn f(x: &[f64], i: usize, k: u8) -> f64 {
+        let next = x.get(i + 1).map_or(0.0, |v| v * v);
+        let (a, b) = match k {
+            0 => (next, 1.0),
+            _ => (x[i], 2.0),
+        };
+        a * b
+    }"
+);

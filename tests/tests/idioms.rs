@@ -4157,3 +4157,134 @@ mod enum_parameters {
         assert_eq!(gated_vjp(0.5_f64, Act::Relu, 2.0), (0.25, 2.0));
     }
 }
+
+/// `x.get(i)` taken out of its `Option` (`unwrap_or`, `map_or`), and a
+/// `match` whose arms end in tuples, destructured or as the output.
+mod gets_and_tuple_matches {
+    use super::*;
+
+    /// Reads past the end fall back to the default.
+    #[differentiate(vjp, jvp)]
+    fn neighbours(x: &[f64], i: usize) -> f64 {
+        let here = x.get(i).copied().unwrap_or(0.0);
+        let next = x.get(i + 1).map_or(1.0, |v| v * v);
+        let first = x[1..].first().map_or(0.0, |&v| v.sin());
+        here * next + first + *x.get(i.min(2)).unwrap_or(&0.0)
+    }
+
+    #[test]
+    fn get_falls_back_past_the_end() {
+        let x = &X[..4];
+        for i in 0..6 {
+            let grad = check_counted(neighbours, neighbours_vjp, neighbours_jvp, i, x);
+            let mut expected = vec![0.0; x.len()];
+            let here = x.get(i).copied().unwrap_or(0.0);
+            let next = x.get(i + 1).map_or(1.0, |v| v * v);
+            if i < x.len() {
+                expected[i] += next;
+            }
+            if i + 1 < x.len() {
+                expected[i + 1] += here * 2.0 * x[i + 1];
+            }
+            expected[1] += x[1].cos();
+            expected[i.min(2)] += 1.0;
+            assert_close(&grad, &expected);
+        }
+    }
+
+    /// `let (a, b) = match …`, with an arm that panics, in a loop.
+    #[differentiate(vjp, jvp)]
+    fn weighted_terms(x: &[f64], k: usize) -> f64 {
+        let mut s = 0.0;
+        for (i, &v) in x.iter().enumerate() {
+            let (term, weight) = match (i + k) % 3 {
+                0 => (v, 1.0),
+                1 => {
+                    let sq = v * v;
+                    (sq, 2.0)
+                }
+                2 => (v.sin(), 0.5),
+                _ => unreachable!("a remainder of 3"),
+            };
+            s += term * weight;
+        }
+        s
+    }
+
+    #[test]
+    fn a_match_of_tuples_destructured() {
+        let x = &X[..5];
+        for k in 0..3 {
+            let grad = check_counted(weighted_terms, weighted_terms_vjp, weighted_terms_jvp, k, x);
+            let expected: Vec<f64> = x
+                .iter()
+                .enumerate()
+                .map(|(i, &v)| match (i + k) % 3 {
+                    0 => 1.0,
+                    1 => 4.0 * v,
+                    _ => 0.5 * v.cos(),
+                })
+                .collect();
+            assert_close(&grad, &expected);
+        }
+    }
+
+    /// A `match` of tuples as the output of a function returning a tuple.
+    #[differentiate(vjp, jvp)]
+    fn polar_or_square(x: f64, y: f64, k: u8) -> (f64, f64) {
+        match k {
+            0 => (x.hypot(y), y.atan2(x)),
+            1 => {
+                let r = x * x;
+                (r, r * y)
+            }
+            2 => panic!("k = {k} is not a mode"),
+            _ => (x, y),
+        }
+    }
+
+    #[test]
+    fn a_match_of_tuples_as_the_output() {
+        let (x, y) = (0.6, -0.8);
+        for k in [0, 1, 3] {
+            // Both rows of the Jacobian, each against finite differences.
+            let mut rows = Vec::new();
+            for (seed, pick) in [((1.0, 0.0), 0), ((0.0, 1.0), 1)] {
+                let pick = move |out: (f64, f64)| if pick == 0 { out.0 } else { out.1 };
+                let grad = check_scalar(
+                    |p| pick(polar_or_square(p[0], p[1], k)),
+                    |p, s| {
+                        let (out, d_x, d_y) =
+                            polar_or_square_vjp(p[0], p[1], k, (seed.0 * s, seed.1 * s));
+                        (pick(out), vec![d_x, d_y])
+                    },
+                    &[x, y],
+                );
+                rows.push(grad);
+            }
+            let expected = match k {
+                0 => [[0.6, -0.8], [0.8, 0.6]],
+                1 => [[2.0 * x, 0.0], [2.0 * x * y, x * x]],
+                _ => [[1.0, 0.0], [0.0, 1.0]],
+            };
+            assert_close(&rows[0], &expected[0]);
+            assert_close(&rows[1], &expected[1]);
+            // `_jvp` along (1, 2): J (1, 2).
+            let (out, (t0, t1)) = polar_or_square_jvp(x, 1.0, y, 2.0, k);
+            assert_eq!(out, polar_or_square(x, y, k));
+            assert_close(
+                &[t0, t1],
+                &[
+                    expected[0][0] + 2.0 * expected[0][1],
+                    expected[1][0] + 2.0 * expected[1][1],
+                ],
+            );
+        }
+    }
+
+    #[test]
+    #[should_panic(expected = "k = 2 is not a mode")]
+    fn the_arm_that_panics_panics() {
+        let _ = polar_or_square_vjp(1.0, 1.0, 2, (1.0, 0.0));
+    }
+}

@@ -447,6 +447,10 @@ impl Lower<'_> {
             // `if c { (a, b) } else { (b, a) }`: each branch assigns hidden
             // locals, one per number of the tuple.
             Expr::If(if_expr) if if_yields_tuple(if_expr).is_some() => self.tuple_if(if_expr),
+            // `match k { 0 => (x, 1.0), _ => (y, 2.0) }`: likewise.
+            Expr::Match(match_expr) if match_yields_tuple(match_expr).is_some() => {
+                self.tuple_match(match_expr)
+            }
             Expr::Call(call) => match self.closure_callee(&call.func) {
                 Some(callable) => {
                     let callable = callable?;
@@ -595,6 +599,49 @@ impl Lower<'_> {
             self.cx.error_at(span, msg::TUPLE_VALUE);
             return Err(Poison);
         };
+        let then = &expr.then_branch;
+        self.tuple_parts(&shape, span, |this, names| {
+            let cond = this.expr(&expr.cond);
+            this.branch(
+                cond,
+                false,
+                span,
+                |this| {
+                    this.scopes.push(Scope::default());
+                    let item = match then.stmts.split_last() {
+                        Some((syn::Stmt::Expr(tail, None), init)) => {
+                            this.stmts(init, false).and_then(|_| this.item_expr(tail))
+                        }
+                        _ => unreachable!("checked by `if_yields_tuple`"),
+                    };
+                    this.scopes.pop();
+                    this.assign_hidden(names, item?, span).map(|()| None)
+                },
+                |this| {
+                    let item = this.item_expr(els)?;
+                    this.assign_hidden(names, item, els.span()).map(|()| None)
+                },
+            )
+            .map(drop)
+        })
+    }
+
+    /// A `match` whose arms end in tuples, as an item: as [`Lower::tuple_if`].
+    fn tuple_match(&mut self, expr: &syn::ExprMatch) -> Result<Item, Poison> {
+        let shape = match_yields_tuple(expr).expect("checked by the caller");
+        self.tuple_parts(&shape, expr.span(), |this, names| {
+            this.match_into(expr, names)
+        })
+    }
+
+    /// A tuple of `shape` held by hidden locals, one per number, which
+    /// `assign` assigns (in each of its branches); then the item of them.
+    fn tuple_parts(
+        &mut self,
+        shape: &TupleShape,
+        span: Span,
+        assign: impl FnOnce(&mut Self, &[String]) -> Result<(), Poison>,
+    ) -> Result<Item, Poison> {
         let names: Vec<String> = (0..shape.count())
             .map(|_| self.hidden_name("part"))
             .collect();
@@ -602,28 +649,7 @@ impl Lower<'_> {
         for name in &names {
             self.bind(name, Ok(placeholder));
         }
-        let cond = self.expr(&expr.cond);
-        let then = &expr.then_branch;
-        self.branch(
-            cond,
-            false,
-            span,
-            |this| {
-                this.scopes.push(Scope::default());
-                let item = match then.stmts.split_last() {
-                    Some((syn::Stmt::Expr(tail, None), init)) => {
-                        this.stmts(init, false).and_then(|_| this.item_expr(tail))
-                    }
-                    _ => unreachable!("checked by `if_yields_tuple`"),
-                };
-                this.scopes.pop();
-                this.assign_hidden(&names, item?, span).map(|()| None)
-            },
-            |this| {
-                let item = this.item_expr(els)?;
-                this.assign_hidden(&names, item, els.span()).map(|()| None)
-            },
-        )?;
+        assign(self, &names)?;
         let mut values = names.iter().map(|name| {
             let value = self.lookup(name).expect("bound above");
             value.map(Item::Value)
@@ -632,7 +658,12 @@ impl Lower<'_> {
     }
 
     /// Assigns the numbers of `item`, in order, to the hidden locals `names`.
-    fn assign_hidden(&mut self, names: &[String], item: Item, span: Span) -> Result<(), Poison> {
+    pub(super) fn assign_hidden(
+        &mut self,
+        names: &[String],
+        item: Item,
+        span: Span,
+    ) -> Result<(), Poison> {
         let mut values = Vec::new();
         self.flatten(item, span, &mut values)?;
         if values.len() != names.len() {
@@ -675,6 +706,19 @@ pub(super) fn if_yields_tuple(expr: &syn::ExprIf) -> Option<TupleShape> {
     };
     expr.else_branch.as_ref()?;
     match TupleShape::of(tail) {
+        shape @ TupleShape::Tuple(_) => Some(shape),
+        TupleShape::One => None,
+    }
+}
+
+/// The shape of the tuple a `match` yields, from the first arm that does
+/// not panic: `None` if that arm's value is not a tuple written out.
+pub(super) fn match_yields_tuple(expr: &syn::ExprMatch) -> Option<TupleShape> {
+    let arm = expr
+        .arms
+        .iter()
+        .find(|arm| !super::macros::diverges_expr(&arm.body))?;
+    match TupleShape::of(&arm.body) {
         shape @ TupleShape::Tuple(_) => Some(shape),
         TupleShape::One => None,
     }

@@ -258,6 +258,22 @@ impl Lower<'_> {
         expr: &ExprMatch,
         want_value: bool,
     ) -> Result<Option<Value>, Poison> {
+        self.match_with(expr, want_value, None)
+    }
+
+    /// `match` whose arms end in tuples (`let (a, b) = match k { … }`):
+    /// each arm assigns the hidden locals `parts`, one per number, as
+    /// [`Lower::tuple_if`]'s branches do.
+    pub(super) fn match_into(&mut self, expr: &ExprMatch, parts: &[String]) -> Result<(), Poison> {
+        self.match_with(expr, false, Some(parts)).map(drop)
+    }
+
+    fn match_with(
+        &mut self,
+        expr: &ExprMatch,
+        want_value: bool,
+        parts: Option<&[String]>,
+    ) -> Result<Option<Value>, Poison> {
         if let Expr::Tuple(tuple) = &*expr.expr {
             return self.unsupported(tuple, msg::MATCH_TUPLE).map(Some);
         }
@@ -270,7 +286,7 @@ impl Lower<'_> {
                 .unsupported(expr.match_token, msg::EMPTY_MATCH)
                 .map(Some);
         }
-        self.arms(&expr.arms, scrutinee, want_value)
+        self.arms(&expr.arms, scrutinee, want_value, parts)
     }
 
     fn arms(
@@ -278,6 +294,7 @@ impl Lower<'_> {
         arms: &[Arm],
         scrutinee: Value,
         want_value: bool,
+        parts: Option<&[String]>,
     ) -> Result<Option<Value>, Poison> {
         let (arm, rest) = arms.split_first().expect("at least one arm");
         let mut bindings = Vec::new();
@@ -291,11 +308,21 @@ impl Lower<'_> {
                     .map(|name| (name.clone(), Ok(scrutinee)))
                     .collect(),
             );
-            let value = if want_value {
-                this.expr(&arm.body).map(Some)
-            } else {
-                this.expr_stmt(&arm.body);
-                Ok(None)
+            let value = match parts {
+                // An arm that panics assigns nothing: its values are never read.
+                Some(_) if super::macros::diverges_expr(&arm.body) => {
+                    this.expr_stmt(&arm.body);
+                    Ok(None)
+                }
+                Some(parts) => this
+                    .item_expr(&arm.body)
+                    .and_then(|item| this.assign_hidden(parts, item, arm.body.span()))
+                    .map(|()| None),
+                None if want_value => this.expr(&arm.body).map(Some),
+                None => {
+                    this.expr_stmt(&arm.body);
+                    Ok(None)
+                }
             };
             this.scopes.pop();
             value
@@ -303,7 +330,7 @@ impl Lower<'_> {
         match test {
             Ok(Some(cond)) if !rest.is_empty() => {
                 self.branch(Ok(cond), want_value, arm.pat.span(), body, |this| {
-                    this.arms(rest, scrutinee, want_value)
+                    this.arms(rest, scrutinee, want_value, parts)
                 })
             }
             Ok(_) => body(self),

@@ -777,6 +777,35 @@ impl Lower<'_> {
     /// `collect`. `None` if `call` is none of them on a chain.
     pub(super) fn consume(&mut self, call: &ExprMethodCall) -> Option<Result<Item, Poison>> {
         let name = call.method.to_string();
+        // `x.get(i).map_or(0.0, |v| v * 2.0)` (`first()`, `last()`): the
+        // function of the element if there is one, else the default.
+        if name == "map_or"
+            && call.args.len() == 2
+            && let Expr::MethodCall(inner) = &*call.receiver
+        {
+            let (end, copied) = through_copied(inner);
+            let end_args = end.args.len();
+            let which = end.method.to_string();
+            if matches!(
+                (which.as_str(), end_args),
+                ("first" | "last", 0) | ("get", 1)
+            ) && !is_iterator_expr(&end.receiver)
+            {
+                let view = self.view_or_buffer(&end.receiver)?;
+                let fallback = &call.args[0];
+                let unwrap_or: ExprMethodCall =
+                    syn::parse_quote_spanned!(call.span()=> #inner.unwrap_or(#fallback));
+                return Some(view.and_then(|view| {
+                    let end_of = match which.as_str() {
+                        "first" => End::First,
+                        "last" => End::Last,
+                        _ => End::At(self.scalar_expr(&end.args[0])?),
+                    };
+                    let map = self.callable(&call.args[1])?;
+                    self.end_element(&unwrap_or, view, end_of, copied, Some(&map))
+                }));
+            }
+        }
         // An `Option` taken out at once: `unwrap`, `expect`, `unwrap_or`.
         if let ("unwrap" | "expect" | "unwrap_or" | "unwrap_or_default", Expr::MethodCall(inner)) =
             (name.as_str(), &*call.receiver)
@@ -828,6 +857,14 @@ impl Lower<'_> {
                 }));
             }
             let (end, copied) = through_copied(inner);
+            // `x.get(i).copied().unwrap_or(0.0)` of a buffer or a view.
+            if end.method == "get" && end.args.len() == 1 && !is_iterator_expr(&end.receiver) {
+                let view = self.view_or_buffer(&end.receiver)?;
+                return Some(view.and_then(|view| {
+                    let index = self.scalar_expr(&end.args[0])?;
+                    self.end_element(call, view, End::At(index), copied, None)
+                }));
+            }
             if !end.args.is_empty() {
                 return None;
             }
@@ -862,13 +899,13 @@ impl Lower<'_> {
                 return Some(chain.and_then(|chain| self.reduce(call, &pick, chain)));
             }
             // `x.first().unwrap()`, `x.last().copied().unwrap_or(0.0)`.
-            let last = match end.method.to_string().as_str() {
-                "first" => false,
-                "last" => true,
+            let end_of = match end.method.to_string().as_str() {
+                "first" => End::First,
+                "last" => End::Last,
                 _ => return None,
             };
             let view = self.view_or_buffer(&end.receiver)?;
-            return Some(view.and_then(|view| self.end_element(call, view, last, copied)));
+            return Some(view.and_then(|view| self.end_element(call, view, end_of, copied, None)));
         }
         let arity = match name.as_str() {
             "sum" | "product" | "count" | "collect" => 0,
@@ -1158,22 +1195,44 @@ impl Lower<'_> {
         Ok(element_item(value, !by_ref))
     }
 
-    /// The first or last element of a view, out of its `Option` by
-    /// `unwrap`, `expect` or `unwrap_or`, as [`Lower::reduce`] does.
+    /// The first, last or `i`-th element of a view, out of its `Option`
+    /// by `unwrap`, `expect` or `unwrap_or`, as [`Lower::reduce`] does;
+    /// with `map`, the function of the element (`map_or`).
     fn end_element(
         &mut self,
         call: &ExprMethodCall,
         view: View,
-        last: bool,
+        end: End,
         copied: bool,
+        map: Option<&Rc<Callable>>,
     ) -> Result<Item, Poison> {
         let span = call.span();
-        let zero = self.int_lit(0, span);
-        let empty = self.binary(BinOp::Eq, view.len, zero, span);
-        let element = |this: &mut Self| {
-            let index = this.end_index(view, last, span);
-            Ok(this.load(view.buf, index, span))
+        // Whether there is no such element: `len == 0`, or `i >= len`.
+        let empty = match end {
+            End::At(index) => self.binary(BinOp::Ge, index, view.len, span),
+            End::First | End::Last => {
+                let zero = self.int_lit(0, span);
+                self.binary(BinOp::Eq, view.len, zero, span)
+            }
         };
+        let element = |this: &mut Self| {
+            let index = match end {
+                End::At(index) => this.int_add(view.start, index, span),
+                End::First | End::Last => this.end_index(view, end == End::Last, span),
+            };
+            let element = this.load(view.buf, index, span);
+            match map {
+                Some(map) => {
+                    let item = element_item(element, copied);
+                    let mapped = this.apply(map, vec![item], span)?;
+                    this.scalar_item(mapped, span)
+                }
+                None => Ok(element),
+            }
+        };
+        if map.is_some() {
+            return self.unwrapped(call, empty, span, element).map(Item::Value);
+        }
         // `x.last().copied().unwrap_or_default()`: zero of the element type.
         if call.method == "unwrap_or_default" && call.args.is_empty() && copied {
             let elem = self.elem_ty(view.buf);
@@ -2166,4 +2225,13 @@ fn unreferenced(expr: &Expr) -> &Expr {
         Expr::Paren(paren) => unreferenced(&paren.expr),
         _ => expr,
     }
+}
+
+/// Which element of a buffer `Option` methods take out: `first()`,
+/// `last()`, `get(i)`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum End {
+    First,
+    Last,
+    At(Value),
 }

@@ -35,6 +35,24 @@ fn diverges(name: &str) -> Option<bool> {
     })
 }
 
+/// Whether `expr` is a macro that panics (`unreachable!()`, `panic!(…)`).
+pub(super) fn diverges_expr(expr: &Expr) -> bool {
+    let mac = match expr {
+        Expr::Macro(mac) => &mac.mac,
+        Expr::Block(block) => match block.block.stmts.as_slice() {
+            [syn::Stmt::Macro(mac)] => &mac.mac,
+            [syn::Stmt::Expr(inner, _)] => return diverges_expr(inner),
+            _ => return false,
+        },
+        _ => return false,
+    };
+    mac.path
+        .segments
+        .last()
+        .and_then(|last| diverges(&last.ident.to_string()))
+        .unwrap_or(false)
+}
+
 /// Whether `mac` is `name!`, `std::name!` or `core::name!`.
 pub(super) fn is_std_macro(mac: &Macro, name: &str) -> bool {
     let segments = &mac.path.segments;

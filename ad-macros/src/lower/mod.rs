@@ -421,8 +421,15 @@ impl Lower<'_> {
             (Expr::If(if_expr), Ty::Buf(_)) if self.builder.depth() == 0 && self.returns_vec => {
                 self.output_chosen(if_expr)
             }
-            // `if c { (a, b) } else { (b, a) }` as a tuple output.
-            (Expr::If(if_expr), Ty::Tuple(tys)) if closures::if_yields_tuple(if_expr).is_some() => {
+            // `if c { (a, b) } else { (b, a) }` (or a `match` whose arms
+            // end in tuples) as a tuple output.
+            (Expr::If(_) | Expr::Match(_), Ty::Tuple(tys))
+                if match expr {
+                    Expr::If(if_expr) => closures::if_yields_tuple(if_expr).is_some(),
+                    Expr::Match(match_expr) => closures::match_yields_tuple(match_expr).is_some(),
+                    _ => false,
+                } =>
+            {
                 let span = expr.span();
                 let item = self.item_expr(expr)?;
                 let mut elems = Vec::new();
