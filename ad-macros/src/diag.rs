@@ -132,6 +132,8 @@ pub(crate) mod msg {
         "the test given to `any` or `all` must return a `bool`, as `|&x| x > 0.0` does";
     pub(crate) const TUPLE_BRANCHES: &str = "the branches of this `if` give tuples of different shapes; write each branch's tuple out, `(a, b)`, with the same number of elements";
     pub(crate) const TUPLE_VALUE: &str = "a tuple of numbers is supported where it is taken apart (`let (a, b) = …`, a branch's value so destructured, the value at the end of a function returning a tuple) or kept in a variable and used by element (`let mut best = (0, f64::MAX);`, `best.1`, `best = (i, d);`), not passed or printed as a value: bind each element with its own `let`";
+    pub(crate) const COLLECT_BUFFERS: &str = "`collect()` of buffers (a `Vec<Vec<f64>>`) is not supported; keep the rows where they are (`for row in x.chunks(n)`, `x.chunks(n).map(…)`), or make the matrix with `vec![vec![0.0; n]; m]` and fill it in a loop";
+    pub(crate) const FROM_FN_LENGTH: &str = "`std::array::from_fn` needs the array's length where the macro can read it: annotate the binding, `let v: [f64; 3] = std::array::from_fn(|i| …);`, or write `from_fn::<f64, 3, _>(…)`";
     pub(crate) const OPAQUE_USE: &str = "a parameter of this type is constant data that `#[differentiate]` cannot see into: it can be matched on (`match kind { Kind::A => …, _ => … }`, `matches!(kind, Kind::A)`, `if let Kind::A = kind`, `kind == Kind::A`) and printed, nothing else; to differentiate with respect to the floats of a struct, derive `Tangent` and take it by reference (`p: &Params`); pass anything else the body reads as a parameter of its own; `#[differentiate]` cannot see through a type alias: write a float type itself (`x: f64`)";
     pub(crate) const MATCH_BINDS_DATA: &str = "this pattern binds data of a parameter that `#[differentiate]` cannot see into (its type is not known to the macro); test the variant without binding (`Kind::Leaky(_)`, `Kind::Leaky { .. }`) and pass the data as a parameter of its own (a float by value is differentiated)";
     pub(crate) const IF_WITHOUT_VALUE: &str =
@@ -187,6 +189,7 @@ pub(crate) mod msg {
         "this method takes a buffer or a sub-slice of one here: `&xs`, `xs`, `&xs[a..b]`";
     pub(crate) const ZIP_ARGUMENT: &str =
         "`zip` takes a buffer (`&ys`), a sub-slice, a range or an iterator chain over them";
+    pub(crate) const END_AFTER_FILTER: &str = "`last()` and `next()` after `filter` are not supported; fold from the default instead: `.filter(p).fold(d, |_, v| v)` is `.filter(p).last().unwrap_or(d)`, and `x.iter().position(p).map_or(d, |i| x[i])` is the first item that passes";
     pub(crate) const REDUCE_AFTER_FILTER: &str = "`reduce`, `max_by` and `min_by` after `filter` are not supported; fold from a start value instead: `.fold(f64::NEG_INFINITY, f64::max)`";
     pub(crate) const REDUCE_RESULT: &str = "take the value out of `reduce`, `max_by` or `min_by` where it is made: `.unwrap()`, `.expect(\"…\")` or `.unwrap_or(value)`";
     pub(crate) const SWAP: &str = "`std::mem::swap` is supported between two local variables of the function, both floats or both buffers: `std::mem::swap(&mut a, &mut b)`";

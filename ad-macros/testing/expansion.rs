@@ -1177,3 +1177,13 @@ check!(
         a * b
     }"
 );
+
+// `std::array::from_fn`: a local array written by the loop it stands for.
+check!(
+    array_from_fn,
+    "",
+    "fn f(a: [f64; 3], b: &[f64]) -> f64 {
+        let d: [f64; 3] = std::array::from_fn(|i| a[i] - b[i]);
+        d[0] * d[1] + d[2]
+    }"
+);

@@ -4192,6 +4192,45 @@ mod gets_and_tuple_matches {
         }
     }
 
+    /// The first and the last item that passes a test, as the message for
+    /// `filter(p).last()` says to write them.
+    #[differentiate(vjp, jvp)]
+    fn first_and_last_positive(x: &[f64], shift: usize) -> f64 {
+        let t = shift as f64 - 1.0;
+        let first = x.iter().position(|&v| v > t).map_or(-1.0, |i| x[i] * x[i]);
+        let last = x.iter().copied().filter(|v| *v > t).fold(0.5, |_, v| v);
+        first * last
+    }
+
+    #[test]
+    fn position_map_or_and_a_fold_keeping_the_last() {
+        let x = [-0.5, 0.75, -1.25, 1.5, 0.25];
+        for shift in 0..4 {
+            let grad = check_counted(
+                first_and_last_positive,
+                first_and_last_positive_vjp,
+                first_and_last_positive_jvp,
+                shift,
+                &x,
+            );
+            let t = shift as f64 - 1.0;
+            let first = x.iter().position(|&v| v > t);
+            let last = x.iter().rposition(|&v| v > t);
+            let (f, l) = (
+                first.map_or(-1.0, |i| x[i] * x[i]),
+                last.map_or(0.5, |i| x[i]),
+            );
+            let mut expected = vec![0.0; x.len()];
+            if let Some(i) = first {
+                expected[i] += 2.0 * x[i] * l;
+            }
+            if let Some(i) = last {
+                expected[i] += f;
+            }
+            assert_close(&grad, &expected);
+        }
+    }
+
     /// `let (a, b) = match …`, with an arm that panics, in a loop.
     #[differentiate(vjp, jvp)]
     fn weighted_terms(x: &[f64], k: usize) -> f64 {
@@ -4286,5 +4325,68 @@ mod gets_and_tuple_matches {
     #[should_panic(expected = "k = 2 is not a mode")]
     fn the_arm_that_panics_panics() {
         let _ = polar_or_square_vjp(1.0, 1.0, 2, (1.0, 0.0));
+    }
+}
+
+/// `std::array::from_fn(|i| …)`: the loop writing a local array that it
+/// stands for, its length from the annotation or the turbofish.
+mod arrays_from_fn {
+    use super::*;
+    use std::array::from_fn;
+
+    #[differentiate(vjp, jvp)]
+    fn made_by_from_fn(x: &[f64], k: usize) -> f64 {
+        let v: [f64; 3] = std::array::from_fn(|i| x[i] * 2.0 - x[i + 1]);
+        let w = core::array::from_fn::<f64, 3, _>(|i| v[i] * v[(i + 1) % 3]);
+        let mut s = 0.0;
+        for j in 0..k {
+            // In a loop, imported by its name.
+            let u: [f64; 3] = from_fn(|i| w[i] + j as f64 * x[i].sin());
+            s += u.iter().sum::<f64>();
+        }
+        s + v[0]
+    }
+
+    #[test]
+    fn from_fn_is_the_loop_it_stands_for() {
+        let x = &X[..4];
+        for k in 0..3 {
+            let grad = check_counted(
+                made_by_from_fn,
+                made_by_from_fn_vjp,
+                made_by_from_fn_jvp,
+                k,
+                x,
+            );
+            // v_i = 2 x_i - x_{i+1}; w_i = v_i v_{i+1 mod 3};
+            // s = k Σ w_i + (0 + 1 + … + k-1) Σ sin x_i + v_0.
+            let v: Vec<f64> = (0..3).map(|i| 2.0 * x[i] - x[i + 1]).collect();
+            let mut d_v = [0.0; 3];
+            for i in 0..3 {
+                d_v[i] += k as f64 * v[(i + 1) % 3];
+                d_v[(i + 1) % 3] += k as f64 * v[i];
+            }
+            d_v[0] += 1.0;
+            let mut expected = vec![0.0; 4];
+            for i in 0..3 {
+                expected[i] += 2.0 * d_v[i];
+                expected[i + 1] -= d_v[i];
+                expected[i] += (k * k.saturating_sub(1) / 2) as f64 * x[i].cos();
+            }
+            assert_close(&grad, &expected);
+        }
+    }
+
+    /// In a generic function, `T::ZERO` is the array's start.
+    #[differentiate]
+    fn squares<T: ad_runtime::Float>(x: [T; 2]) -> T {
+        let y: [T; 2] = std::array::from_fn(|i| x[i] * x[i]);
+        y[0] + y[1]
+    }
+
+    #[test]
+    fn from_fn_in_a_generic_function() {
+        assert_eq!(squares_vjp([0.5_f32, 2.0], 1.0), (4.25, [1.0, 4.0]));
+        assert_eq!(squares_vjp([-1.5_f64, 0.5], 2.0), (2.5, [-6.0, 2.0]));
     }
 }

@@ -305,7 +305,7 @@ impl Lower<'_> {
                 && !CONSUMERS.contains(&name.as_str())
                 && !matches!(
                     name.as_str(),
-                    "len" | "unwrap" | "expect" | "unwrap_or" | "unwrap_or_default"
+                    "len" | "unwrap" | "expect" | "unwrap_or" | "unwrap_or_default" | "map_or"
                 )
             {
                 let chain = self.chain_of(&call.receiver)?;
@@ -783,6 +783,20 @@ impl Lower<'_> {
             && call.args.len() == 2
             && let Expr::MethodCall(inner) = &*call.receiver
         {
+            // `chain.position(p).map_or(d, |i| x[i])`.
+            if inner.method == "position"
+                && inner.args.len() == 1
+                && is_iterator_expr(&inner.receiver)
+            {
+                let chain = self.chain_of(&inner.receiver)?;
+                let fallback = &call.args[0];
+                let unwrap_or: ExprMethodCall =
+                    syn::parse_quote_spanned!(call.span()=> #inner.unwrap_or(#fallback));
+                return Some(chain.and_then(|chain| {
+                    let map = self.callable(&call.args[1])?;
+                    self.position(&unwrap_or, inner, chain, Some(&map))
+                }));
+            }
             let (end, copied) = through_copied(inner);
             let end_args = end.args.len();
             let which = end.method.to_string();
@@ -850,7 +864,7 @@ impl Lower<'_> {
                 let chain = self.chain_of(&inner.receiver)?;
                 return Some(chain.and_then(|chain| {
                     if inner.method == "position" {
-                        self.position(call, inner, chain)
+                        self.position(call, inner, chain, None)
                     } else {
                         self.reduce(call, inner, chain)
                     }
@@ -879,6 +893,10 @@ impl Lower<'_> {
             // one ends with (`chain.next()`, the earlier one).
             if (end.method == "last" || end.method == "next") && is_iterator_expr(&end.receiver) {
                 let chain = self.chain_of(&end.receiver)?;
+                if chain.as_ref().is_ok_and(|chain| !chain.filters.is_empty()) {
+                    self.cx.error_spanned_by(&end.method, msg::END_AFTER_FILTER);
+                    return Some(Err(Poison));
+                }
                 let receiver = &end.receiver;
                 let pick: ExprMethodCall = if end.method == "last" {
                     syn::parse_quote_spanned!(end.span()=> #receiver.reduce(|_, item| item))
@@ -1062,7 +1080,7 @@ impl Lower<'_> {
                         let key = self.hidden_name("position");
                         self.bind(&key, Ok(zero));
                         self.chain_loop(&chain, vec![key.clone()], span, &mut |this, item| {
-                            let x = this.scalar_item(item, span)?;
+                            let x = this.collected_item(item, call)?;
                             let at = this.lookup(&key).expect("bound")?;
                             this.write_element((buf, at), None, x, span);
                             let one = this.int_lit(1, span);
@@ -1086,7 +1104,7 @@ impl Lower<'_> {
                         span,
                     );
                     self.chain_loop(&chain, Vec::new(), span, &mut |this, item| {
-                        let x = this.scalar_item(item, span)?;
+                        let x = this.collected_item(item, call)?;
                         this.push_elem(buf, x, span);
                         Ok(())
                     })?;
@@ -1094,6 +1112,22 @@ impl Lower<'_> {
                 }
             }
         })())
+    }
+
+    /// An item `collect()` stores: a number, not a buffer (`Vec<Vec<f64>>`).
+    fn collected_item(&mut self, item: Item, call: &ExprMethodCall) -> super::Lowered {
+        let span = call.span();
+        let x = match item {
+            Item::View(_) | Item::Rows(_) => None,
+            item => Some(self.scalar_item(item, span)?),
+        };
+        match x {
+            Some(x) if !matches!(self.ty(x), Ty::Buf(_)) => Ok(x),
+            _ => {
+                self.cx.error_spanned_by(&call.method, msg::COLLECT_BUFFERS);
+                Err(Poison)
+            }
+        }
     }
 
     /// `let mut v = Vec::new();` in a loop or a branch, filled by the `for`
@@ -1265,12 +1299,14 @@ impl Lower<'_> {
     /// `chain.position(p)` taken out of its `Option`: a loop carrying
     /// whether an item passed `p` and the position of the first that did.
     /// Each item's test runs while none has passed (`found || p(x)`); `std`
-    /// stops there, with the same value.
+    /// stops there, with the same value. With `map`, the function of the
+    /// position where there is one (`map_or`).
     fn position(
         &mut self,
         call: &ExprMethodCall,
         inner: &ExprMethodCall,
         chain: Chain,
+        map: Option<&Rc<Callable>>,
     ) -> Result<Item, Poison> {
         let span = inner.span();
         let p = self.callable(&inner.args[0])?;
@@ -1310,7 +1346,13 @@ impl Lower<'_> {
         let seen = self.lookup(&found).expect("bound")?;
         let none = self.push(Inst::Unary(UnOp::Not, seen), Ty::Bool, span);
         let position = self.lookup(&at).expect("bound")?;
-        let value = self.unwrapped(call, none, span, |_| Ok(position))?;
+        let value = self.unwrapped(call, none, span, |this| match map {
+            Some(map) => {
+                let mapped = this.apply(map, vec![Item::Value(position)], span)?;
+                this.scalar_item(mapped, span)
+            }
+            None => Ok(position),
+        })?;
         Ok(Item::Value(value))
     }
 

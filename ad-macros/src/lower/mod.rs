@@ -34,10 +34,10 @@ use proc_macro2::Span;
 use quote::ToTokens;
 use syn::ext::IdentExt;
 use syn::spanned::Spanned;
-use syn::{Block, Expr, ItemFn, Local, Pat, Stmt};
+use syn::{Block, Expr, ItemFn, Local, Pat, Stmt, Type};
 
 use crate::diag::{Ctxt, msg};
-use crate::ir::{BinOp, Builder, Const, Function, Inst, Ty, UnOp, Value};
+use crate::ir::{BinOp, Builder, Const, Function, Inst, Scalar, Ty, UnOp, Value};
 
 /// The hidden variables of an early `return`.
 const RETURNED: &str = "#returned";
@@ -986,6 +986,29 @@ impl Lower<'_> {
             }
             return;
         }
+        // `let v: [f64; 3] = std::array::from_fn(|i| …);`: the loop it
+        // stands for, writing a local array.
+        if let Some(name) = &name
+            && let Some(stmts) = from_fn_loop(
+                name,
+                annotation,
+                &init.expr,
+                self.builder.func().float_param.clone(),
+            )
+        {
+            match stmts {
+                Ok(stmts) => {
+                    for stmt in &stmts {
+                        self.stmt(stmt);
+                    }
+                }
+                Err(span) => {
+                    self.cx.error_at(span, msg::FROM_FN_LENGTH);
+                    self.bind(name, Err(Poison));
+                }
+            }
+            return;
+        }
         // `let mut it = x.iter();`: a cursor over `x`.
         if let Some(name) = &name
             && let Some(view) = self.cursor_over(&init.expr)
@@ -1725,4 +1748,97 @@ fn const_item(item: &syn::Item) -> Option<(&syn::Ident, &syn::Type, &Expr)> {
         }
         _ => None,
     }
+}
+
+/// `let v: [T; N] = std::array::from_fn(f);` (or `from_fn::<T, N, _>(f)`)
+/// as the statements it stands for: `let __ad_from_fn = f;`, `let mut v =
+/// [0.0; N];`, `for __ad_i in 0..N { v[__ad_i] = __ad_from_fn(__ad_i); }`.
+/// `None` if `init` is no such call; `Err` (its span) if the call does not
+/// say `N`.
+fn from_fn_loop(
+    name: &str,
+    annotation: Option<&Type>,
+    init: &Expr,
+    float_param: Option<syn::Ident>,
+) -> Option<Result<Vec<Stmt>, Span>> {
+    let Expr::Call(call) = strip_parens(init) else {
+        return None;
+    };
+    let Expr::Path(path) = &*call.func else {
+        return None;
+    };
+    let segments: Vec<String> = path
+        .path
+        .segments
+        .iter()
+        .map(|segment| segment.ident.to_string())
+        .collect();
+    let is_array_from_fn = match segments.as_slice() {
+        [.., array, from_fn] => array == "array" && from_fn == "from_fn",
+        // `use std::array::from_fn;`: an array is what the annotation says.
+        [from_fn] => from_fn == "from_fn" && matches!(annotation, Some(Type::Array(_))),
+        [] => false,
+    };
+    if !is_array_from_fn || call.args.len() != 1 {
+        return None;
+    }
+    let span = init.span();
+    // The element type and the length: from the annotation, else from the
+    // turbofish.
+    let (elem, len): (Type, Expr) = match annotation {
+        Some(Type::Array(array)) => ((*array.elem).clone(), array.len.clone()),
+        _ => {
+            let last = path.path.segments.last().expect("a segment");
+            let syn::PathArguments::AngleBracketed(args) = &last.arguments else {
+                return Some(Err(span));
+            };
+            let args: Vec<_> = args.args.iter().collect();
+            match args.as_slice() {
+                [syn::GenericArgument::Type(elem), len, ..] => {
+                    let len: Expr = match len {
+                        syn::GenericArgument::Const(len) => len.clone(),
+                        // `3` and `N` parse as a type here.
+                        syn::GenericArgument::Type(Type::Path(path)) => {
+                            syn::parse_quote!(#path)
+                        }
+                        _ => return Some(Err(span)),
+                    };
+                    (elem.clone(), len)
+                }
+                _ => return Some(Err(span)),
+            }
+        }
+    };
+    let zero: Expr = match (sig::scalar_type(&elem, float_param.as_ref()), &elem) {
+        (Some(Scalar::F32 | Scalar::F64), _) => syn::parse_quote_spanned!(span=> 0.0),
+        (Some(Scalar::Float), generic) => syn::parse_quote_spanned!(span=> #generic::ZERO),
+        (Some(Scalar::Bool), _) => syn::parse_quote_spanned!(span=> false),
+        (Some(_), _) => syn::parse_quote_spanned!(span=> 0),
+        // `[_; 3]`: the closure says; a float is what numeric code makes.
+        (None, Type::Infer(_)) => syn::parse_quote_spanned!(span=> 0.0),
+        (None, _) => return None,
+    };
+    let name = proc_macro2::Ident::new(name, span);
+    let f = &call.args[0];
+    // The loop's index is named as the closure's parameter, if it is a name.
+    let index = match f {
+        Expr::Closure(closure) if closure.inputs.len() == 1 => match &closure.inputs[0] {
+            Pat::Ident(ident) => Some(ident.ident.clone()),
+            Pat::Type(typed) => match &*typed.pat {
+                Pat::Ident(ident) => Some(ident.ident.clone()),
+                _ => None,
+            },
+            _ => None,
+        },
+        _ => None,
+    }
+    .unwrap_or_else(|| proc_macro2::Ident::new("__ad_i", span));
+    let stmts: syn::Block = syn::parse_quote_spanned! {span=> {
+        let __ad_from_fn = #f;
+        let mut #name = [#zero; #len];
+        for #index in 0..#len {
+            #name[#index] = __ad_from_fn(#index);
+        }
+    }};
+    Some(Ok(stmts.stmts))
 }
