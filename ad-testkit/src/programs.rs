@@ -6131,6 +6131,9 @@ struct Printer<'p> {
     suffix: bool,
     /// How many `%` have been printed: a few are spelled as calls.
     rems: usize,
+    /// How many elements have been read: a few are spelled as `get(i)`
+    /// taken out of its `Option` (the index is always in bounds).
+    reads: usize,
 }
 
 impl<'p> Printer<'p> {
@@ -6175,6 +6178,7 @@ impl<'p> Printer<'p> {
             out: String::new(),
             suffix: false,
             rems: 0,
+            reads: 0,
         }
     }
 
@@ -6814,9 +6818,24 @@ impl<'p> Printer<'p> {
             Expr::Index(b, i) => {
                 let name = self.buf_name(*b);
                 self.out.push_str(&name);
-                self.out.push('[');
-                self.int(i, 0);
-                self.out.push(']');
+                self.reads += 1;
+                match self.reads % 6 {
+                    1 => {
+                        self.out.push_str(".get(");
+                        self.int(i, 0);
+                        self.out.push_str(").copied().unwrap_or(0.0)");
+                    }
+                    4 => {
+                        self.out.push_str(".get(");
+                        self.int(i, 0);
+                        self.out.push_str(").map_or(0.0, |&v| v)");
+                    }
+                    _ => {
+                        self.out.push('[');
+                        self.int(i, 0);
+                        self.out.push(']');
+                    }
+                }
             }
             Expr::Cast(i) => {
                 self.int(i, P_POST);
@@ -7238,6 +7257,27 @@ mod tests {
     }
 
     #[test]
+    fn element_reads_appear_as_get_too() {
+        // Every sixth read is `get(i)` out of its `Option` (`unwrap_or`,
+        // `map_or`): of parameters, local buffers, views, in loops too.
+        let config = Config::default();
+        let (mut unwrap_or, mut map_or, mut in_loops) = (0, 0, 0);
+        for seed in 0..300 {
+            let text = Program::generate(seed, &config).to_rust("f");
+            unwrap_or += usize::from(text.contains(").copied().unwrap_or(0.0)"));
+            map_or += usize::from(text.contains(").map_or(0.0, |&v| v)"));
+            in_loops += usize::from(
+                text.lines()
+                    .any(|line| line.starts_with("        ") && line.contains(".get(")),
+            );
+        }
+        assert!(
+            unwrap_or >= 60 && map_or >= 30 && in_loops >= 40,
+            "{unwrap_or} programs read `get(i).copied().unwrap_or`, {map_or} `get(i).map_or`, {in_loops} in a block"
+        );
+    }
+
+    #[test]
     fn temporaries_appear_in_loops_and_branches_in_every_form() {
         // About a fifth of the programs make a buffer in a loop body or a
         // branch, in each of the forms; never a sorted copy (the macro sorts
@@ -7408,7 +7448,7 @@ mod tests {
 fn f(a0: f64, a1: f64, a2: f64, xs: &[f64], n: usize) -> f64 {
     let mut x0 = 0.0_f64;
     for i1 in 0..xs.len() {
-        let mut v2 = vec![a0 * xs[i1]; xs.len()];
+        let mut v2 = vec![a0 * xs.get(i1).copied().unwrap_or(0.0); xs.len()];
         v2[i1] += a1;
         let mut v3 = Vec::new();
         for &e4 in v2.iter() {
@@ -8337,7 +8377,7 @@ fn f(a0: f64, a1: f64, a2: f64, xs: &[f64], n: usize) -> f64 {
     let s0 = &xs[1..];
     let f2 = |e1: f64| e1 * a0;
     let x5 = xs.iter().zip(xs.iter().skip(1)).rev().map(|(e3, &e4)| e4 - *e3).sum::<f64>();
-    let x8 = s0.windows(2).fold(a1, |e6, s7| e6.max(s7[0] * s7[1]));
+    let x8 = s0.windows(2).fold(a1, |e6, s7| e6.max(s7.get(0).copied().unwrap_or(0.0) * s7[1]));
     let x9 = xs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     let v12: Vec<f64> = xs.iter().enumerate().map(|(i10, &e11)| i10 as f64 * e11).collect();
     let mut x13 = 0.0_f64;
