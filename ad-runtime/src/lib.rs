@@ -244,6 +244,25 @@ pub mod __private {
         pair
     }
 
+    /// A value of the user's own type (`kind: Activation`) passed on to a
+    /// differentiated function: the functions `#[differentiate]` generates
+    /// may pass it more than once (a checkpointed call runs again, `_hvp`
+    /// keeps it for the second pass), so it must be `Copy`.
+    #[diagnostic::on_unimplemented(
+        message = "`{Self}` is passed on to a differentiated function and is not `Copy`",
+        label = "passed on here",
+        note = "the functions `#[differentiate]` generates may pass it more than once: derive `Clone, Copy` for `{Self}`, or match on it here and pass what the callee needs"
+    )]
+    pub trait PassedOn {}
+
+    impl<T: Copy> PassedOn for T {}
+
+    /// Compiles only if `value` is [`PassedOn`]: see there.
+    #[inline(always)]
+    pub fn passed_on<T: PassedOn>(value: &T) {
+        let _ = value;
+    }
+
     /// Implemented by a function item for itself only (each function item has a
     /// type of its own): see [`same_fn`].
     #[diagnostic::on_unimplemented(

@@ -3995,7 +3995,7 @@ mod enum_parameters {
         L1,
     }
 
-    #[differentiate(vjp, jvp)]
+    #[differentiate(vjp, jvp, hvp)]
     fn act(x: f64, kind: Act) -> f64 {
         match kind {
             Act::Relu => x.max(0.0),
@@ -4138,6 +4138,74 @@ mod enum_parameters {
             Loss::L1,
             1.0,
         );
+    }
+
+    /// Passed on to a differentiated function (`Act` is `Copy`): in a
+    /// loop, as a constant `Act::Tanh`, and to a checkpointed call.
+    #[differentiate(vjp, jvp, hvp)]
+    fn activated_sum(x: &[f64], w: f64, kind: Act) -> f64 {
+        let mut s = 0.0;
+        for &v in x {
+            s += act(v * w, kind) + act(v, Act::Tanh);
+        }
+        s + ad_runtime::checkpoint(act(w, kind))
+    }
+
+    #[test]
+    fn passed_on_to_a_differentiated_function() {
+        let x = [0.3, -0.7, 1.2];
+        for kind in [Act::Relu, Act::Tanh, Act::Leaky(0.5)] {
+            let mut point = x.to_vec();
+            point.push(0.8);
+            let f = |p: &[f64]| activated_sum(&p[..3], p[3], kind);
+            let grad = check_scalar(
+                f,
+                |p, seed| {
+                    let mut d_x = vec![0.0; 3];
+                    let (out, d_w) = activated_sum_vjp(&p[..3], &mut d_x, p[3], kind, seed);
+                    d_x.push(d_w);
+                    (out, d_x)
+                },
+                &point,
+            );
+            let w = point[3];
+            let mut expected: Vec<f64> = x
+                .iter()
+                .map(|&v| w * act_derivative(v * w, kind) + act_derivative(v, Act::Tanh))
+                .collect();
+            let d_w: f64 = x.iter().map(|&v| v * act_derivative(v * w, kind)).sum();
+            expected.push(d_w + act_derivative(w, kind));
+            assert_close(&grad, &expected);
+            check_jvp(
+                f,
+                |p, u| activated_sum_jvp(&p[..3], &u[..3], p[3], u[3], kind),
+                &grad,
+                &point,
+            );
+            // `_hvp` along w: its gradient part is the `_vjp`'s, its second
+            // part the Hessian along w, against central differences of the
+            // `_vjp` (tanh's curvature; relu's is zero).
+            let (mut d_x, mut h_x) = ([0.0; 3], [0.0; 3]);
+            let (out, d_w, h_w) =
+                activated_sum_hvp(&x, &[0.0; 3], &mut d_x, &mut h_x, w, 1.0, kind);
+            assert_eq!(out.to_bits(), f(&point).to_bits());
+            assert_close(&[d_x[0], d_x[1], d_x[2], d_w], &grad);
+            let step = 1e-5;
+            let gradient_at = |w: f64| {
+                let mut d_x = [0.0; 3];
+                let (_, d_w) = activated_sum_vjp(&x, &mut d_x, w, kind, 1.0);
+                [d_x[0], d_x[1], d_x[2], d_w]
+            };
+            let (up, down) = (gradient_at(w + step), gradient_at(w - step));
+            let along: Vec<f64> = (0..4).map(|k| (up[k] - down[k]) / (2.0 * step)).collect();
+            let hessian = [h_x[0], h_x[1], h_x[2], h_w];
+            for (got, want) in hessian.iter().zip(&along) {
+                assert!(
+                    (got - want).abs() < 1e-5 * want.abs().max(1.0),
+                    "{hessian:?} {along:?}"
+                );
+            }
+        }
     }
 
     /// Generic over the float type.

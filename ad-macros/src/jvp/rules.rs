@@ -811,7 +811,10 @@ fn call_over_reverse(fx: &mut Forward<'_>, value: Value, callee: u32, args: &[(V
         && tys[0].is_float()
         && args.iter().all(|&(arg, mode)| {
             let ty = primal.ty(arg);
-            ty.is_float() || *ty == Ty::Int || (ty.is_float_buf() && mode == Mode::Ref)
+            ty.is_float()
+                || *ty == Ty::Int
+                || (*ty == Ty::Unknown && mode == Mode::Val)
+                || (ty.is_float_buf() && mode == Mode::Ref)
         });
     if !supported {
         fx.unsupported(

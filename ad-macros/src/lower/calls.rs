@@ -251,6 +251,15 @@ impl Lower<'_> {
     /// see whether `g` takes `&` or `&mut`, and for a callee that only reads
     /// it the adjoint is the same, only more conservative.
     fn call_arg(&mut self, arg: &Expr) -> Result<(crate::ir::Value, Mode), Poison> {
+        // `act(z, kind)` of a parameter of another type: constant data,
+        // passed by value (a copy: the generated code may pass it again).
+        if let Some(value) = self.opaque_of(arg) {
+            let span = arg.span();
+            let name = proc_macro2::Ident::new("__ad_passed", span);
+            let check = quote::quote_spanned!(span=> ::ad_runtime::__private::passed_on(&#name););
+            self.call_as_written(check, vec![(name, value)], crate::ir::Ty::Unit, span);
+            return Ok((value, Mode::Val));
+        }
         // A buffer of rows is passed flat: the twins callers call take it so.
         if let Some(rows) = self.rows_of(arg) {
             let rows = rows?;

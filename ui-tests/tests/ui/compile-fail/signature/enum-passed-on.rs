@@ -1,24 +1,22 @@
 use ad_runtime::differentiate;
 
-#[derive(Clone, Copy)]
-enum Act {
-    Relu,
-    Tanh,
+/// Not `Copy`: the generated functions may pass it more than once.
+#[derive(PartialEq)]
+enum Loss {
+    L2,
+    L1,
 }
 
 #[differentiate]
-fn act(x: f64, kind: Act) -> f64 {
-    match kind {
-        Act::Relu => x.max(0.0),
-        Act::Tanh => x.tanh(),
-    }
+fn loss(r: f64, kind: Loss) -> f64 {
+    if kind == Loss::L2 { r * r } else { r.abs() }
 }
 
 #[differentiate]
-fn twice(x: f64, kind: Act) -> f64 {
-    act(act(x, kind), Act::Tanh)
+fn total(x: &[f64], kind: Loss) -> f64 {
+    loss(x[0] - x[1], kind)
 }
 
 fn main() {
-    let _ = twice(1.0, Act::Relu);
+    let _ = total(&[1.0, 2.0], Loss::L1);
 }
