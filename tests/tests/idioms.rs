@@ -4208,6 +4208,91 @@ mod enum_parameters {
         }
     }
 
+    /// A layer whose activation is a `#[tangent(skip)]` field: matched on
+    /// in a method by `match`, `if let`, `matches!` and `==`.
+    #[derive(Clone, ad_runtime::Tangent)]
+    struct Layer {
+        w: Vec<f64>,
+        b: f64,
+        #[tangent(skip)]
+        act: Act,
+    }
+
+    impl PartialEq for Act {
+        fn eq(&self, other: &Act) -> bool {
+            std::mem::discriminant(self) == std::mem::discriminant(other)
+        }
+    }
+
+    impl Layer {
+        #[differentiate(vjp, jvp)]
+        fn forward(&self, x: &[f64]) -> f64 {
+            let mut z = self.b;
+            for (w, v) in self.w.iter().zip(x) {
+                z += w * v;
+            }
+            let h = match self.act {
+                Act::Relu => z.max(0.0),
+                Act::Tanh => z.tanh(),
+                _ => z,
+            };
+            let g = if let Act::Tanh = self.act { h * 2.0 } else { h };
+            if matches!(self.act, Act::Relu) || (self.act != Act::Tanh && self.act != Act::Softplus)
+            {
+                g + z
+            } else {
+                g
+            }
+        }
+    }
+
+    #[test]
+    fn a_skipped_field_is_matched_on() {
+        let x = [0.3, 0.9];
+        for act in [Act::Relu, Act::Tanh, Act::Leaky(0.2), Act::Softplus] {
+            let layer = |p: &[f64]| Layer {
+                w: p[..2].to_vec(),
+                b: p[2],
+                act,
+            };
+            let point = [0.5, -0.3, 0.4];
+            let grad = check_scalar(
+                |p| layer(p).forward(&x),
+                |p, seed| {
+                    let mut d = Layer {
+                        w: vec![0.0; 2],
+                        b: 0.0,
+                        act,
+                    };
+                    let mut d_x = [0.0; 2];
+                    let out = layer(p).forward_vjp(&mut d, &x, &mut d_x, seed);
+                    (out, vec![d.w[0], d.w[1], d.b])
+                },
+                &point,
+            );
+            // z = w·x + b; out = h(z) (twice for tanh), plus z for relu and
+            // leaky (which `match` takes as the identity).
+            let z = point[0] * x[0] + point[1] * x[1] + point[2];
+            let dz = match act {
+                Act::Relu | Act::Leaky(_) => 2.0,
+                Act::Tanh => 2.0 * (1.0 - z.tanh().powi(2)),
+                Act::Softplus => 1.0,
+            };
+            assert_close(&grad, &[dz * x[0], dz * x[1], dz]);
+            let (out, tangent) = layer(&point).forward_jvp(
+                &Layer {
+                    w: vec![1.0, 0.0],
+                    b: 0.0,
+                    act,
+                },
+                &x,
+                &[0.0; 2],
+            );
+            assert_eq!(out.to_bits(), layer(&point).forward(&x).to_bits());
+            assert_close(&[tangent], &[grad[0]]);
+        }
+    }
+
     /// Generic over the float type.
     #[differentiate]
     fn gated<T: ad_runtime::Float>(x: T, kind: Act) -> T {

@@ -32,6 +32,17 @@ impl Lower<'_> {
                 {
                     self.opaque_comparison(binary)
                 }
+                // `self.act == Act::Relu` of a field: no float.
+                Some(op @ (BinOp::Eq | BinOp::Ne))
+                    if names_variant_expr(&binary.left) || names_variant_expr(&binary.right) =>
+                {
+                    let lhs = self.expr(&binary.left);
+                    let rhs = self.expr(&binary.right);
+                    let (lhs, rhs) = (lhs?, rhs?);
+                    self.opaque_use(lhs);
+                    self.opaque_use(rhs);
+                    Ok(self.binary(op, lhs, rhs, binary.span()))
+                }
                 Some(op) => {
                     let lhs = self.scalar_expr(&binary.left);
                     let rhs = self.scalar_expr(&binary.right);
@@ -152,10 +163,21 @@ impl Lower<'_> {
         {
             return lowered;
         }
-        // `if let Kind::A = kind` of a parameter the macro cannot see into.
         if let Expr::Let(binding) = &*expr.cond
-            && let Some(scrutinee) = self.opaque_of(&binding.expr)
+            && let Some(desugared) = if_let_reduced(expr, binding)
         {
+            return self.if_(&desugared, want_value);
+        }
+        // `if let Kind::A = kind` of a parameter the macro cannot see into,
+        // or of a field (`if let Act::Tanh = self.act`).
+        if let Expr::Let(binding) = &*expr.cond
+            && (self.opaque_of(&binding.expr).is_some() || names_variant(&binding.pat))
+        {
+            let scrutinee = match self.opaque_of(&binding.expr) {
+                Some(value) => value,
+                None => self.expr(&binding.expr)?,
+            };
+            self.opaque_use(scrutinee);
             let cond = self.pattern(&binding.pat, scrutinee, &mut Vec::new())?;
             let cond = match cond {
                 Some(cond) => cond,
@@ -168,11 +190,6 @@ impl Lower<'_> {
                 |this| this.block(&expr.then_branch, want_value),
                 |this| this.else_branch(expr, want_value),
             );
-        }
-        if let Expr::Let(binding) = &*expr.cond
-            && let Some(desugared) = if_let_reduced(expr, binding)
-        {
-            return self.if_(&desugared, want_value);
         }
         let cond = self.expr(&expr.cond);
         self.branch(
@@ -281,6 +298,9 @@ impl Lower<'_> {
             Some(value) => value,
             None => self.expr(&expr.expr)?,
         };
+        if expr.arms.iter().any(|arm| names_variant(&arm.pat)) {
+            self.opaque_use(scrutinee);
+        }
         if expr.arms.is_empty() {
             return self
                 .unsupported(expr.match_token, msg::EMPTY_MATCH)
@@ -1587,4 +1607,43 @@ fn is_ordering(expr: &Expr) -> bool {
 /// `std::cmp::Ordering::Greater`.
 fn is_constant_value(expr: &Expr) -> bool {
     matches!(super::strip_parens(expr), Expr::Path(path) if path.path.segments.len() > 1)
+}
+
+/// Whether a pattern names an enum's variant (`Act::Relu`, `Act::Leaky(_)`,
+/// `Shape::Box { .. }`), which no float matches: a path of a type that is no
+/// number (`f64::MAX`, `i32::MIN` and `Self::…` are constants), or a pattern
+/// with fields.
+pub(super) fn names_variant(pat: &Pat) -> bool {
+    match pat {
+        Pat::TupleStruct(_) | Pat::Struct(_) => true,
+        Pat::Path(path) => is_variant_path(&path.path),
+        Pat::Or(or) => or.cases.iter().any(names_variant),
+        Pat::Paren(paren) => names_variant(&paren.pat),
+        Pat::Guard(guarded) => names_variant(&guarded.pat),
+        _ => false,
+    }
+}
+
+/// Whether an expression is a path naming an enum's variant (see
+/// [`names_variant`]).
+fn names_variant_expr(expr: &Expr) -> bool {
+    match expr {
+        Expr::Path(path) if path.qself.is_none() => is_variant_path(&path.path),
+        Expr::Paren(paren) => names_variant_expr(&paren.expr),
+        _ => false,
+    }
+}
+
+/// `Act::Relu`: two segments or more, the type's named in upper case (the
+/// number types are not) and not `Self`.
+fn is_variant_path(path: &syn::Path) -> bool {
+    let segments: Vec<String> = path
+        .segments
+        .iter()
+        .map(|segment| segment.ident.to_string())
+        .collect();
+    match segments.as_slice() {
+        [.., ty, _] => ty != "Self" && ty.starts_with(|c: char| c.is_uppercase()),
+        _ => false,
+    }
 }

@@ -101,6 +101,16 @@ impl Lower<'_> {
         Some(Ok(value))
     }
 
+    /// A field matched on by variants (`match self.act { Act::Relu => … }`,
+    /// `self.act == Act::Relu`) is no float: constant data of a type the
+    /// macro cannot see (a `#[tangent(skip)]` enum), tested as written.
+    pub(super) fn opaque_use(&mut self, value: Value) {
+        let data = &mut self.builder.func_mut().insts[value.index()];
+        if matches!(data.inst, Inst::Field { .. }) && data.ty == Ty::Float {
+            data.ty = Ty::Unknown;
+        }
+    }
+
     /// What a function of the user's returns, run as written, used as a
     /// condition (`if is_even(i)`), is a `bool`.
     pub(super) fn bool_use(&mut self, value: Value) {

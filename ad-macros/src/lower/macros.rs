@@ -82,6 +82,20 @@ impl Lower<'_> {
             Some(value) => value,
             None => self.expr(&expr)?,
         };
+        // `matches!(self.act, Act::Relu)`: the field is no float.
+        let pattern = syn::parse::Parser::parse2(syn::Pat::parse_multi_with_leading_vert, {
+            let mut pattern = TokenStream::new();
+            for token in rest.clone() {
+                if matches!(&token, TokenTree::Ident(ident) if ident == "if") {
+                    break;
+                }
+                pattern.extend([token]);
+            }
+            pattern
+        });
+        if pattern.is_ok_and(|pattern| super::expr::names_variant(&pattern)) {
+            self.opaque_use(scrutinee);
+        }
         let name = Ident::new("__ad_scrutinee", span);
         let (mut bindings, mut args) = self.bindings(rest.clone())?;
         bindings.push(Binding {
