@@ -6,9 +6,11 @@
 //! cross-entropy over all 150 flowers, is a plain Rust function over slices;
 //! `#[differentiate(wrt(...))]` generates `loss_vjp`, which adds the gradient of
 //! the loss with respect to the weights into shadow slices. The example checks
-//! that gradient once against finite differences with [`ad_runtime::check`],
-//! then trains full batch with [`ad_runtime::optim::Adam`], printing the loss as
-//! it goes down and the final training accuracy.
+//! that gradient once against finite differences with [`ad_runtime::check`]
+//! for each activation the loss can be given (an `enum` parameter, matched on
+//! in the differentiated function), then trains full batch with
+//! [`ad_runtime::optim::Adam`], printing the loss as it goes down and the
+//! final training accuracy.
 //!
 //! The data comes from the `iris` feature of the `linfa-datasets` crate, which
 //! bundles it: nothing is downloaded at run time.
@@ -32,6 +34,15 @@ const EPOCHS: usize = 300;
 /// Adam's learning rate: about how far each weight moves per epoch at first.
 const LEARNING_RATE: f64 = 0.02;
 
+/// The hidden units' activation: a parameter of the user's own type, which
+/// `#[differentiate]` takes as constant data and matches on as written.
+#[derive(Clone, Copy, Debug)]
+enum Activation {
+    Tanh,
+    /// `x / (1 + |x|)`, tanh's cheaper cousin.
+    Softsign,
+}
+
 /// The mean cross-entropy of the network on a batch.
 ///
 /// `x` holds one row of `n_in` features per sample (row-major); `labels[s]` is
@@ -40,19 +51,31 @@ const LEARNING_RATE: f64 = 0.02;
 /// Only the weights are differentiated (`wrt`): the data is constant, so it
 /// gets no shadow and no gradient is computed for it.
 #[differentiate(wrt(w1, b1, w2, b2))]
-fn loss(w1: &[f64], b1: &[f64], w2: &[f64], b2: &[f64], x: &[f64], labels: &[usize]) -> f64 {
+fn loss(
+    w1: &[f64],
+    b1: &[f64],
+    w2: &[f64],
+    b2: &[f64],
+    x: &[f64],
+    labels: &[usize],
+    act: Activation,
+) -> f64 {
     let n = labels.len();
     let n_in = x.len() / n;
     let n_hidden = b1.len();
     let n_classes = b2.len();
 
-    // Hidden layer for the whole batch: H = tanh(X W1 + b1), n × n_hidden.
+    // Hidden layer for the whole batch: H = act(X W1 + b1), n × n_hidden.
     let mut pre = vec![0.0; n * n_hidden];
     ad_runtime::matmul(x, w1, &mut pre, n, n_in, n_hidden);
     let mut h = vec![0.0; n * n_hidden];
     for s in 0..n {
         for j in 0..n_hidden {
-            h[s * n_hidden + j] = (pre[s * n_hidden + j] + b1[j]).tanh();
+            let a = pre[s * n_hidden + j] + b1[j];
+            h[s * n_hidden + j] = match act {
+                Activation::Tanh => a.tanh(),
+                Activation::Softsign => a / (1.0 + a.abs()),
+            };
         }
     }
 
@@ -134,13 +157,13 @@ fn split_mut(params: &mut [f64]) -> [&mut [f64]; 4] {
 }
 
 /// The loss at `params`, from the primal function.
-fn loss_at(params: &[f64], data: &Data) -> f64 {
+fn loss_at(params: &[f64], data: &Data, act: Activation) -> f64 {
     let [w1, b1, w2, b2] = split(params);
-    loss(w1, b1, w2, b2, &data.x, &data.labels)
+    loss(w1, b1, w2, b2, &data.x, &data.labels, act)
 }
 
 /// The loss and its gradient at `params`, from the generated `loss_vjp`.
-fn loss_and_gradient(params: &[f64], data: &Data) -> (f64, Vec<f64>) {
+fn loss_and_gradient(params: &[f64], data: &Data, act: Activation) -> (f64, Vec<f64>) {
     let [w1, b1, w2, b2] = split(params);
     // The shadows receive the gradient added to them, so they start at zero.
     let mut gradient = vec![0.0; params.len()];
@@ -156,6 +179,7 @@ fn loss_and_gradient(params: &[f64], data: &Data) -> (f64, Vec<f64>) {
         d_b2,
         &data.x,
         &data.labels,
+        act,
         1.0,
     );
     (value, gradient)
@@ -230,21 +254,24 @@ fn main() {
     let mut params = initial_params();
 
     // Check the generated gradient against finite differences before trusting it.
-    let gradient_check = check::gradient(
-        |p| loss_at(p, &data),
-        |p| loss_and_gradient(p, &data).1,
-        &params,
-    );
-    println!("{gradient_check}");
-    gradient_check.assert_within(1e-6);
+    // With either activation: the `match` on it chooses the derivative too.
+    for act in [Activation::Tanh, Activation::Softsign] {
+        let gradient_check = check::gradient(
+            |p| loss_at(p, &data, act),
+            |p| loss_and_gradient(p, &data, act).1,
+            &params,
+        );
+        println!("{act:?}: {gradient_check}");
+        gradient_check.assert_within(1e-6);
+    }
 
     // The flat parameter vector is a `Tangent` like any parameter struct: Adam
     // sizes its moments from it once, and each step updates it in place.
     let mut adam = Adam::new(&params, LEARNING_RATE);
-    let initial_loss = loss_at(&params, &data);
+    let initial_loss = loss_at(&params, &data, Activation::Tanh);
     let mut final_loss = initial_loss;
     for epoch in 0..=EPOCHS {
-        let (value, gradient) = loss_and_gradient(&params, &data);
+        let (value, gradient) = loss_and_gradient(&params, &data, Activation::Tanh);
         final_loss = value;
         if epoch % 20 == 0 {
             println!("epoch {epoch:4}  loss {value:.4}");
