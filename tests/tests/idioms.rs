@@ -4293,6 +4293,35 @@ mod enum_parameters {
         }
     }
 
+    /// A function of integers, run as written.
+    fn scramble(i: usize, n: usize) -> usize {
+        (i * 7) % n
+    }
+
+    /// What a function of integers returns is a number, not an opaque
+    /// value: a `match` on it binds it (`k => …`) and compares literals.
+    #[differentiate(vjp, jvp)]
+    fn picked(x: &[f64], i: usize) -> f64 {
+        match scramble(i, x.len()) {
+            0 => x[0] * 2.0,
+            k => x[k] * x[k],
+        }
+    }
+
+    #[test]
+    fn a_match_on_an_integer_function_binds_its_value() {
+        let x = &X[..3];
+        for i in 0..3 {
+            let grad = check_counted(picked, picked_vjp, picked_jvp, i, x);
+            let mut expected = vec![0.0; 3];
+            match scramble(i, 3) {
+                0 => expected[0] = 2.0,
+                k => expected[k] = 2.0 * x[k],
+            }
+            assert_close(&grad, &expected);
+        }
+    }
+
     /// Generic over the float type.
     #[differentiate]
     fn gated<T: ad_runtime::Float>(x: T, kind: Act) -> T {

@@ -367,9 +367,17 @@ impl Lower<'_> {
         bindings: &mut Vec<String>,
     ) -> Result<Option<Value>, Poison> {
         let span = pattern.span();
-        // An ordering, or a parameter of a type the macro cannot see into
-        // (`kind: Activation`): tested as written, `matches!(kind, …)`.
+        // A parameter of a type the macro cannot see into (`kind:
+        // Activation`) or a field matched on by variants, and any value of
+        // unknown type matched on by variants (an ordering): tested as
+        // written, `matches!(kind, …)`. (Other values of unknown type, what
+        // a function of integers returns, are numbers: compared below.)
+        let opaque = matches!(
+            self.builder.func().inst(scrutinee),
+            Inst::Param(_) | Inst::Field { .. }
+        );
         if matches!(self.ty(scrutinee), Ty::Unknown)
+            && (opaque || names_variant(pattern))
             && !matches!(pattern, Pat::Wild(_) | Pat::Guard(_) | Pat::Paren(_))
         {
             if let Some(binding) = self.binding_in(pattern) {
