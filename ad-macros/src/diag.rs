@@ -199,7 +199,7 @@ pub(crate) mod msg {
     pub(crate) fn macro_(path: &syn::Path) -> String {
         let name = quote::quote!(#path).to_string().replace(' ', "");
         format!(
-            "`{name}!` cannot be differentiated, because `#[differentiate]` cannot see what it expands to; the macros it knows are `vec!`, the assertions (`assert!`, `assert_eq!`, `assert_ne!`, `debug_assert!`…), printing (`println!`, `eprintln!`, `print!`, `eprint!`, `dbg!`) and `panic!`, `unreachable!`, `todo!`, `unimplemented!`; write the expression without the macro"
+            "`{name}!` cannot be differentiated, because `#[differentiate]` cannot see what it expands to; the macros it knows are `vec!`, the assertions (`assert!`, `assert_eq!`, `assert_ne!`, `debug_assert!`…), printing (`println!`, `eprintln!`, `print!`, `eprint!`, `dbg!`), `matches!`, `cfg!` and `panic!`, `unreachable!`, `todo!`, `unimplemented!`; write the expression without the macro"
         )
     }
 
