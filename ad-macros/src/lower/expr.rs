@@ -168,30 +168,16 @@ impl Lower<'_> {
         {
             return self.if_(&desugared, want_value);
         }
-        // `if let Kind::A = kind` of a parameter the macro cannot see into,
-        // or of a field (`if let Act::Tanh = self.act`).
-        if let Expr::Let(binding) = &*expr.cond
-            && (self.opaque_of(&binding.expr).is_some() || names_variant(&binding.pat))
-        {
-            let scrutinee = match self.opaque_of(&binding.expr) {
-                Some(value) => value,
-                None => self.expr(&binding.expr)?,
-            };
-            self.opaque_use(scrutinee);
-            let cond = self.pattern(&binding.pat, scrutinee, &mut Vec::new())?;
-            let cond = match cond {
-                Some(cond) => cond,
-                None => self.push(Inst::Const(Const::Bool(true)), Ty::Bool, binding.span()),
-            };
-            return self.branch(
-                Ok(cond),
-                want_value,
-                expr.span(),
-                |this| this.block(&expr.then_branch, want_value),
-                |this| this.else_branch(expr, want_value),
-            );
-        }
-        let cond = self.expr(&expr.cond);
+        let cond = match &*expr.cond {
+            // `if let Kind::A = kind` of a parameter the macro cannot see
+            // into, or of a field (`if let Act::Tanh = self.act`).
+            Expr::Let(binding)
+                if self.opaque_of(&binding.expr).is_some() || names_variant(&binding.pat) =>
+            {
+                self.let_test(binding)
+            }
+            cond => self.expr(cond),
+        };
         self.branch(
             cond,
             want_value,
@@ -199,6 +185,17 @@ impl Lower<'_> {
             |this| this.block(&expr.then_branch, want_value),
             |this| this.else_branch(expr, want_value),
         )
+    }
+
+    /// The test of `let pattern = scrutinee` as an `if let` makes it, of a
+    /// value matched on by its variants.
+    fn let_test(&mut self, binding: &syn::ExprLet) -> Lowered {
+        let scrutinee = self.scrutinee(&binding.expr)?;
+        self.opaque_use(scrutinee);
+        match self.pattern(&binding.pat, scrutinee, &mut Vec::new())? {
+            Some(cond) => Ok(cond),
+            None => Ok(self.push(Inst::Const(Const::Bool(true)), Ty::Bool, binding.span())),
+        }
     }
 
     /// An `if`'s `else`: a block, an `else if`, or nothing.
@@ -294,10 +291,7 @@ impl Lower<'_> {
         if let Expr::Tuple(tuple) = &*expr.expr {
             return self.unsupported(tuple, msg::MATCH_TUPLE).map(Some);
         }
-        let scrutinee = match self.opaque_of(&expr.expr) {
-            Some(value) => value,
-            None => self.expr(&expr.expr)?,
-        };
+        let scrutinee = self.scrutinee(&expr.expr)?;
         if expr.arms.iter().any(|arm| names_variant(&arm.pat)) {
             self.opaque_use(scrutinee);
         }
@@ -463,19 +457,6 @@ impl Lower<'_> {
                 Ok(test)
             }
             Pat::Paren(paren) => self.pattern(&paren.pat, scrutinee, bindings),
-            // `Some(Ordering::Less)` of a `partial_cmp`: compared with.
-            Pat::TupleStruct(some)
-                if some.path.is_ident("Some")
-                    && some.qself.is_none()
-                    && matches!(
-                        some.elems.iter().collect::<Vec<_>>().as_slice(),
-                        [Pat::Path(_)]
-                    ) =>
-            {
-                let tokens = some.to_token_stream();
-                let value = self.push(Inst::Const(Const::Path(tokens)), Ty::Unknown, span);
-                Ok(Some(self.binary(BinOp::Eq, scrutinee, value, span)))
-            }
             Pat::Guard(guarded) => {
                 let test = self.pattern(&guarded.pat, scrutinee, bindings)?;
                 let guard = self.expr(&guarded.guard)?;
@@ -529,16 +510,16 @@ impl Lower<'_> {
         }
         let (left, right, op) = (&sides[0], &sides[1], &binary.op);
         let tokens = quote_spanned!(span=> #left #op #right);
-        let (mut bindings, mut args) = self.bindings(user)?;
-        for (name, value) in values {
-            bindings.push(ir::Binding {
-                name,
-                kind: ir::BindingKind::Inline { receiver: false },
-            });
-            args.push(value);
+        self.written_with(tokens, user, values, Ty::Bool, span)
+    }
+
+    /// What a `match`, an `if let` or a `matches!` tests: a parameter the
+    /// macro cannot see into as itself, anything else lowered.
+    pub(super) fn scrutinee(&mut self, expr: &Expr) -> Lowered {
+        match self.opaque_of(expr) {
+            Some(value) => Ok(value),
+            None => self.expr(expr),
         }
-        let mac = std::rc::Rc::new(ir::EffectMacro { tokens, bindings });
-        Ok(self.push(Inst::Effect { mac, args }, Ty::Bool, span))
     }
 
     /// The value of a parameter of a type the macro cannot see into, if

@@ -783,15 +783,16 @@ impl Lower<'_> {
             && call.args.len() == 2
             && let Expr::MethodCall(inner) = &*call.receiver
         {
+            // `opt.map_or(d, f)` is `f` of what `opt.unwrap_or(d)` takes out.
+            let fallback = &call.args[0];
+            let unwrap_or: ExprMethodCall =
+                syn::parse_quote_spanned!(call.span()=> #inner.unwrap_or(#fallback));
             // `chain.position(p).map_or(d, |i| x[i])`.
             if inner.method == "position"
                 && inner.args.len() == 1
                 && is_iterator_expr(&inner.receiver)
             {
                 let chain = self.chain_of(&inner.receiver)?;
-                let fallback = &call.args[0];
-                let unwrap_or: ExprMethodCall =
-                    syn::parse_quote_spanned!(call.span()=> #inner.unwrap_or(#fallback));
                 return Some(chain.and_then(|chain| {
                     let map = self.callable(&call.args[1])?;
                     self.position(&unwrap_or, inner, chain, Some(&map))
@@ -806,9 +807,6 @@ impl Lower<'_> {
             ) && !is_iterator_expr(&end.receiver)
             {
                 let view = self.view_or_buffer(&end.receiver)?;
-                let fallback = &call.args[0];
-                let unwrap_or: ExprMethodCall =
-                    syn::parse_quote_spanned!(call.span()=> #inner.unwrap_or(#fallback));
                 return Some(view.and_then(|view| {
                     let end_of = match which.as_str() {
                         "first" => End::First,

@@ -35,6 +35,16 @@ fn diverges(name: &str) -> Option<bool> {
     })
 }
 
+/// Whether `mac` is written `name!`, `std::name!` or `core::name!`: the
+/// macros this module knows are `std`'s.
+fn std_path(mac: &Macro) -> bool {
+    let segments = &mac.path.segments;
+    segments.len() == 1
+        || segments
+            .first()
+            .is_some_and(|first| first.ident == "std" || first.ident == "core")
+}
+
 /// Whether `expr` is a macro that panics (`unreachable!()`, `panic!(…)`).
 pub(super) fn diverges_expr(expr: &Expr) -> bool {
     let mac = match expr {
@@ -46,21 +56,23 @@ pub(super) fn diverges_expr(expr: &Expr) -> bool {
         },
         _ => return false,
     };
-    mac.path
-        .segments
-        .last()
-        .and_then(|last| diverges(&last.ident.to_string()))
-        .unwrap_or(false)
+    std_path(mac)
+        && mac
+            .path
+            .segments
+            .last()
+            .and_then(|last| diverges(&last.ident.to_string()))
+            .unwrap_or(false)
 }
 
 /// Whether `mac` is `name!`, `std::name!` or `core::name!`.
 pub(super) fn is_std_macro(mac: &Macro, name: &str) -> bool {
-    let segments = &mac.path.segments;
-    segments.last().is_some_and(|last| last.ident == name)
-        && (segments.len() == 1
-            || segments
-                .first()
-                .is_some_and(|first| first.ident == "std" || first.ident == "core"))
+    std_path(mac)
+        && mac
+            .path
+            .segments
+            .last()
+            .is_some_and(|last| last.ident == name)
 }
 
 impl Lower<'_> {
@@ -78,10 +90,7 @@ impl Lower<'_> {
         let Ok((expr, rest)) = parsed else {
             return self.unsupported(mac, msg::macro_(&mac.path));
         };
-        let scrutinee = match self.opaque_of(&expr) {
-            Some(value) => value,
-            None => self.expr(&expr)?,
-        };
+        let scrutinee = self.scrutinee(&expr)?;
         // `matches!(self.act, Act::Relu)`: the field is no float.
         let pattern = syn::parse::Parser::parse2(syn::Pat::parse_multi_with_leading_vert, {
             let mut pattern = TokenStream::new();
@@ -97,16 +106,28 @@ impl Lower<'_> {
             self.opaque_use(scrutinee);
         }
         let name = Ident::new("__ad_scrutinee", span);
-        let (mut bindings, mut args) = self.bindings(rest.clone())?;
-        bindings.push(Binding {
-            name: name.clone(),
-            kind: BindingKind::Inline { receiver: false },
-        });
-        args.push(scrutinee);
         let path = &mac.path;
         let tokens = quote_spanned!(span=> #path!(#name, #rest));
-        let mac = Rc::new(EffectMacro { tokens, bindings });
-        Ok(self.push(Inst::Effect { mac, args }, Ty::Bool, span))
+        self.written_with(tokens, rest, vec![(name, scrutinee)], Ty::Bool, span)
+    }
+
+    /// `tokens` run as written (an [`Inst::Effect`] of type `ty`), with the
+    /// locals the user's tokens `user` name bound, and each of `inline`
+    /// written in place of its name (never bound, so never moved).
+    pub(super) fn written_with(
+        &mut self,
+        tokens: TokenStream,
+        user: TokenStream,
+        inline: Vec<(Ident, Value)>,
+        ty: Ty,
+        span: Span,
+    ) -> Lowered {
+        let kind = BindingKind::Inline { receiver: false };
+        let values = inline
+            .into_iter()
+            .map(|(name, value)| (Binding { name, kind }, value))
+            .collect();
+        self.effect_bound(tokens, user, values, ty, span)
     }
 
     /// A macro that does not compute the output, run for its effect. `None`
@@ -114,12 +135,7 @@ impl Lower<'_> {
     /// placeholder after a macro that diverges (never read), or `()`.
     pub(super) fn effect_macro(&mut self, mac: &Macro) -> Option<Lowered> {
         let last = mac.path.segments.last()?.ident.to_string();
-        let std_path =
-            mac.path.segments.len() == 1
-                || mac.path.segments.first().is_some_and(|first| {
-                    ["std", "core"].contains(&first.ident.to_string().as_str())
-                });
-        let diverges = diverges(&last).filter(|_| std_path)?;
+        let diverges = diverges(&last).filter(|_| std_path(mac))?;
         Some(self.effect(mac, &last, diverges))
     }
 
@@ -163,10 +179,7 @@ impl Lower<'_> {
 impl Lower<'_> {
     /// The locals `tokens` name, each bound as an effect binds it, and the
     /// values of the bindings.
-    pub(super) fn bindings(
-        &mut self,
-        tokens: TokenStream,
-    ) -> Result<(Vec<Binding>, Vec<Value>), Poison> {
+    fn bindings(&mut self, tokens: TokenStream) -> Result<(Vec<Binding>, Vec<Value>), Poison> {
         let mut names = Vec::new();
         locals_named(tokens, &mut names);
         let mut bindings = Vec::new();
@@ -246,14 +259,33 @@ impl Lower<'_> {
         ty: Ty,
         span: Span,
     ) -> Lowered {
+        let values = values
+            .into_iter()
+            .map(|(name, value)| {
+                // A buffer is lent as a slice, never moved.
+                let kind = match self.ty(value) {
+                    Ty::Buf(_) => BindingKind::Slice,
+                    _ => BindingKind::Value,
+                };
+                (Binding { name, kind }, value)
+            })
+            .collect();
+        self.effect_bound(tokens, user, values, ty, span)
+    }
+
+    /// `tokens` as an [`Inst::Effect`] of type `ty`: the locals `user`
+    /// names bound as effects bind them, then `values` as given.
+    fn effect_bound(
+        &mut self,
+        tokens: TokenStream,
+        user: TokenStream,
+        values: Vec<(Binding, Value)>,
+        ty: Ty,
+        span: Span,
+    ) -> Lowered {
         let (mut bindings, mut args) = self.bindings(user)?;
-        for (name, value) in values {
-            // A buffer is lent as a slice, never moved.
-            let kind = match self.ty(value) {
-                Ty::Buf(_) => BindingKind::Slice,
-                _ => BindingKind::Value,
-            };
-            bindings.push(Binding { name, kind });
+        for (binding, value) in values {
+            bindings.push(binding);
             args.push(value);
         }
         let mac = Rc::new(EffectMacro { tokens, bindings });

@@ -471,13 +471,13 @@ fn array_by_value<'a>(ty: &'a Type, generic: Option<&Ident>) -> Option<&'a Type>
     }
 }
 
-/// `T` in `Vec<T>`.
 /// A type taken by value that is neither a float, an integer, a `bool`, an
 /// array nor a `Vec` (`kind: Activation`, `mode: solver::Mode`,
 /// `k: Option<usize>`): constant data whose floats, if it holds any, get no
 /// adjoint. The body can only match on it (`match kind { Act::Relu => … }`,
-/// `matches!`, `if let Act::Relu = kind`, `kind == Act::Relu`), so no value
-/// read from it reaches the output, and any other use is an error.
+/// `matches!`, `if let Act::Relu = kind`, `kind == Act::Relu`), print it and
+/// pass it on, so no value read from it reaches the output; any other use is
+/// an error.
 fn opaque_type(ty: &Type) -> bool {
     match ty {
         Type::Path(path) => path.qself.is_none() && vec_elem(ty).is_none(),
@@ -486,6 +486,7 @@ fn opaque_type(ty: &Type) -> bool {
     }
 }
 
+/// `T` in `Vec<T>`.
 fn vec_elem(ty: &Type) -> Option<&Type> {
     let Type::Path(path) = ty else {
         return None;
