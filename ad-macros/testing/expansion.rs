@@ -1187,3 +1187,20 @@ check!(
         d[0] * d[1] + d[2]
     }"
 );
+
+// Constant tables outside the function: a tuple element taken apart and a
+// row's element read as written, integer data passed to a plain function,
+// and an ordering kept in a variable.
+check!(
+    tables_and_orderings,
+    "",
+    "fn f(x: &[f64], idx: &[usize]) -> f64 {
+        let mut e = 0.0;
+        for &(i, j) in EDGES.iter() {
+            let d = x[i] - x[j];
+            e += STENCIL[i][j] * d * d;
+        }
+        let o = x[0].total_cmp(&x[count_above(idx)]);
+        if o.is_lt() { e * x[1] } else { e }
+    }"
+);

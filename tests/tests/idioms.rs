@@ -20,7 +20,9 @@
     clippy::cast_lossless,
     clippy::unreadable_literal,
     clippy::similar_names,
-    clippy::cast_possible_truncation
+    clippy::cast_possible_truncation,
+    clippy::explicit_iter_loop,
+    clippy::useless_vec
 )]
 
 use ad_runtime::differentiate;
@@ -4570,5 +4572,305 @@ mod arrays_from_fn {
     fn from_fn_in_a_generic_function() {
         assert_eq!(squares_vjp([0.5_f32, 2.0], 1.0), (4.25, [1.0, 4.0]));
         assert_eq!(squares_vjp([-1.5_f64, 0.5], 2.0), (2.5, [-6.0, 2.0]));
+    }
+}
+
+/// Constant tables of tuples, rows and integers outside the function, and
+/// integer data passed to plain helpers: spring networks, permutations,
+/// stencils, as mesh and graph code writes them.
+mod tables_and_integer_data {
+    use super::*;
+
+    const EDGES: [(usize, usize); 4] = [(0, 1), (1, 2), (0, 2), (2, 3)];
+    const SPRINGS: [(usize, usize, f64); 3] = [(0, 1, 1.0), (1, 3, 0.5), (0, 3, 2.0)];
+    const STENCIL: [[f64; 3]; 2] = [[1.0, -2.0, 1.0], [-0.5, 0.0, 0.5]];
+    const PERM: [usize; 4] = [2, 0, 3, 1];
+
+    /// The energy of springs of rest length zero along `EDGES`.
+    #[differentiate(vjp, jvp)]
+    fn edge_energy(x: &[f64]) -> f64 {
+        let mut e = 0.0;
+        for &(i, j) in EDGES.iter() {
+            let d = x[i] - x[j];
+            e += d * d;
+        }
+        e
+    }
+
+    /// The same springs, read by index and taken apart by a `let`.
+    #[differentiate(vjp, jvp)]
+    fn edge_energy_indexed(x: &[f64]) -> f64 {
+        let mut e = 0.0;
+        for k in 0..EDGES.len() {
+            let (i, j) = EDGES[k];
+            e += (x[i] - x[j]).powi(2);
+        }
+        e
+    }
+
+    /// The same springs as a chain.
+    #[differentiate(vjp, jvp)]
+    fn edge_energy_chain(x: &[f64]) -> f64 {
+        EDGES.iter().map(|&(i, j)| (x[i] - x[j]).powi(2)).sum()
+    }
+
+    /// Springs with rest lengths, the table iterated by value.
+    #[differentiate(vjp, jvp)]
+    fn spring_energy(x: &[f64]) -> f64 {
+        let mut e = 0.0;
+        for (i, j, rest) in SPRINGS {
+            let d = (x[i] - x[j]).abs() - rest;
+            e += 0.5 * d * d;
+        }
+        e
+    }
+
+    fn edge_gradient(x: &[f64]) -> Vec<f64> {
+        let mut g = vec![0.0; x.len()];
+        for &(i, j) in &EDGES {
+            g[i] += 2.0 * (x[i] - x[j]);
+            g[j] -= 2.0 * (x[i] - x[j]);
+        }
+        g
+    }
+
+    #[test]
+    fn tuple_tables_are_taken_apart_as_written() {
+        let x = &X[..4];
+        let expected = edge_gradient(x);
+        for (f, vjp, jvp) in [
+            (
+                edge_energy as fn(&[f64]) -> f64,
+                edge_energy_vjp as fn(&[f64], &mut [f64], f64) -> f64,
+                edge_energy_jvp as fn(&[f64], &[f64]) -> (f64, f64),
+            ),
+            (
+                edge_energy_indexed,
+                edge_energy_indexed_vjp,
+                edge_energy_indexed_jvp,
+            ),
+            (
+                edge_energy_chain,
+                edge_energy_chain_vjp,
+                edge_energy_chain_jvp,
+            ),
+        ] {
+            assert_close(&check_slice(f, vjp, jvp, x), &expected);
+        }
+        let mut expected = vec![0.0; 4];
+        for (i, j, rest) in SPRINGS {
+            let d = (x[i] - x[j]).abs() - rest;
+            let s = d * (x[i] - x[j]).signum();
+            expected[i] += s;
+            expected[j] -= s;
+        }
+        let grad = check_slice(spring_energy, spring_energy_vjp, spring_energy_jvp, x);
+        assert_close(&grad, &expected);
+    }
+
+    /// A stencil from a table of rows, `STENCIL[r][k]`, at permuted places.
+    #[differentiate(vjp, jvp)]
+    fn stencils(x: &[f64]) -> f64 {
+        let mut s = 0.0;
+        for r in 0..2 {
+            let mut acc = 0.0;
+            for k in 0..3 {
+                acc += STENCIL[r][k] * x[PERM[k + r]];
+            }
+            s += acc * acc;
+        }
+        s
+    }
+
+    /// A local table written out row by row, and one of computed rows.
+    #[differentiate(vjp, jvp)]
+    fn quadratic_forms(x: &[f64]) -> f64 {
+        let m = [[2.0, 0.5], [0.5, 1.0]];
+        let rows = vec![[x[0], 1.0], [0.25, x[1] * x[2]]];
+        let mut s = 0.0;
+        for i in 0..2 {
+            for j in 0..2 {
+                s += m[i][j] * x[i] * x[j] + rows[i][j] * x[j + 2];
+            }
+        }
+        s
+    }
+
+    #[test]
+    fn tables_of_rows_are_read_at_integer_places() {
+        let x = &X[..4];
+        let mut expected = vec![0.0; 4];
+        for r in 0..2 {
+            let acc: f64 = (0..3).map(|k| STENCIL[r][k] * x[PERM[k + r]]).sum();
+            for k in 0..3 {
+                expected[PERM[k + r]] += 2.0 * acc * STENCIL[r][k];
+            }
+        }
+        assert_close(
+            &check_slice(stencils, stencils_vjp, stencils_jvp, x),
+            &expected,
+        );
+        // 2x0² + x0x1 + x1² + x0x2 + x3 + 0.25x2 + x1x2x3
+        let expected = [
+            4.0 * x[0] + x[1] + x[2],
+            x[0] + 2.0 * x[1] + x[2] * x[3],
+            x[0] + 0.25 + x[1] * x[3],
+            1.0 + x[1] * x[2],
+        ];
+        let grad = check_slice(quadratic_forms, quadratic_forms_vjp, quadratic_forms_jvp, x);
+        assert_close(&grad, &expected);
+    }
+
+    /// How many of `idx` are above one: a plain function of integers.
+    fn count_above_one(idx: &[usize]) -> usize {
+        idx.iter().filter(|&&k| k > 1).count()
+    }
+
+    fn second(pair: [usize; 2]) -> usize {
+        pair[1]
+    }
+
+    /// Integer buffers (a parameter, a table, an array, a sub-slice) passed
+    /// to plain functions, which run as written.
+    #[differentiate(vjp, jvp)]
+    fn gathered(x: &[f64], idx: &[usize]) -> f64 {
+        let c = count_above_one(idx);
+        let d = count_above_one(&idx[1..]) + count_above_one(&PERM);
+        let mut s = x[c] * x[d % 4];
+        for k in 0..idx.len() {
+            s += x[idx[k]] * x[second([k, PERM[k]])].sin();
+        }
+        s
+    }
+
+    #[test]
+    fn integer_buffers_go_to_plain_functions() {
+        let idx = [3, 0, 2, 2];
+        let x = &X[..4];
+        let (c, d) = (3, (2 + 2) % 4);
+        let mut expected = vec![0.0; 4];
+        expected[c] += x[d];
+        expected[d] += x[c];
+        for k in 0..4 {
+            let (i, j) = (idx[k], PERM[k]);
+            expected[i] += x[j].sin();
+            expected[j] += x[i] * x[j].cos();
+        }
+        let grad = check_counted_buffer(x, &idx);
+        assert_close(&grad, &expected);
+    }
+
+    fn check_counted_buffer(x: &[f64], idx: &[usize]) -> Vec<f64> {
+        let grad = check_scalar(
+            |p| gathered(p, idx),
+            |p, seed| {
+                let mut d = vec![0.0; p.len()];
+                let out = gathered_vjp(p, &mut d, idx, seed);
+                (out, d)
+            },
+            x,
+        );
+        check_jvp(
+            |p| gathered(p, idx),
+            |p, u| gathered_jvp(p, u, idx),
+            &grad,
+            x,
+        );
+        grad
+    }
+
+    #[derive(Clone, ad_runtime::Tangent)]
+    struct Quadratic {
+        coefficients: [f64; 3],
+    }
+
+    /// An array field taken apart by a `let`.
+    #[differentiate(vjp, jvp)]
+    fn quadratic(q: &Quadratic, x: f64) -> f64 {
+        let [a, b, c] = q.coefficients;
+        a * x * x + b * x + c
+    }
+
+    #[test]
+    fn an_array_field_is_taken_apart() {
+        let point = [0.7, -1.1, 0.4, 1.3];
+        let q = |p: &[f64]| Quadratic {
+            coefficients: [p[0], p[1], p[2]],
+        };
+        let grad = check_scalar(
+            |p| quadratic(&q(p), p[3]),
+            |p, seed| {
+                let mut d = Quadratic {
+                    coefficients: [0.0; 3],
+                };
+                let (out, d_x) = quadratic_vjp(&q(p), &mut d, p[3], seed);
+                let [a, b, c] = d.coefficients;
+                (out, vec![a, b, c, d_x])
+            },
+            &point,
+        );
+        let x = point[3];
+        assert_close(&grad, &[x * x, x, 1.0, 2.0 * point[0] * x + point[1]]);
+        let (_, tangent) = quadratic_jvp(
+            &q(&point),
+            &Quadratic {
+                coefficients: [1.0, 0.0, 0.0],
+            },
+            x,
+            0.0,
+        );
+        assert_close(&[tangent], &[x * x]);
+    }
+}
+
+/// Orderings kept in variables, chained and asked with `is_lt`, as sorting
+/// and tie-breaking code writes them.
+mod orderings {
+    use super::*;
+    use std::cmp::Ordering;
+
+    #[differentiate(vjp, jvp)]
+    fn ordered(a: f64, b: f64, c: f64) -> f64 {
+        let o = a.total_cmp(&b);
+        let tie = o.then(c.total_cmp(&a));
+        if o.is_lt() {
+            a * b
+        } else if o == Ordering::Equal && tie.is_gt() {
+            c * c
+        } else if f64::total_cmp(&b, &c).is_ge() {
+            a - b
+        } else {
+            match a.partial_cmp(&c).unwrap_or(Ordering::Equal) {
+                Ordering::Less => a * c,
+                _ => b + c,
+            }
+        }
+    }
+
+    #[test]
+    fn an_ordering_in_a_variable_chooses_the_branch() {
+        // At a tie, where finite differences cross a jump: the branch's
+        // derivative, `c * c`.
+        assert_eq!(ordered_vjp(1.0, 1.0, 2.0, 1.0), (4.0, 0.0, 0.0, 4.0));
+        // a < b; a > b ≥ c; b < c and a < c; b < c ≤ a.
+        let cases: [([f64; 3], [f64; 3]); 4] = [
+            ([0.5, 1.5, 0.2], [1.5, 0.5, 0.0]),
+            ([2.0, 1.0, 0.5], [1.0, -1.0, 0.0]),
+            ([1.2, 0.3, 1.4], [1.4, 0.0, 1.2]),
+            ([2.0, 0.3, 1.4], [0.0, 1.0, 1.0]),
+        ];
+        for (point, expected) in cases {
+            let grad = check_scalar(
+                |p| ordered(p[0], p[1], p[2]),
+                |p, seed| {
+                    let (out, a, b, c) = ordered_vjp(p[0], p[1], p[2], seed);
+                    (out, vec![a, b, c])
+                },
+                &point,
+            );
+            assert_close(&grad, &expected);
+            let (_, tangent) = ordered_jvp(point[0], 1.0, point[1], 1.0, point[2], 1.0);
+            assert_close(&[tangent], &[expected.iter().sum()]);
+        }
     }
 }

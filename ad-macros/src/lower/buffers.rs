@@ -12,7 +12,7 @@
 //! ```
 
 use proc_macro2::{Literal, Span};
-use quote::ToTokens;
+use quote::{ToTokens, quote_spanned};
 use syn::ext::IdentExt;
 use syn::parse::ParseStream;
 use syn::spanned::Spanned;
@@ -680,8 +680,48 @@ impl Lower<'_> {
 
     /// `xs[i]`.
     pub(super) fn index(&mut self, expr: &ExprIndex) -> Lowered {
+        if let Some(read) = self.table_read(expr) {
+            return read;
+        }
         let (buf, index) = self.element_at(expr)?;
         Ok(self.load(buf, index, expr.span()))
+    }
+
+    /// `M2[i][j]` of a table of rows outside the function (`const M2:
+    /// [[f64; 3]; 3]`), at integer indices: constant data, read as written.
+    /// `None` for any other indexing.
+    fn table_read(&mut self, expr: &ExprIndex) -> Option<Lowered> {
+        let mut indices = vec![&*expr.index];
+        let mut base = super::strip_parens(&expr.expr);
+        while let Expr::Index(inner) = base {
+            indices.push(&inner.index);
+            base = super::strip_parens(&inner.expr);
+        }
+        let Expr::Path(path) = base else {
+            return None;
+        };
+        if indices.len() < 2
+            || !is_constant_path(path)
+            || self
+                .special(&path.path.segments[0].ident.to_string())
+                .is_some()
+            || !indices.iter().all(|index| self.is_constant_data(index))
+        {
+            return None;
+        }
+        let span = expr.span();
+        let mut values = Vec::new();
+        let mut tokens = path.to_token_stream();
+        for (k, index) in indices.into_iter().rev().enumerate() {
+            let value = match self.expr(index) {
+                Ok(value) => value,
+                Err(Poison) => return Some(Err(Poison)),
+            };
+            let name = proc_macro2::Ident::new(&format!("__ad_arg{k}"), span);
+            tokens = quote_spanned!(span=> #tokens[#name]);
+            values.push((name, value));
+        }
+        Some(Ok(self.call_as_written(tokens, values, Ty::Unknown, span)))
     }
 
     fn element_at(&mut self, expr: &ExprIndex) -> Result<(Value, Value), Poison> {

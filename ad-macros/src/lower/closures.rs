@@ -16,7 +16,8 @@
 
 use std::rc::Rc;
 
-use proc_macro2::Span;
+use proc_macro2::{Ident, Span};
+use quote::quote_spanned;
 use syn::ext::IdentExt;
 use syn::spanned::Spanned;
 use syn::{Expr, ExprClosure, ExprPath, Pat};
@@ -376,6 +377,30 @@ impl Lower<'_> {
                     let index = self.int_add(view.start, offset, span);
                     let elem = self.load(view.buf, index, span);
                     bound = bound.and(self.bind_pattern(pat, Item::Value(elem)));
+                }
+                bound
+            }
+            // `for &(i, j) in EDGES.iter()`, `let (i, j) = EDGES[k];`: an
+            // element of a table, which is a tuple, read as written; its
+            // parts are constant data of types only rustc sees.
+            (Pat::Tuple(tuple), Item::Value(elem) | Item::Ref(elem))
+                if let Inst::Load(buf, index) = *self.builder.func().inst(elem)
+                    && matches!(self.builder.func().inst(buf), Inst::Const(_))
+                    && !tuple.elems.iter().any(|elem| matches!(elem, Pat::Rest(_))) =>
+            {
+                let span = tuple.span();
+                let n = tuple.elems.len();
+                let table = Ident::new("__ad_receiver", span);
+                let at = Ident::new("__ad_arg0", span);
+                let tokens = quote_spanned!(span=> #table[#at]);
+                let values = vec![(table, buf), (at, index)];
+                let whole =
+                    self.call_as_written(tokens, values, Ty::Tuple(vec![Ty::Unknown; n]), span);
+                let mut bound = Ok(());
+                for (k, pat) in tuple.elems.iter().enumerate() {
+                    let k = u32::try_from(k).expect("a small tuple");
+                    let part = self.push(Inst::Extract(whole, k), Ty::Unknown, span);
+                    bound = bound.and(self.bind_pattern(pat, Item::Value(part)));
                 }
                 bound
             }

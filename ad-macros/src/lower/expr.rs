@@ -820,6 +820,12 @@ impl Lower<'_> {
         let Some(prim) = Prim::from_method(&name) else {
             let receiver = self.expr(&call.receiver)?;
             let message = match self.ty(receiver) {
+                // `o.is_lt()`, `o.then(p)` of an ordering kept in a
+                // variable: constant data of a type only rustc sees, asked
+                // with constant data.
+                Ty::Unknown if !name.starts_with("to_") => {
+                    return self.constant_method(call, receiver, &name);
+                }
                 Ty::Int => match integer_method(&name) {
                     Some(ty) if call.turbofish.is_none() => {
                         return self.integer_method(call, receiver, ty);
@@ -918,6 +924,44 @@ impl Lower<'_> {
             })()),
             _ => None,
         }
+    }
+
+    /// `receiver.name(args…)` of constant data of a type the macro cannot
+    /// see (an ordering kept in a variable): run as written, a `bool` for a
+    /// test (`is_lt`, `is_eq`). Its arguments must be constant data too: a
+    /// float passed to a method no rule knows would lose its derivative.
+    fn constant_method(&mut self, call: &ExprMethodCall, receiver: Value, name: &str) -> Lowered {
+        let span = call.span();
+        let mut values = vec![(proc_macro2::Ident::new("__ad_receiver", span), receiver)];
+        let mut refs = Vec::new();
+        for (k, arg) in call.args.iter().enumerate() {
+            let (arg, by_ref) = match super::strip_parens(arg) {
+                Expr::Reference(reference) if reference.mutability.is_none() => {
+                    (&*reference.expr, true)
+                }
+                arg => (arg, false),
+            };
+            let value = self.expr(arg)?;
+            if !matches!(self.ty(value), Ty::Unknown | Ty::Int | Ty::Bool) {
+                return self.unsupported(arg, msg::CONSTANT_METHOD_FLOAT);
+            }
+            refs.push(by_ref.then(|| quote::quote!(&)));
+            values.push((
+                proc_macro2::Ident::new(&format!("__ad_arg{k}"), span),
+                value,
+            ));
+        }
+        let method = &call.method;
+        let turbofish = &call.turbofish;
+        let receiver_name = &values[0].0;
+        let args = values[1..].iter().map(|(name, _)| name);
+        let tokens = quote_spanned!(span=> #receiver_name.#method #turbofish(#(#refs #args),*));
+        let ty = if name.starts_with("is_") {
+            Ty::Bool
+        } else {
+            Ty::Unknown
+        };
+        Ok(self.call_as_written(tokens, values, ty, span))
     }
 
     /// `ad_runtime::checkpoint(g(x))`: the call `g(x)` of a differentiated
@@ -1058,9 +1102,29 @@ impl Lower<'_> {
             [ty, _] => self.float_type(ty),
             _ => None,
         };
+        // `f64::total_cmp(&a, &b)`: the method, `a.total_cmp(&b)`.
+        if let (Some(_), [_, name]) = (&float_ty, segments.as_slice())
+            && matches!(name.as_str(), "total_cmp" | "partial_cmp")
+            && call.args.len() == 2
+        {
+            let receiver = match super::strip_parens(&call.args[0]) {
+                Expr::Reference(reference) => (*reference.expr).clone(),
+                receiver => receiver.clone(),
+            };
+            let method = syn::ExprMethodCall {
+                attrs: Vec::new(),
+                receiver: Box::new(receiver),
+                dot_token: Default::default(),
+                method: syn::Ident::new(name, func.span()),
+                turbofish: None,
+                paren_token: Default::default(),
+                args: std::iter::once(call.args[1].clone()).collect(),
+            };
+            return self.ordering_method(&method, name).expect("an ordering");
+        }
         let float_ty = match float_ty {
             Some(float_ty) => float_ty,
-            None if call.args.iter().all(|arg| self.is_integer_expr(arg)) => {
+            None if call.args.iter().all(|arg| self.is_constant_data(arg)) => {
                 return self.constant_call(func, call, &segments);
             }
             None if calls::is_user_function(func) => return self.user_call(func, call),
@@ -1193,12 +1257,15 @@ impl Lower<'_> {
         Ok(self.call_as_written(tokens, values, ty, span))
     }
 
-    /// `std::cmp::min(k, n - 1)`, `usize::pow(2, k)`, `idx(i, j, n)`: a call
-    /// whose arguments are all integers (or `bool`s) computes constant data,
-    /// whatever the function is, so it runs as written, each argument bound
-    /// to its value. Its type is an integer for the integer functions of
-    /// `std` and of the integer types, and unseen for a function of the
-    /// user's (a float it returns is a constant like `PI`).
+    /// `std::cmp::min(k, n - 1)`, `usize::pow(2, k)`, `idx(i, j, n)`,
+    /// `count(&PERM)`: a call whose arguments are all constant data
+    /// ([`Self::is_constant_data`]) computes constant data, whatever the
+    /// function is, so it runs as written: each integer argument bound to
+    /// its value, the others (tables, integer buffers) written as they are
+    /// with the locals they name bound. Its type is an integer for the
+    /// integer functions of `std` and of the integer types, and unseen for
+    /// a function of the user's (a float it returns is a constant like
+    /// `PI`).
     pub(super) fn constant_call(
         &mut self,
         func: &ExprPath,
@@ -1207,12 +1274,18 @@ impl Lower<'_> {
     ) -> Lowered {
         let span = call.span();
         let mut values = Vec::new();
+        let mut args = Vec::new();
+        let mut user = proc_macro2::TokenStream::new();
         for (k, arg) in call.args.iter().enumerate() {
+            if !self.is_integer_expr(arg) {
+                args.push(arg.to_token_stream());
+                user.extend(arg.to_token_stream());
+                continue;
+            }
             let value = self.scalar_expr(arg)?;
-            values.push((
-                proc_macro2::Ident::new(&format!("__ad_arg{k}"), span),
-                value,
-            ));
+            let name = proc_macro2::Ident::new(&format!("__ad_arg{k}"), span);
+            args.push(name.to_token_stream());
+            values.push((name, value));
         }
         let segments: Vec<&str> = segments.iter().map(String::as_str).collect();
         let ty = match segments.as_slice() {
@@ -1227,9 +1300,45 @@ impl Lower<'_> {
             }
             _ => Ty::Unknown,
         };
-        let names = values.iter().map(|(name, _)| name);
-        let tokens = quote_spanned!(span=> #func(#(#names),*));
-        Ok(self.call_as_written(tokens, values, ty, span))
+        let tokens = quote_spanned!(span=> #func(#(#args),*));
+        self.written_with(tokens, user, values, ty, span)
+    }
+
+    /// Whether `expr` is constant data that a call may take as written: an
+    /// integer ([`Self::is_integer_expr`]), a buffer of integers (`idx` of
+    /// `idx: &[usize]`), a table by its case (`PERM`, `PERM[k]`), an array
+    /// of these (`[1, 0, 1]`), or a reference to one (`&PERM`, `&idx[1..]`).
+    pub(super) fn is_constant_data(&self, expr: &Expr) -> bool {
+        match expr {
+            Expr::Paren(paren) => self.is_constant_data(&paren.expr),
+            Expr::Group(group) => self.is_constant_data(&group.expr),
+            Expr::Reference(reference) => {
+                reference.mutability.is_none() && self.is_constant_data(&reference.expr)
+            }
+            Expr::Array(array) => array.elems.iter().all(|elem| self.is_constant_data(elem)),
+            Expr::Repeat(repeat) => {
+                self.is_constant_data(&repeat.expr) && self.is_integer_expr(&repeat.len)
+            }
+            Expr::Index(index) => {
+                self.is_constant_data(&index.expr)
+                    && match &*index.index {
+                        Expr::Range(range) => [&range.start, &range.end]
+                            .into_iter()
+                            .flatten()
+                            .all(|bound| self.is_integer_expr(bound)),
+                        index => self.is_integer_expr(index),
+                    }
+            }
+            Expr::Path(path) => {
+                self.is_integer_expr(expr)
+                    || path_local(path).is_some_and(|name| {
+                        matches!(self.lookup(&name), Some(Ok(value))
+                            if matches!(self.ty(value), Ty::Buf(elem)
+                                if matches!(*elem, Ty::Int | Ty::Bool)))
+                    })
+            }
+            _ => self.is_integer_expr(expr),
+        }
     }
 
     /// Whether `expr` is an integer or a `bool` by its form: a literal, a

@@ -1102,6 +1102,15 @@ impl Lower<'_> {
             self.bind(name, value);
             return;
         }
+        // `let [u, v, w] = p.a;` of an array field: its elements.
+        if let (Pat::Slice(_), Expr::Field(field)) = (pat, strip_parens(&init.expr))
+            && let Some(buf) = self.field(field, true)
+        {
+            if let Ok(buf) = buf {
+                let _ = self.bind_pattern(pat, closures::Item::Value(buf));
+            }
+            return;
+        }
         // `let [x, y, z] = cross(&a, &b);`: the callee's buffer, taken apart.
         if let (Pat::Slice(_), Some((func, call))) = (pat, self.user_call_of(&init.expr)) {
             let value = self.user_call_buffer(func, call);
@@ -1115,7 +1124,7 @@ impl Lower<'_> {
         // run as written (see `constant_call`), its elements read from it.
         if let (Pat::Tuple(tuple), Some((func, call))) = (pat, self.user_call_of(&init.expr))
             && tuple.elems.iter().all(|elem| !matches!(elem, Pat::Rest(_)))
-            && call.args.iter().all(|arg| self.is_integer_expr(arg))
+            && call.args.iter().all(|arg| self.is_constant_data(arg))
         {
             let span = call.span();
             let whole = self.constant_call(func, call, &expr::segments(&func.path));
@@ -1195,8 +1204,8 @@ impl Lower<'_> {
             Err(Poison) if name.is_none() => return,
             Err(Poison) => Err(Poison),
         };
-        // `let [x, y, z] = *p;`
-        if let (Pat::Slice(_), Ok(value)) = (pat, value) {
+        // `let [x, y, z] = *p;`, `let (i, j) = EDGES[k];`
+        if let (Pat::Slice(_) | Pat::Tuple(_), Ok(value)) = (pat, value) {
             let _ = self.bind_pattern(pat, closures::Item::Value(value));
             return;
         }
@@ -1418,6 +1427,44 @@ impl Lower<'_> {
 /// and whether the rows are `Vec`s (their length an expression evaluated
 /// where the buffer is made, not a constant).
 fn rows_literal(expr: &Expr) -> Option<(Expr, Expr, bool)> {
+    // `[[1.0, 0.5], [-0.25, 2.0]]`, `vec![[1.0, 0.5], [-0.25, 2.0]]`: rows
+    // written out, of one length, made flat.
+    let rows: Option<Vec<Expr>> = match strip_parens(expr) {
+        Expr::Array(outer) => Some(outer.elems.iter().cloned().collect()),
+        Expr::Macro(mac) if mac.mac.path.is_ident("vec") => mac
+            .mac
+            .parse_body_with(syn::punctuated::Punctuated::<Expr, syn::Token![,]>::parse_terminated)
+            .ok()
+            .map(|elems| elems.into_iter().collect()),
+        _ => None,
+    };
+    if let Some(rows) = rows {
+        let rows: Vec<&syn::ExprArray> = rows
+            .iter()
+            .map(|row| match strip_parens(row) {
+                Expr::Array(row) => Some(row),
+                _ => None,
+            })
+            .collect::<Option<_>>()?;
+        let width = rows.first()?.elems.len();
+        let elems: Vec<&Expr> = rows.iter().flat_map(|row| &row.elems).collect();
+        if rows.iter().any(|row| row.elems.len() != width)
+            || elems.iter().any(|elem| {
+                matches!(
+                    strip_parens(elem),
+                    Expr::Repeat(_) | Expr::Array(_) | Expr::Macro(_)
+                )
+            })
+        {
+            return None;
+        }
+        let flat: Expr = match strip_parens(expr) {
+            Expr::Array(_) => syn::parse_quote_spanned!(expr.span()=> [#(#elems),*]),
+            _ => syn::parse_quote_spanned!(expr.span()=> vec![#(#elems),*]),
+        };
+        let width = proc_macro2::Literal::usize_unsuffixed(width);
+        return Some((flat, syn::parse_quote!(#width), false));
+    }
     let (row, count) = match strip_parens(expr) {
         Expr::Repeat(outer) => ((*outer.expr).clone(), (*outer.len).clone()),
         Expr::Macro(mac) => vec_repeat(mac)?,
