@@ -4874,3 +4874,87 @@ mod orderings {
         }
     }
 }
+
+/// Meshes and interpolation: rows of integers taken apart by `*t`, a tuple
+/// of rows, and a search by `partition_point`.
+mod meshes_and_searches {
+    use super::*;
+
+    /// The area of a triangle mesh, `tris` holding each triangle's corners.
+    #[differentiate(vjp, jvp)]
+    fn mesh_area(pts: &[[f64; 2]], tris: &[[usize; 3]]) -> f64 {
+        let mut area = 0.0;
+        for t in tris {
+            let [i, j, k] = *t;
+            let (p, q, r) = (pts[i], pts[j], pts[k]);
+            let cross = (q[0] - p[0]) * (r[1] - p[1]) - (q[1] - p[1]) * (r[0] - p[0]);
+            area += 0.5 * cross.abs();
+        }
+        area
+    }
+
+    #[test]
+    fn a_mesh_is_read_through_its_connectivity() {
+        let tris = [[0, 1, 2], [0, 2, 3]];
+        let point = [0.0, 0.0, 2.0, 0.1, 1.9, 1.2, -0.2, 1.0];
+        let rows = |p: &[f64]| [[p[0], p[1]], [p[2], p[3]], [p[4], p[5]], [p[6], p[7]]];
+        let grad = check_scalar(
+            |p| mesh_area(&rows(p), &tris),
+            |p, seed| {
+                let mut d = [[0.0; 2]; 4];
+                let out = mesh_area_vjp(&rows(p), &mut d, &tris, seed);
+                (out, d.concat())
+            },
+            &point,
+        );
+        // Both triangles are counter-clockwise: the area's gradient at a
+        // corner is half the opposite edge turned outwards.
+        let mut expected = [0.0; 8];
+        for t in tris {
+            for c in 0..3 {
+                let (a, b) = (t[(c + 1) % 3], t[(c + 2) % 3]);
+                expected[2 * t[c]] += 0.5 * (point[2 * a + 1] - point[2 * b + 1]);
+                expected[2 * t[c] + 1] += 0.5 * (point[2 * b] - point[2 * a]);
+            }
+        }
+        assert_close(&grad, &expected);
+        let (_, tangent) = mesh_area_jvp(&rows(&point), &[[1.0, 0.0]; 4], &tris);
+        assert_close(&[tangent], &[(0..4).map(|k| expected[2 * k]).sum()]);
+    }
+
+    /// Linear interpolation of `y` at `t`, the interval found by a search.
+    #[differentiate(vjp, jvp)]
+    fn interpolate(y: &[f64], t: f64) -> f64 {
+        let knots = [0.0, 0.5, 1.0, 1.5, 2.0];
+        let k = knots.partition_point(|&s| s <= t).clamp(1, knots.len() - 1);
+        let w = (t - knots[k - 1]) / (knots[k] - knots[k - 1]);
+        y[k - 1] * (1.0 - w) + y[k] * w
+    }
+
+    #[test]
+    fn partition_point_finds_the_interval() {
+        let y = [0.2, 1.1, -0.4, 0.7, 1.9];
+        for (t, k) in [(0.3, 1), (0.8, 2), (1.2, 3), (1.7, 4)] {
+            let mut point = y.to_vec();
+            point.push(t);
+            let grad = check_scalar(
+                |p| interpolate(&p[..5], p[5]),
+                |p, seed| {
+                    let mut d = vec![0.0; 5];
+                    let (out, d_t) = interpolate_vjp(&p[..5], &mut d, p[5], seed);
+                    d.push(d_t);
+                    (out, d)
+                },
+                &point,
+            );
+            let w = (t - 0.5 * (k - 1) as f64) / 0.5;
+            let mut expected = [0.0; 6];
+            expected[k - 1] = 1.0 - w;
+            expected[k] = w;
+            expected[5] = (y[k] - y[k - 1]) / 0.5;
+            assert_close(&grad, &expected);
+            let (_, tangent) = interpolate_jvp(&y, &[0.0; 5], t, 1.0);
+            assert_close(&[tangent], &[expected[5]]);
+        }
+    }
+}

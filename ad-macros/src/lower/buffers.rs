@@ -1046,6 +1046,16 @@ impl Lower<'_> {
                     let zero = self.int_lit(0, span);
                     Ok(self.binary(BinOp::Eq, len, zero, span))
                 }
+                // `knots.partition_point(|&k| k <= t)`: a search by
+                // comparisons, so constant data (an integer), run as written
+                // with the buffer lent and the locals the predicate names.
+                ("partition_point", 1) => {
+                    let receiver = proc_macro2::Ident::new("__ad_receiver", span);
+                    let predicate = &call.args[0];
+                    let tokens = quote_spanned!(span=> #receiver.partition_point(#predicate));
+                    let user = predicate.to_token_stream();
+                    self.as_written(tokens, user, vec![(receiver, buf)], Ty::Int, span)
+                }
                 // `v.fill(x)`: every element written.
                 ("fill", 1) => {
                     let value = self.expr(&call.args[0])?;

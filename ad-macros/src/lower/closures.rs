@@ -496,6 +496,13 @@ impl Lower<'_> {
                     None => self.expr(expr).map(Item::Value),
                 },
             },
+            // `let [i, j, k] = *t;` of a row `t`: the row.
+            Expr::Unary(unary)
+                if matches!(unary.op, syn::UnOp::Deref(_))
+                    && let Some(view) = self.view_of(&unary.expr) =>
+            {
+                view.map(Item::View)
+            }
             expr => match self.view_of(expr) {
                 Some(view) => view.map(Item::View),
                 None => self.expr(expr).map(Item::Value),
