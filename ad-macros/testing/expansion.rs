@@ -1204,3 +1204,14 @@ check!(
         if o.is_lt() { e * x[1] } else { e }
     }"
 );
+
+// A call returning an array nested in a call of the same function: the
+// inner output is passed on by value.
+check!(
+    nested_array_calls,
+    "",
+    "fn f(q: [f64; 2], v: [f64; 2]) -> f64 {
+        let r = cmul(cmul(q, v), q);
+        r[0] * r[1]
+    }"
+);

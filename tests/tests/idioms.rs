@@ -4958,3 +4958,74 @@ mod meshes_and_searches {
         }
     }
 }
+
+/// Calls of a function returning an array nested in calls of the same
+/// function: a rotation by quaternions, `q v q*`.
+mod nested_array_calls {
+    use super::*;
+
+    #[differentiate(vjp, jvp)]
+    fn qmul(a: [f64; 4], b: [f64; 4]) -> [f64; 4] {
+        [
+            a[0] * b[0] - a[1] * b[1] - a[2] * b[2] - a[3] * b[3],
+            a[0] * b[1] + a[1] * b[0] + a[2] * b[3] - a[3] * b[2],
+            a[0] * b[2] - a[1] * b[3] + a[2] * b[0] + a[3] * b[1],
+            a[0] * b[3] + a[1] * b[2] - a[2] * b[1] + a[3] * b[0],
+        ]
+    }
+
+    /// The squared distance of `v` rotated by `q` (not normalised: a
+    /// rotation and a scaling by `|q|²`) from a target.
+    #[differentiate(vjp, jvp)]
+    fn rotated_error(q: &[f64], v: &[f64]) -> f64 {
+        let conj = [q[0], -q[1], -q[2], -q[3]];
+        let r = qmul(
+            qmul([q[0], q[1], q[2], q[3]], [0.0, v[0], v[1], v[2]]),
+            conj,
+        );
+        let target = [0.0, 1.0, -0.5, 0.25];
+        (1..4).map(|k| (r[k] - target[k]).powi(2)).sum()
+    }
+
+    /// The rotation as a matrix, by hand: `|q|² R(q/|q|) v`.
+    fn rotated(q: &[f64], v: &[f64]) -> [f64; 3] {
+        let [w, x, y, z] = [q[0], q[1], q[2], q[3]];
+        let m = [
+            [
+                w * w + x * x - y * y - z * z,
+                2.0 * (x * y - w * z),
+                2.0 * (x * z + w * y),
+            ],
+            [
+                2.0 * (x * y + w * z),
+                w * w - x * x + y * y - z * z,
+                2.0 * (y * z - w * x),
+            ],
+            [
+                2.0 * (x * z - w * y),
+                2.0 * (y * z + w * x),
+                w * w - x * x - y * y + z * z,
+            ],
+        ];
+        std::array::from_fn(|i| (0..3).map(|j| m[i][j] * v[j]).sum())
+    }
+
+    #[test]
+    fn nested_calls_pass_the_inner_array_on() {
+        let (q, v) = ([0.9, 0.1, -0.3, 0.2], [1.0, 2.0, -1.0]);
+        let target = [1.0, -0.5, 0.25];
+        let r = rotated(&q, &v);
+        let by_hand: f64 = (0..3).map(|k| (r[k] - target[k]).powi(2)).sum();
+        assert!((rotated_error(&q, &v) - by_hand).abs() < 1e-12);
+        // The gradient in v by the matrix: 2 Mᵀ (r - target).
+        let residual: Vec<f64> = (0..3).map(|k| r[k] - target[k]).collect();
+        let mut expected_v = [0.0; 3];
+        for (j, e) in expected_v.iter_mut().enumerate() {
+            let unit: [f64; 3] = std::array::from_fn(|i| f64::from(u8::from(i == j)));
+            let column = rotated(&q, &unit);
+            *e = 2.0 * (0..3).map(|i| column[i] * residual[i]).sum::<f64>();
+        }
+        let grad = check_pair(rotated_error, rotated_error_vjp, rotated_error_jvp, &q, &v);
+        assert_close(&grad[4..], &expected_v);
+    }
+}

@@ -12,6 +12,7 @@
 //!                          %6: pullback = extract %4.1 ; g_pullback
 //! ```
 
+use quote::ToTokens;
 use syn::ext::IdentExt;
 use syn::spanned::Spanned;
 use syn::{Expr, ExprCall, ExprPath};
@@ -87,6 +88,14 @@ impl Lower<'_> {
     /// output is moved into (see [`UserCall::into`]), as for the other
     /// buffers made there.
     pub(super) fn user_call_buffer(&mut self, func: &ExprPath, call: &ExprCall) -> Lowered {
+        let path = func.path.to_token_stream().to_string();
+        let outer = self.buffer_callee.replace(path);
+        let buf = self.user_call_buffer_of(func, call);
+        self.buffer_callee = outer;
+        buf
+    }
+
+    fn user_call_buffer_of(&mut self, func: &ExprPath, call: &ExprCall) -> Lowered {
         if self.builder.depth() == 0 {
             return self.user_call_returning(func, call, Returns::Buffer);
         }
@@ -338,6 +347,15 @@ impl Lower<'_> {
                     .unsupported(arg, msg::CALL_REFERENCE)
                     .map(|value| (value, Mode::Val)),
             };
+        }
+        // `qmul(qmul(a, b), c)` of a function returning an array: the
+        // inner call's buffer, passed by value.
+        if let Some((func, call)) = self.user_call_of(arg)
+            && self.buffer_callee.as_ref() == Some(&func.path.to_token_stream().to_string())
+        {
+            return self
+                .user_call_buffer(func, call)
+                .map(|buf| (buf, Mode::Copy));
         }
         // `g(*a)` of an array parameter `a: &[f64; 3]`: a copy.
         if let Expr::Unary(unary) = arg

@@ -169,6 +169,7 @@ pub(crate) fn body(cx: &Ctxt, func: &ItemFn, sig: &Signature) -> Option<Function
         const_items: Default::default(),
         by_value: Vec::new(),
         vec_rows: Vec::new(),
+        buffer_callee: None,
         struct_types: Vec::new(),
         returned_tuple: None,
         returns_vec: matches!(&func.sig.output,
@@ -279,6 +280,11 @@ struct Lower<'a> {
     /// Parameters of rows that are `Vec`s (`&[Vec<f64>]`), held as a flat
     /// copy: no callee takes them so.
     vec_rows: Vec<Value>,
+    /// The function a call being lowered calls, when its result is a
+    /// buffer (`qmul` of `let r = qmul(qmul(a, b), c);`, `r` used as one):
+    /// a call of the same function among its arguments returns a buffer
+    /// too.
+    buffer_callee: Option<String>,
     /// The parameter structs and the paths of their types.
     struct_types: Vec<(Value, syn::Path)>,
     /// In a function returning a tuple and returning early, the types of
