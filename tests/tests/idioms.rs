@@ -5029,3 +5029,53 @@ mod nested_array_calls {
         assert_close(&grad[4..], &expected_v);
     }
 }
+
+/// `v.extend(chain)`: the loop pushing each item that it stands for.
+mod extends {
+    use super::*;
+
+    #[differentiate(vjp, jvp)]
+    fn doubled_then_itself(x: &[f64]) -> f64 {
+        let mut v = Vec::with_capacity(2 * x.len());
+        v.extend(x.iter().map(|t| t * 2.0));
+        v.extend(x.iter().filter(|&&t| t > 0.0));
+        v.iter().map(|t| t * t).sum()
+    }
+
+    /// A buffer made empty in each iteration and extended.
+    #[differentiate(vjp, jvp)]
+    fn scaled_sines(x: &[f64]) -> f64 {
+        let mut s = 0.0;
+        for k in 0..3 {
+            let mut v = Vec::new();
+            v.extend(x.iter().map(|t| t * (k as f64 + 1.0)));
+            s += v.iter().map(|t| t.sin()).sum::<f64>();
+        }
+        s
+    }
+
+    #[test]
+    fn extend_pushes_each_item() {
+        let grad = check_slice(
+            doubled_then_itself,
+            doubled_then_itself_vjp,
+            doubled_then_itself_jvp,
+            &X,
+        );
+        let expected: Vec<f64> = X
+            .iter()
+            .map(|&t| 8.0 * t + if t > 0.0 { 2.0 * t } else { 0.0 })
+            .collect();
+        assert_close(&grad, &expected);
+        let grad = check_slice(scaled_sines, scaled_sines_vjp, scaled_sines_jvp, &X);
+        let expected: Vec<f64> = X
+            .iter()
+            .map(|&t| {
+                (1..=3)
+                    .map(|k| f64::from(k) * (f64::from(k) * t).cos())
+                    .sum()
+            })
+            .collect();
+        assert_close(&grad, &expected);
+    }
+}

@@ -235,7 +235,9 @@ pub(crate) fn body(cx: &Ctxt, func: &ItemFn, sig: &Signature) -> Option<Function
             lower.bind_rows(&param.name, buf, &rows.width, param.span);
         }
     }
-    let out = lower.fn_body(&func.block, &sig.output_ty).ok()?;
+    let out = lower
+        .fn_body(&extends_as_loops(&func.block), &sig.output_ty)
+        .ok()?;
     lower.builder.refine_ty(out, &sig.output_ty);
     Some(lower.builder.finish(out))
 }
@@ -1493,6 +1495,46 @@ fn rows_literal(expr: &Expr) -> Option<(Expr, Expr, bool)> {
     }
     let flat: Expr = syn::parse_quote_spanned!(expr.span()=> vec![#fill; (#count) * (#width)]);
     Some((flat, width, vecs))
+}
+
+/// The body with every `v.extend(chain);` written as the loop it stands
+/// for, `for item in chain { v.push(item); }`: a loop pushing onto `v`,
+/// supported wherever such a loop is.
+fn extends_as_loops(block: &Block) -> std::borrow::Cow<'_, Block> {
+    struct Extends(bool);
+    impl syn::visit_mut::VisitMut for Extends {
+        fn visit_stmt_mut(&mut self, stmt: &mut Stmt) {
+            if let Some(pushes) = extended(stmt) {
+                *stmt = pushes;
+                self.0 = true;
+            }
+            syn::visit_mut::visit_stmt_mut(self, stmt);
+        }
+    }
+    let mut rewritten = block.clone();
+    let mut extends = Extends(false);
+    syn::visit_mut::VisitMut::visit_block_mut(&mut extends, &mut rewritten);
+    match extends.0 {
+        true => std::borrow::Cow::Owned(rewritten),
+        false => std::borrow::Cow::Borrowed(block),
+    }
+}
+
+/// `v.extend(chain);` as `for __ad_item in chain { v.push(__ad_item); }`;
+/// `None` for any other statement.
+fn extended(stmt: &Stmt) -> Option<Stmt> {
+    let Stmt::Expr(Expr::MethodCall(call), Some(_)) = stmt else {
+        return None;
+    };
+    if call.method != "extend" || call.args.len() != 1 || !iter::is_iterator_expr(&call.args[0]) {
+        return None;
+    }
+    let (receiver, items) = (&call.receiver, &call.args[0]);
+    Some(syn::parse_quote_spanned!(call.span()=>
+        for __ad_item in #items {
+            #receiver.push(__ad_item);
+        }
+    ))
 }
 
 /// `vec![fill; len]`: `fill` and `len`.
