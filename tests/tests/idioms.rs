@@ -5079,3 +5079,77 @@ mod extends {
         assert_close(&grad, &expected);
     }
 }
+
+/// `take_while`, and `for` loops over chains whose closures assign what they
+/// capture: the loop carries what they assign.
+mod take_while_and_stateful_chains {
+    use super::*;
+
+    #[differentiate(vjp, jvp)]
+    fn leading_squares(x: &[f64]) -> f64 {
+        x.iter().take_while(|&&v| v < 1.0).map(|v| v * v).sum()
+    }
+
+    #[differentiate(vjp, jvp)]
+    fn leading_sines(x: &[f64]) -> f64 {
+        let mut s = 0.0;
+        for &v in x.iter().take_while(|v| v.abs() < 1.5) {
+            s += v.sin();
+        }
+        s
+    }
+
+    /// A map that counts the items it has seen (an `FnMut`), iterated by
+    /// `for`: before the loop carried `seen`, `_vjp` saw it at zero in every
+    /// iteration and returned a wrong value.
+    #[differentiate(vjp, jvp)]
+    fn counted(x: &[f64]) -> f64 {
+        let mut seen = 0;
+        let mut s = 0.0;
+        for v in x.iter().map(|v| {
+            seen += 1;
+            v * f64::from(seen)
+        }) {
+            s += v * v;
+        }
+        s + f64::from(seen)
+    }
+
+    #[test]
+    fn take_while_stops_at_the_first_rejected_item() {
+        // X = [0.3, -1.2, 0.8, 2.1, …]: three items below 1, then 2.1.
+        let grad = check_slice(
+            leading_squares,
+            leading_squares_vjp,
+            leading_squares_jvp,
+            &X,
+        );
+        let mut expected = [0.0; 7];
+        for k in 0..3 {
+            expected[k] = 2.0 * X[k];
+        }
+        assert_close(&grad, &expected);
+        let grad = check_slice(leading_sines, leading_sines_vjp, leading_sines_jvp, &X);
+        let mut expected = [0.0; 7];
+        for k in 0..3 {
+            expected[k] = X[k].cos();
+        }
+        assert_close(&grad, &expected);
+    }
+
+    #[test]
+    fn a_for_loop_carries_what_its_chain_assigns() {
+        let grad = check_slice(counted, counted_vjp, counted_jvp, &X);
+        let expected: Vec<f64> = (1..=7u8)
+            .zip(X)
+            .map(|(k, x)| 2.0 * f64::from(k * k) * x)
+            .collect();
+        assert_close(&grad, &expected);
+        let by_hand: f64 = (1..=7u8)
+            .zip(X)
+            .map(|(k, x)| (f64::from(k) * x).powi(2))
+            .sum::<f64>()
+            + 7.0;
+        assert!((counted(&X) - by_hand).abs() < 1e-12);
+    }
+}

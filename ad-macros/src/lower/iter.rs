@@ -139,7 +139,7 @@ pub(super) struct Chain {
 
 impl Chain {
     /// The variables its closures assign when applied.
-    fn mutations(&self) -> Vec<String> {
+    pub(super) fn mutations(&self) -> Vec<String> {
         fn of(shape: &Shape, out: &mut Vec<String>) {
             match shape {
                 Shape::Leaf(_) => {}
@@ -171,7 +171,7 @@ impl Chain {
 }
 
 /// The adapters [`Lower::chain_of`] knows, for the message about the others.
-const ADAPTERS: &str = "`iter`, `iter_mut`, `into_iter`, `copied`, `cloned`, `map`, `filter`, `scan`, `zip`, `enumerate`, `rev`, `skip`, `take`, `step_by`, `windows`, `chunks`, `chunks_exact` (and their `_mut` forms)";
+const ADAPTERS: &str = "`iter`, `iter_mut`, `into_iter`, `copied`, `cloned`, `map`, `filter`, `take_while`, `scan`, `zip`, `enumerate`, `rev`, `skip`, `take`, `step_by`, `windows`, `chunks`, `chunks_exact` (and their `_mut` forms)";
 
 /// The consumers [`Lower::consume`] knows.
 const CONSUMERS: [&str; 8] = [
@@ -292,6 +292,10 @@ impl Lower<'_> {
         if name == "scan" && args == 2 {
             let chain = self.chain_of(&call.receiver)?;
             return Some(chain.and_then(|chain| self.scan(call, chain)));
+        }
+        if name == "take_while" && args == 1 {
+            let chain = self.chain_of(&call.receiver)?;
+            return Some(chain.and_then(|chain| self.take_while(call, chain)));
         }
         let known = matches!(
             (name.as_str(), args),
@@ -454,6 +458,33 @@ impl Lower<'_> {
         let id = chain.maps;
         chain.maps += 1;
         chain.shape = Shape::Map(id, f, Box::new(chain.shape));
+        Ok(chain)
+    }
+
+    /// `chain.take_while(p)`: a `filter` by a flag the consuming loop
+    /// carries (`taking`, a name nothing in scope has), true until the
+    /// first item `p` rejects: `|v| { taking = taking && p(v); taking }`.
+    /// The loop goes on over the items after it, which pass no more (`std`
+    /// stops there: only a predicate that panics on a later item could
+    /// tell).
+    fn take_while(&mut self, call: &ExprMethodCall, mut chain: Chain) -> Result<Chain, Poison> {
+        let span = call.span();
+        let mut hidden = "taking".to_owned();
+        while self.lookup(&hidden).is_some() || self.special(&hidden).is_some() {
+            hidden.push('_');
+        }
+        let yes = self.push(Inst::Const(Const::Bool(true)), Ty::Bool, span);
+        self.bind(&hidden, Ok(yes));
+        let flag = syn::Ident::new(&hidden, span);
+        let predicate = &call.args[0];
+        let filter: Expr = syn::parse_quote_spanned!(span=>
+            |__ad_item| {
+                #flag = #flag && (#predicate)(__ad_item);
+                #flag
+            }
+        );
+        let f = self.callable(&filter)?;
+        chain.filters.push((f, chain.shape.clone()));
         Ok(chain)
     }
 

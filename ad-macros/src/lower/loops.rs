@@ -51,6 +51,9 @@ impl Lower<'_> {
         range.checkpoint = checkpoint?;
         let mut names = assigned_in(&expr.body);
         names.extend(extra);
+        // What the chain's closures assign (`|v| { seen += 1; … }`,
+        // `take_while`'s flag), where they are called: in the body.
+        names.extend(chain.mutations());
         let mut flags = Some(flags);
         let carried = self.carried_body(names, span, |this, index| {
             let n_elements = this.elements.len();
