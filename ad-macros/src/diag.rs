@@ -143,7 +143,7 @@ pub(crate) mod msg {
         "this `match` has no value; end every arm with the value";
     pub(crate) const MATCH_TUPLE: &str =
         "`match` on a tuple is not supported; nest a `match` per value, or test them with `if`";
-    pub(crate) const LOOP_RANGE: &str = "`for` loops are supported over integer ranges (`a..b`, `a..=b`), over buffers and sub-slices (`xs.iter()`, `&xs`, `xs.iter_mut()`, `&x[1..]`, `xs.windows(2)`, `xs.chunks(k)`) and over chains of the adapters `map`, `filter`, `take_while`, `zip`, `enumerate`, `rev`, `skip`, `take`, `step_by`; for other iterators write an index loop over a range: `for i in 0..xs.len()`";
+    pub(crate) const LOOP_RANGE: &str = "`for` loops are supported over integer ranges (`a..b`, `a..=b`), over buffers and sub-slices (`xs.iter()`, `&xs`, `xs.iter_mut()`, `&x[1..]`, `xs.windows(2)`, `xs.chunks(k)`) and over chains of the adapters `map`, `filter`, `take_while`, `skip_while`, `zip`, `enumerate`, `rev`, `skip`, `take`, `step_by`; for other iterators write an index loop over a range: `for i in 0..xs.len()`";
     pub(crate) const RETURN_WITHOUT_VALUE: &str =
         "`return` without a value: return the function's value, `return value;`";
     pub(crate) const OUTPUT_BRANCH: &str = "each branch of the `if` that gives the returned buffer must end with a buffer: a local `Vec` or array, `x.to_vec()`, a call returning one, or an empty `vec![]`, and the `if` needs an `else`; a branch that panics is not one: check the condition with `assert!` before the `if`";

@@ -5099,6 +5099,32 @@ mod take_while_and_stateful_chains {
         s
     }
 
+    /// The items from the first one at least 1 in magnitude on.
+    #[differentiate(vjp, jvp)]
+    fn trailing(x: &[f64]) -> f64 {
+        let mut s = 0.0;
+        for &v in x.iter().skip_while(|v| v.abs() < 1.0) {
+            s += v.sin();
+        }
+        s + x
+            .iter()
+            .skip_while(|&&v| v > 0.0)
+            .map(|v| v * v)
+            .sum::<f64>()
+    }
+
+    #[test]
+    fn skip_while_passes_from_the_first_rejected_item() {
+        // X = [0.3, -1.2, 0.8, …]: both skip only the first item.
+        let grad = check_slice(trailing, trailing_vjp, trailing_jvp, &X);
+        let expected: Vec<f64> = X
+            .iter()
+            .enumerate()
+            .map(|(k, &x)| if k == 0 { 0.0 } else { x.cos() + 2.0 * x })
+            .collect();
+        assert_close(&grad, &expected);
+    }
+
     /// A map that counts the items it has seen (an `FnMut`), iterated by
     /// `for`: before the loop carried `seen`, `_vjp` saw it at zero in every
     /// iteration and returned a wrong value.

@@ -171,7 +171,7 @@ impl Chain {
 }
 
 /// The adapters [`Lower::chain_of`] knows, for the message about the others.
-const ADAPTERS: &str = "`iter`, `iter_mut`, `into_iter`, `copied`, `cloned`, `map`, `filter`, `take_while`, `scan`, `zip`, `enumerate`, `rev`, `skip`, `take`, `step_by`, `windows`, `chunks`, `chunks_exact` (and their `_mut` forms)";
+const ADAPTERS: &str = "`iter`, `iter_mut`, `into_iter`, `copied`, `cloned`, `map`, `filter`, `take_while`, `skip_while`, `scan`, `zip`, `enumerate`, `rev`, `skip`, `take`, `step_by`, `windows`, `chunks`, `chunks_exact` (and their `_mut` forms)";
 
 /// The consumers [`Lower::consume`] knows.
 const CONSUMERS: [&str; 8] = [
@@ -293,7 +293,7 @@ impl Lower<'_> {
             let chain = self.chain_of(&call.receiver)?;
             return Some(chain.and_then(|chain| self.scan(call, chain)));
         }
-        if name == "take_while" && args == 1 {
+        if matches!(name.as_str(), "take_while" | "skip_while") && args == 1 {
             let chain = self.chain_of(&call.receiver)?;
             return Some(chain.and_then(|chain| self.take_while(call, chain)));
         }
@@ -466,10 +466,12 @@ impl Lower<'_> {
     /// first item `p` rejects: `|v| { taking = taking && p(v); taking }`.
     /// The loop goes on over the items after it, which pass no more (`std`
     /// stops there: only a predicate that panics on a later item could
-    /// tell).
+    /// tell). `skip_while(p)` is the same flag (`skipping`), negated: the
+    /// items from the first that `p` rejects on pass.
     fn take_while(&mut self, call: &ExprMethodCall, mut chain: Chain) -> Result<Chain, Poison> {
         let span = call.span();
-        let mut hidden = "taking".to_owned();
+        let skip = call.method == "skip_while";
+        let mut hidden = if skip { "skipping" } else { "taking" }.to_owned();
         while self.lookup(&hidden).is_some() || self.special(&hidden).is_some() {
             hidden.push('_');
         }
@@ -477,10 +479,15 @@ impl Lower<'_> {
         self.bind(&hidden, Ok(yes));
         let flag = syn::Ident::new(&hidden, span);
         let predicate = &call.args[0];
+        let passes = if skip {
+            quote::quote_spanned!(span=> !#flag)
+        } else {
+            quote::quote_spanned!(span=> #flag)
+        };
         let filter: Expr = syn::parse_quote_spanned!(span=>
             |__ad_item| {
                 #flag = #flag && (#predicate)(__ad_item);
-                #flag
+                #passes
             }
         );
         let f = self.callable(&filter)?;
