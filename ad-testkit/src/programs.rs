@@ -20,7 +20,10 @@
 //!   `count`, `fold` (also `fold(f64::NEG_INFINITY, f64::max)`, and with a
 //!   pair accumulator destructured by `let (a, b) = …`), or `collect` into a
 //!   local `Vec` at the top level; `for` loops over chains, with
-//!   destructuring patterns (`for (i, &e) in …`), or `for_each`.
+//!   destructuring patterns (`for (i, &e) in …`), or `for_each`; every
+//!   other enumerated loop counts its items in a `map` closure instead
+//!   (`.map(|e| { i1_seen += 1; (i1_seen - 1, e) })`, an `FnMut` whose count
+//!   the loop carries).
 //! - **Closures**: `let f = |t: f64| …;` (or returning a pair), capturing
 //!   variables (`move` when one of them changes later), called later in
 //!   loops and branches or passed to `map`.
@@ -6483,6 +6486,25 @@ impl<'p> Printer<'p> {
                         let head = format!("{} in {}.iter()", self.pattern(*e), self.buf_name(*b));
                         self.out.push_str(&head);
                     }
+                    // Every other one (by its index variable) counts its
+                    // items in a `map` closure, an `FnMut` whose count the
+                    // loop must carry: `let mut i1_seen = 0; for (i1, &e2)
+                    // in b.iter().map(|e| { i1_seen += 1; (i1_seen - 1, e)
+                    // }) { … }` (the body cannot read the count: the
+                    // closure borrows it).
+                    Loop::Enumerate(b, i, e) if *i % 2 == 1 => {
+                        self.out.truncate(self.out.len() - "for ".len());
+                        let index = self.name(*i).to_string();
+                        let seen = format!("{}_seen", index.trim_start_matches('_'));
+                        let _ = writeln!(self.out, "let mut {seen} = 0;");
+                        self.pad(depth);
+                        let head = format!(
+                            "for ({index}, {}) in {}.iter().map(|e| {{ {seen} += 1; ({seen} - 1, e) }})",
+                            self.pattern(*e),
+                            self.buf_name(*b)
+                        );
+                        self.out.push_str(&head);
+                    }
                     Loop::Enumerate(b, i, e) => {
                         let head = format!(
                             "({}, {}) in {}.iter().enumerate()",
@@ -7278,6 +7300,23 @@ mod tests {
     }
 
     #[test]
+    fn enumerated_loops_appear_counted_by_a_closure_too() {
+        // Every other enumerated loop counts its items in a `map` closure
+        // (an `FnMut`), whose count the body reads as its index.
+        let config = Config::default();
+        let (mut enumerated, mut counted) = (0, 0);
+        for seed in 0..300 {
+            let text = Program::generate(seed, &config).to_rust("f");
+            enumerated += usize::from(text.contains(".iter().enumerate() {"));
+            counted += usize::from(text.contains("_seen - 1, e) })"));
+        }
+        assert!(
+            counted >= 15 && enumerated >= 15,
+            "{counted} programs count items in a closure, {enumerated} enumerate"
+        );
+    }
+
+    #[test]
     fn temporaries_appear_in_loops_and_branches_in_every_form() {
         // About a fifth of the programs make a buffer in a loop body or a
         // branch, in each of the forms; never a sorted copy (the macro sorts
@@ -7745,7 +7784,9 @@ fn f(a0: f64, a1: f64, a2: f64, xs: &[f64], n: usize) -> f64 {
         ("for i in 0..n", |s| s.contains(" in 0..n {")),
         ("for i in 0..len", |s| s.contains(" in 0..xs.len() {")),
         ("for over elements", |s| s.contains(".iter() {")),
-        ("enumerate", |s| s.contains(".iter().enumerate() {")),
+        ("enumerate", |s| {
+            s.contains(".iter().enumerate() {") || s.contains("_seen - 1, e) })")
+        }),
         ("zip", |s| s.contains(".zip(")),
         ("while", |s| s.contains("while ")),
         ("nested loops", |s| {
@@ -8005,6 +8046,10 @@ fn f(a0: f64, a1: f64, a2: f64, xs: &[f64], n: usize) -> f64 {
     ///     …
     /// }
     /// ```
+    ///
+    /// The printer counts the loop's items in a closure, `i1` being odd
+    /// (`let mut i1_seen = 0; for (i1, &e2) in xs.iter().map(|e| { i1_seen
+    /// += 1; (i1_seen - 1, e) }) { … }`).
     fn handwritten() -> Program {
         let var = |v| Box::new(Expr::Var(v));
         let vars = vec![
@@ -8148,7 +8193,8 @@ fn f(a0: f64, a1: f64, a2: f64, xs: &[f64], n: usize) -> f64 {
 fn f(a0: f64, a1: f64, a2: f64, xs: &[f64], n: usize) -> f64 {
     let mut v3 = vec![0.0_f64; xs.len()];
     let mut x0 = 0.0_f64;
-    for (i1, &e2) in xs.iter().enumerate() {
+    let mut i1_seen = 0;
+    for (i1, &e2) in xs.iter().map(|e| { i1_seen += 1; (i1_seen - 1, e) }) {
         if i1 % 2 == 1 {
             continue;
         }
