@@ -5179,3 +5179,39 @@ mod take_while_and_stateful_chains {
         assert!((counted(&X) - by_hand).abs() < 1e-12);
     }
 }
+
+/// Copies of a parameter's sub-slice in a loop, of a length the loop
+/// finds: at most the parameter's length, so the buffer is made once.
+mod slice_copies_in_loops {
+    use super::*;
+
+    #[differentiate(vjp, jvp)]
+    fn prefix_energies(x: &[f64]) -> f64 {
+        let mut s = 0.0;
+        for k in 1..x.len() {
+            let w = x[..k].to_vec();
+            s += w.iter().map(|t| t * t).sum::<f64>() * x[k];
+        }
+        s
+    }
+
+    #[test]
+    fn a_prefix_copied_in_a_loop() {
+        let grad = check_slice(
+            prefix_energies,
+            prefix_energies_vjp,
+            prefix_energies_jvp,
+            &X,
+        );
+        // d/dx_j: 2 x_j Σ_{k>j} x_k + Σ_{i<j} x_i².
+        let n = X.len();
+        let expected: Vec<f64> = (0..n)
+            .map(|j| {
+                let later: f64 = X[j + 1..].iter().sum();
+                let earlier: f64 = X[..j].iter().map(|t| t * t).sum();
+                2.0 * X[j] * later + earlier
+            })
+            .collect();
+        assert_close(&grad, &expected);
+    }
+}

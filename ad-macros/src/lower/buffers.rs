@@ -496,7 +496,18 @@ impl Lower<'_> {
         if self.builder.depth() > 0 {
             // In a loop or a branch: a buffer made before it, as long as the
             // view or a bound of its length (a chunk's), overwritten here.
-            let (buf, copy) = self.hoisted_prefix(call, elem, view.len, span)?;
+            let param = matches!(self.builder.func().inst(view.buf), Inst::Param(_));
+            let (buf, copy) = match self.bound_before_regions(view.len, span) {
+                // `x[..k].to_vec()` of a `k` found in the loop: at most
+                // the parameter's length (a longer view would have
+                // panicked).
+                None if param => {
+                    let whole = self.push_at_top(Inst::Len(view.buf), Ty::Int, span);
+                    let buf = self.hoisted_buf(call, None, elem, whole, None, span)?;
+                    (buf, self.prefix(buf, view.len, span))
+                }
+                _ => self.hoisted_prefix(call, elem, view.len, span)?,
+            };
             let start = self.usize_lit(0, span);
             self.index_loop(start, view.len, span, |this, j| {
                 let index = this.int_add(view.start, j, span);
