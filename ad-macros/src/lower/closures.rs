@@ -674,9 +674,12 @@ impl Lower<'_> {
         span: Span,
         assign: impl FnOnce(&mut Self, &[String]) -> Result<(), Poison>,
     ) -> Result<Item, Poison> {
-        let names: Vec<String> = (0..shape.count())
-            .map(|_| self.hidden_name("part"))
-            .collect();
+        // Named as the `let` that takes the tuple apart names its parts.
+        let mut shown = std::mem::take(&mut self.part_names);
+        if shown.len() != shape.count() {
+            shown = vec!["part".to_owned(); shape.count()];
+        }
+        let names: Vec<String> = shown.iter().map(|name| self.hidden_name(name)).collect();
         let placeholder = self.push(Inst::Const(Const::Zero), Ty::Float, span);
         for name in &names {
             self.bind(name, Ok(placeholder));

@@ -170,6 +170,7 @@ pub(crate) fn body(cx: &Ctxt, func: &ItemFn, sig: &Signature) -> Option<Function
         by_value: Vec::new(),
         vec_rows: Vec::new(),
         buffer_callee: None,
+        part_names: Vec::new(),
         struct_types: Vec::new(),
         returned_tuple: None,
         returns_vec: matches!(&func.sig.output,
@@ -287,6 +288,10 @@ struct Lower<'a> {
     /// a call of the same function among its arguments returns a buffer
     /// too.
     buffer_callee: Option<String>,
+    /// The names a `let (a, b) = …;` gives the parts of a tuple chosen by an
+    /// `if` or a `match` (see [`Lower::tuple_parts`]), for their hidden
+    /// locals.
+    part_names: Vec<String>,
     /// The parameter structs and the paths of their types.
     struct_types: Vec<(Value, syn::Path)>,
     /// In a function returning a tuple and returning early, the types of
@@ -1182,7 +1187,20 @@ impl Lower<'_> {
             self.bind(name, value);
             return;
         }
-        let value = match self.item_expr(&init.expr) {
+        self.part_names = match pat {
+            Pat::Tuple(tuple) => tuple
+                .elems
+                .iter()
+                .map(|elem| match elem {
+                    Pat::Ident(ident) => ident.ident.unraw().to_string(),
+                    _ => "part".to_owned(),
+                })
+                .collect(),
+            _ => Vec::new(),
+        };
+        let item = self.item_expr(&init.expr);
+        self.part_names.clear();
+        let value = match item {
             Ok(closures::Item::Value(value)) => Ok(value),
             // `let mut best = (0, f64::MAX);`: one hidden variable per
             // element.
