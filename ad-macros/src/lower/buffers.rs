@@ -92,11 +92,7 @@ impl Lower<'_> {
     /// data, read where it is. A constant is told by its name, in upper
     /// case as Rust's naming lints want it.
     fn constant_buffer(&mut self, path: &syn::ExprPath) -> Option<Lowered> {
-        if !is_constant_path(path)
-            || self
-                .special(&path.path.segments[0].ident.to_string())
-                .is_some()
-        {
+        if !self.names_table(path) {
             return None;
         }
         // At the top of the body, as every buffer (in a loop too).
@@ -107,6 +103,15 @@ impl Lower<'_> {
             ty,
             path.span(),
         )))
+    }
+
+    /// Whether `path` names a table outside the function (see
+    /// [`is_constant_path`]) that no local of the body shadows.
+    fn names_table(&self, path: &syn::ExprPath) -> bool {
+        is_constant_path(path)
+            && self
+                .special(&path.path.segments[0].ident.to_string())
+                .is_none()
     }
 
     /// The element a loop variable of `iter_mut()` stands for, unless a later
@@ -712,10 +717,7 @@ impl Lower<'_> {
             return None;
         };
         if indices.len() < 2
-            || !is_constant_path(path)
-            || self
-                .special(&path.path.segments[0].ident.to_string())
-                .is_some()
+            || !self.names_table(path)
             || !indices.iter().all(|index| self.is_constant_data(index))
         {
             return None;

@@ -427,10 +427,7 @@ impl Lower<'_> {
         };
         let init = self.expr(&call.args[0])?;
         // Named after the state, `scan_s`, unless that names something.
-        let mut hidden = format!("scan_{}", state.ident);
-        while self.lookup(&hidden).is_some() || self.special(&hidden).is_some() {
-            hidden.push('_');
-        }
+        let hidden = self.unused_name(format!("scan_{}", state.ident));
         self.bind(&hidden, Ok(init));
         let mut rewrite = ScanState {
             state: state.ident.to_string(),
@@ -461,6 +458,15 @@ impl Lower<'_> {
         Ok(chain)
     }
 
+    /// `name`, or `name_`, `name__`, …: the first that names nothing in
+    /// scope, for a local the lowering adds and shows in the expansion.
+    fn unused_name(&self, mut name: String) -> String {
+        while self.lookup(&name).is_some() || self.special(&name).is_some() {
+            name.push('_');
+        }
+        name
+    }
+
     /// `chain.take_while(p)`: a `filter` by a flag the consuming loop
     /// carries (`taking`, a name nothing in scope has), true until the
     /// first item `p` rejects: `|v| { taking = taking && p(v); taking }`.
@@ -471,10 +477,7 @@ impl Lower<'_> {
     fn take_while(&mut self, call: &ExprMethodCall, mut chain: Chain) -> Result<Chain, Poison> {
         let span = call.span();
         let skip = call.method == "skip_while";
-        let mut hidden = if skip { "skipping" } else { "taking" }.to_owned();
-        while self.lookup(&hidden).is_some() || self.special(&hidden).is_some() {
-            hidden.push('_');
-        }
+        let hidden = self.unused_name(if skip { "skipping" } else { "taking" }.to_owned());
         let yes = self.push(Inst::Const(Const::Bool(true)), Ty::Bool, span);
         self.bind(&hidden, Ok(yes));
         let flag = syn::Ident::new(&hidden, span);

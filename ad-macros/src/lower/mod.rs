@@ -1475,12 +1475,7 @@ fn rows_literal(expr: &Expr) -> Option<(Expr, Expr, bool)> {
         let width = rows.first()?.elems.len();
         let elems: Vec<&Expr> = rows.iter().flat_map(|row| &row.elems).collect();
         if rows.iter().any(|row| row.elems.len() != width)
-            || elems.iter().any(|elem| {
-                matches!(
-                    strip_parens(elem),
-                    Expr::Repeat(_) | Expr::Array(_) | Expr::Macro(_)
-                )
-            })
+            || elems.iter().any(|elem| is_nested_literal(elem))
         {
             return None;
         }
@@ -1505,10 +1500,7 @@ fn rows_literal(expr: &Expr) -> Option<(Expr, Expr, bool)> {
         }
         _ => return None,
     };
-    if matches!(
-        strip_parens(&fill),
-        Expr::Repeat(_) | Expr::Array(_) | Expr::Macro(_)
-    ) {
+    if is_nested_literal(&fill) {
         return None;
     }
     let flat: Expr = syn::parse_quote_spanned!(expr.span()=> vec![#fill; (#count) * (#width)]);
@@ -1518,24 +1510,32 @@ fn rows_literal(expr: &Expr) -> Option<(Expr, Expr, bool)> {
 /// The body with every `v.extend(chain);` written as the loop it stands
 /// for, `for item in chain { v.push(item); }`: a loop pushing onto `v`,
 /// supported wherever such a loop is.
+/// The body is copied only when it has one.
 fn extends_as_loops(block: &Block) -> std::borrow::Cow<'_, Block> {
-    struct Extends(bool);
-    impl syn::visit_mut::VisitMut for Extends {
+    struct Find(bool);
+    impl syn::visit::Visit<'_> for Find {
+        fn visit_stmt(&mut self, stmt: &Stmt) {
+            self.0 |= extended(stmt).is_some();
+            syn::visit::visit_stmt(self, stmt);
+        }
+    }
+    struct Rewrite;
+    impl syn::visit_mut::VisitMut for Rewrite {
         fn visit_stmt_mut(&mut self, stmt: &mut Stmt) {
             if let Some(pushes) = extended(stmt) {
                 *stmt = pushes;
-                self.0 = true;
             }
             syn::visit_mut::visit_stmt_mut(self, stmt);
         }
     }
-    let mut rewritten = block.clone();
-    let mut extends = Extends(false);
-    syn::visit_mut::VisitMut::visit_block_mut(&mut extends, &mut rewritten);
-    match extends.0 {
-        true => std::borrow::Cow::Owned(rewritten),
-        false => std::borrow::Cow::Borrowed(block),
+    let mut find = Find(false);
+    syn::visit::Visit::visit_block(&mut find, block);
+    if !find.0 {
+        return std::borrow::Cow::Borrowed(block);
     }
+    let mut rewritten = block.clone();
+    syn::visit_mut::VisitMut::visit_block_mut(&mut Rewrite, &mut rewritten);
+    std::borrow::Cow::Owned(rewritten)
 }
 
 /// `v.extend(chain);` as `for __ad_item in chain { v.push(__ad_item); }`;
@@ -1553,6 +1553,15 @@ fn extended(stmt: &Stmt) -> Option<Stmt> {
             #receiver.push(__ad_item);
         }
     ))
+}
+
+/// Whether an element of a literal of rows is itself an array or a `Vec`
+/// (`[[[0.0; 2]; 3]; 4]`): rows of rows, which are not flattened.
+fn is_nested_literal(elem: &Expr) -> bool {
+    matches!(
+        strip_parens(elem),
+        Expr::Repeat(_) | Expr::Array(_) | Expr::Macro(_)
+    )
 }
 
 /// `vec![fill; len]`: `fill` and `len`.
