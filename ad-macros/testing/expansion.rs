@@ -552,6 +552,12 @@ check!(
     "",
     "fn f(a: [f64; 3], b: [f64; 3], s: f64) -> f64 { let n: [f64; 3] = cross(a, b); let mut m = n; m[0] *= s; norm(m) + a[1] * s }"
 );
+// `let c = a;` of a local array is a copy; `a.map(f)` is the loop writing one.
+check!(
+    array_copies_and_maps,
+    "",
+    "fn f(x: &[f64]) -> f64 { let a = [x[0], x[1], x[2]]; let b = a.map(|v| v * 2.0); let mut c = a; c[0] = b[1]; c[0] * a[0] }"
+);
 // A matrix as a `Vec` of rows: copied flat on entry, and back if `&mut`.
 check!(
     vec_rows,

@@ -1807,8 +1807,23 @@ impl<'c> Builder<'c> {
         self.bounds.stmt(&made, &self.vars);
         self.bounds.worst = worst;
         let mut out = vec![made];
+        // Half the arrays are copied whole (`let mut w = v;`), and one of
+        // the two is written: Rust copies, so the other keeps its values.
+        let mut written = v;
+        if is_array(&out[0]) && self.rng.chance(0.5) {
+            let w = self.fresh(Kind::Buffer { short: true });
+            self.scope.push(w);
+            let copy = Stmt::Buffer(w, Init::Clone(Buf::Local(v)));
+            let worst = self.bounds.worst;
+            self.bounds.stmt(&copy, &self.vars);
+            self.bounds.worst = worst;
+            out.push(copy);
+            if self.rng.chance(0.5) {
+                written = w;
+            }
+        }
         for _ in 0..self.rng.weighted(&[4, 4, 2]) {
-            let write = self.store_into(v);
+            let write = self.store_into(written);
             let worst = self.bounds.worst;
             self.bounds.stmt(&write, &self.vars);
             self.bounds.worst = worst;
@@ -4872,6 +4887,12 @@ enum Forget {
     Long(Var),
 }
 
+/// Whether `s` makes a list that is printed as an array: every other one
+/// (see [`Printer::arrays`]).
+fn is_array(s: &Stmt) -> bool {
+    matches!(s, Stmt::Buffer(v, Init::List(_)) if *v % 2 == 1)
+}
+
 /// The statements of `block`, at every depth.
 fn count_stmts(block: &[Stmt]) -> usize {
     block
@@ -6127,6 +6148,8 @@ struct Printer<'p> {
     /// Variables printed `let mut` (float variables assigned, buffers
     /// written).
     mutable: Set,
+    /// Lists printed as arrays (`[a, b, c]`, not `vec![a, b, c]`).
+    arrays: Set,
     /// The source so far.
     out: String,
     /// Print the next literal with an `_f64` suffix (an all-literal method
@@ -6149,9 +6172,17 @@ impl<'p> Printer<'p> {
         let mut liveness = Liveness::new(false);
         liveness.block(&mut body, live, None, true);
         let mut mutable = Set::new();
+        let mut arrays = Set::new();
         retain_deep(&mut body, &mut |s| {
-            if let Stmt::Assign(v, ..) | Stmt::Store(v, ..) = s {
-                mutable.insert(*v);
+            match s {
+                Stmt::Assign(v, ..) | Stmt::Store(v, ..) => mutable.insert(*v),
+                // Every other list is an array, which `let` copies.
+                s if is_array(s) => {
+                    if let Stmt::Buffer(v, _) = s {
+                        arrays.insert(*v);
+                    }
+                }
+                _ => {}
             }
             true
         });
@@ -6178,6 +6209,7 @@ impl<'p> Printer<'p> {
             program,
             names,
             mutable,
+            arrays,
             out: String::new(),
             suffix: false,
             rems: 0,
@@ -6275,7 +6307,10 @@ impl<'p> Printer<'p> {
                         "{ let mut sorted = xs.to_vec(); sorted.sort_by(f64::total_cmp); sorted }",
                     ),
                     Init::List(es) => {
-                        self.out.push_str("vec![");
+                        if !self.arrays.contains(v) {
+                            self.out.push_str("vec!");
+                        }
+                        self.out.push('[');
                         self.suffix = !es.iter().any(typed);
                         for (j, e) in es.iter().enumerate() {
                             if j > 0 {
@@ -6300,6 +6335,11 @@ impl<'p> Printer<'p> {
                         } else {
                             ".collect::<Vec<f64>>()"
                         });
+                    }
+                    // A copy of an array by `let`, as a whole.
+                    Init::Clone(Buf::Local(w)) if self.arrays.contains(w) => {
+                        let name = self.name(*w).to_string();
+                        self.out.push_str(&name);
                     }
                     Init::Clone(b) => {
                         // `.clone()` of every other local `Vec` (of a view,
@@ -7223,6 +7263,7 @@ mod tests {
                 && l.trim_start().starts_with("let ")
                 && [
                     "vec![",
+                    " = [",
                     ".to_vec()",
                     ".clone()",
                     ".collect",
@@ -7313,6 +7354,36 @@ mod tests {
         assert!(
             counted >= 15 && enumerated >= 15,
             "{counted} programs count items in a closure, {enumerated} enumerate"
+        );
+    }
+
+    #[test]
+    fn lists_appear_as_arrays_copied_by_let_too() {
+        // Every other list is an array; every other copy of one is a `let`
+        // of the array as a whole, which Rust copies.
+        let config = Config::default();
+        let (mut arrays, mut copies) = (0, 0);
+        for seed in 0..500 {
+            let p = Program::generate(seed, &config);
+            let text = p.to_rust("f");
+            let printer = Printer::new(&p);
+            arrays += usize::from(
+                text.lines()
+                    .any(|line| line.trim_start().starts_with("let ") && line.contains(" = [")),
+            );
+            let mut copied = false;
+            retain_deep(&mut p.body.clone(), &mut |s| {
+                if let Stmt::Buffer(v, Init::Clone(Buf::Local(w))) = s {
+                    let line = format!("{} = {};", printer.name(*v), printer.name(*w));
+                    copied |= printer.arrays.contains(w) && text.contains(&line);
+                }
+                true
+            });
+            copies += usize::from(copied);
+        }
+        assert!(
+            arrays >= 25 && copies >= 6,
+            "{arrays} programs make an array, {copies} copy one by `let`"
         );
     }
 
@@ -7460,8 +7531,8 @@ mod tests {
             x0 += v3.iter().sum::<f64>().tanh();
         }
         if n > 1 {
-            let v5 = vec![a0, a1, x0];
-            let mut v7 = v5.clone();
+            let v5 = [a0, a1, x0];
+            let mut v7 = v5;
             v7[2] *= 0.5;
             let v8: Vec<f64> = v7.iter().map(|e6| *e6 * a1).collect();
             x0 -= v8[2] * v5[0];
@@ -7496,8 +7567,8 @@ fn f(a0: f64, a1: f64, a2: f64, xs: &[f64], n: usize) -> f64 {
         x0 += v3.iter().sum::<f64>().tanh();
     }
     if n > 1 {
-        let v5 = vec![a0, a1, x0];
-        let mut v7 = v5.clone();
+        let v5 = [a0, a1, x0];
+        let mut v7 = v5;
         v7[2] *= 0.5;
         let v8: Vec<f64> = v7.iter().map(|e6| *e6 * a1).collect();
         x0 -= v8[2] * v5[0];

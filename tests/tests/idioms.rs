@@ -5215,3 +5215,128 @@ mod slice_copies_in_loops {
         assert_close(&grad, &expected);
     }
 }
+
+/// `let b = a;` of a local array is a copy, as in Rust: writing one leaves
+/// the other as it was (the macro shared one buffer between them, a wrong
+/// value, until this was pinned). And `a.map(f)` of an array, bound by a
+/// `let` or used in place, is the loop writing a copy.
+mod array_copies_and_maps {
+    use super::*;
+
+    #[differentiate(vjp, jvp)]
+    fn copy_then_write_the_copy(x: &[f64]) -> f64 {
+        let a = [x[0], x[1], x[2]];
+        let mut b = a;
+        b[0] = 5.0 * b[1];
+        b[0] * a[0] + a[2]
+    }
+
+    #[differentiate(vjp, jvp)]
+    fn copy_then_write_the_original(x: &[f64]) -> f64 {
+        let mut a = [x[0], x[1], x[2]];
+        let b = a;
+        a[0] = 5.0 * a[1];
+        b[0] * a[0] + b[2]
+    }
+
+    /// The same in a loop: a window of three taken by value each time.
+    #[differentiate(vjp, jvp)]
+    fn copies_in_a_loop(x: &[f64]) -> f64 {
+        let mut s = 0.0;
+        for k in 0..x.len() - 2 {
+            let a = [x[k], x[k + 1], x[k + 2]];
+            let mut b = a;
+            b[0] = b[1] * b[2];
+            s += b[0] * a[0];
+        }
+        s
+    }
+
+    #[test]
+    fn a_copy_is_its_own_array() {
+        let grad = check_slice(
+            copy_then_write_the_copy,
+            copy_then_write_the_copy_vjp,
+            copy_then_write_the_copy_jvp,
+            &X,
+        );
+        // 5 x1 x0 + x2.
+        let mut expected = vec![0.0; X.len()];
+        expected[0] = 5.0 * X[1];
+        expected[1] = 5.0 * X[0];
+        expected[2] = 1.0;
+        assert_close(&grad, &expected);
+
+        let grad = check_slice(
+            copy_then_write_the_original,
+            copy_then_write_the_original_vjp,
+            copy_then_write_the_original_jvp,
+            &X,
+        );
+        assert_close(&grad, &expected);
+
+        let grad = check_slice(
+            copies_in_a_loop,
+            copies_in_a_loop_vjp,
+            copies_in_a_loop_jvp,
+            &X,
+        );
+        // Σ_k x_{k+1} x_{k+2} x_k.
+        let n = X.len();
+        let mut expected = vec![0.0; n];
+        for k in 0..n - 2 {
+            expected[k] += X[k + 1] * X[k + 2];
+            expected[k + 1] += X[k] * X[k + 2];
+            expected[k + 2] += X[k] * X[k + 1];
+        }
+        assert_close(&grad, &expected);
+    }
+
+    #[differentiate(vjp, jvp)]
+    fn dot3(a: [f64; 3], b: [f64; 3]) -> f64 {
+        a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
+    }
+
+    /// `map` bound by a `let` (also shadowing its array, and reading it in
+    /// the closure), with a function path, and passed on in a loop.
+    #[differentiate(vjp, jvp)]
+    fn mapped(x: &[f64]) -> f64 {
+        let a = [x[0], x[1], x[2]];
+        let b = a.map(|v| v / a[0]);
+        let a = a.map(f64::sin);
+        let mut s = b[1] + b[2] * a[1];
+        for k in 3..x.len() {
+            s += dot3(a.map(|v| v * x[k]), b);
+        }
+        s
+    }
+
+    #[differentiate(vjp, jvp)]
+    fn sines(a: [f64; 3]) -> [f64; 3] {
+        a.map(f64::sin)
+    }
+
+    #[test]
+    fn map_of_an_array() {
+        let grad = check_slice(mapped, mapped_vjp, mapped_jvp, &X);
+        // b = (1, x1/x0, x2/x0), a = sin(x0..3), s = b1 + b2 a1 + (a·b) Σ_{k≥3} x_k.
+        let (x0, x1, x2) = (X[0], X[1], X[2]);
+        let tail: f64 = X[3..].iter().sum();
+        let ab = x0.sin() + x1.sin() * x1 / x0 + x2.sin() * x2 / x0;
+        let mut expected = vec![ab; X.len()];
+        expected[0] = -x1 / (x0 * x0) - x2 / (x0 * x0) * x1.sin()
+            + tail * (x0.cos() - x1.sin() * x1 / (x0 * x0) - x2.sin() * x2 / (x0 * x0));
+        expected[1] = 1.0 / x0 + x2 / x0 * x1.cos() + tail * (x1.cos() * x1 + x1.sin()) / x0;
+        expected[2] = x1.sin() / x0 + tail * (x2.cos() * x2 + x2.sin()) / x0;
+        assert_close(&grad, &expected);
+
+        let a = [0.3, -1.2, 2.0];
+        assert_eq!(sines(a), a.map(f64::sin));
+        let (out, d_a) = sines_vjp(a, &[1.0, 2.0, 3.0]);
+        assert_eq!(out, a.map(f64::sin));
+        assert_close(&d_a, &[a[0].cos(), 2.0 * a[1].cos(), 3.0 * a[2].cos()]);
+        let (out, tangent) = sines_jvp(a, [3.0, 2.0, 1.0]);
+        assert_eq!(out, a.map(f64::sin));
+        assert_close(&tangent, &[3.0 * a[0].cos(), 2.0 * a[1].cos(), a[2].cos()]);
+    }
+}

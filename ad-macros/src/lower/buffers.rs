@@ -258,7 +258,9 @@ impl Lower<'_> {
         if self.builder.depth() > 0 {
             let elem = self.elem_ty(buf);
             let len = self.push(Inst::Len(buf), Ty::Int, span);
-            let copy = self.hoisted_buf(node, None, elem, len, None, span)?;
+            // A copy of an array is an array (passed on by value, copied by `let`).
+            let array = self.array_len(buf);
+            let copy = self.hoisted_buf(node, None, elem, len, array, span)?;
             self.copy_elements(buf, copy, len, span)?;
             return Ok(copy);
         }
@@ -272,6 +274,18 @@ impl Lower<'_> {
             ty,
             span,
         ))
+    }
+
+    /// The length of `buf` as written, if it is an array made in the body
+    /// (or a copy of one).
+    pub(super) fn array_len(&self, buf: Value) -> Option<proc_macro2::TokenStream> {
+        match self.builder.func().inst(buf) {
+            Inst::NewBuf(NewBuf::Array { len, .. }) => Some(len.clone()),
+            Inst::CloneBuf {
+                src, clone: true, ..
+            } => self.array_len(*src),
+            _ => None,
+        }
     }
 
     /// `v.sort_by(cmp)` (or `sort_unstable_by`): the order the user's
@@ -1158,6 +1172,10 @@ impl Lower<'_> {
                     self.unsupported(&call.method, msg::CLONE_PARAM)
                 }
                 ("sort_by" | "sort_unstable_by", 1) => self.sort_by(buf, call, span),
+                ("map", 1) => match self.array_map(call) {
+                    Some(mapped) => mapped,
+                    None => self.unsupported(&call.method, msg::buffer_method(&name)),
+                },
                 (method @ ("to_vec" | "clone"), 0) => {
                     self.copy_of(buf, method == "clone", call, span)
                 }

@@ -460,7 +460,7 @@ impl Lower<'_> {
 
     /// `name`, or `name_`, `name__`, …: the first that names nothing in
     /// scope, for a local the lowering adds and shows in the expansion.
-    fn unused_name(&self, mut name: String) -> String {
+    pub(super) fn unused_name(&self, mut name: String) -> String {
         while self.lookup(&name).is_some() || self.special(&name).is_some() {
             name.push('_');
         }

@@ -999,6 +999,15 @@ impl Lower<'_> {
             }
             return;
         }
+        // `let b = a.map(|v| …);` of an array: the loop it stands for.
+        if let Some(name) = &name
+            && let Some(stmts) = self.array_map_loop(name, &init.expr)
+        {
+            for stmt in &stmts {
+                self.stmt(stmt);
+            }
+            return;
+        }
         // `let v: [f64; 3] = std::array::from_fn(|i| …);`: the loop it
         // stands for, writing a local array.
         if let Some(name) = &name
@@ -1254,11 +1263,33 @@ impl Lower<'_> {
         }
         if let Some(name) = name {
             let value = value.and_then(|value| self.by_value_copy(value, &init.expr));
+            // `let mut b = a;` of a local array: a copy, as in Rust.
+            let value = match value {
+                Ok(source)
+                    if expr::local_name(&init.expr).is_some() && self.may_be_array(source) =>
+                {
+                    self.copy_of(source, true, &init.expr, init.expr.span())
+                }
+                value => value,
+            };
             if let Ok(value) = value {
                 self.name(value, &name);
             }
             self.bind(&name, value);
         }
+    }
+
+    /// Whether `buf` may be an array made in the body, which `let b = a;`
+    /// copies (a `Vec` is moved, so sharing it is right, and a parameter is
+    /// shared): one made as an array, a copy of one, or a call's output,
+    /// whose type the macro does not see.
+    fn may_be_array(&self, buf: Value) -> bool {
+        matches!(self.ty(buf), Ty::Buf(_))
+            && (self.array_len(buf).is_some()
+                || matches!(
+                    self.builder.func().inst(buf),
+                    Inst::NewBuf(crate::ir::NewBuf::Output) | Inst::Extract(..)
+                ))
     }
 
     /// Whether `target` is the name of a local bound to a buffer.
@@ -1377,6 +1408,54 @@ impl Lower<'_> {
 
     fn bind(&mut self, name: &str, value: Lowered) {
         self.scopes.last_mut().expect("a scope").bind(name, value);
+    }
+
+    /// `a.map(f)` of an array anywhere else (`a.map(f64::sin)` returned,
+    /// passed on): the loop of [`Lower::array_map_loop`], writing a local
+    /// named `mapped`. `None` if `call` is no such `map`.
+    pub(super) fn array_map(&mut self, call: &syn::ExprMethodCall) -> Option<Lowered> {
+        let name = self.unused_name("mapped".to_owned());
+        let stmts = self.array_map_loop(&name, &Expr::MethodCall(call.clone()))?;
+        for stmt in &stmts {
+            self.stmt(stmt);
+        }
+        self.lookup(&name)
+    }
+
+    /// `let b = a.map(f);` of an array `a` (a buffer: `Vec` and slices have
+    /// no `map`) as the statements it stands for: `let __ad_map = f;`,
+    /// `let mut b = a;` (a copy), `for i in 0..b.len() { b[i] = __ad_map(a[i]); }`.
+    /// A function path `f` is called as the closure `|v| f(v)`.
+    fn array_map_loop(&self, name: &str, init: &Expr) -> Option<Vec<Stmt>> {
+        let Expr::MethodCall(call) = strip_parens(init) else {
+            return None;
+        };
+        if call.method != "map" || call.args.len() != 1 || call.turbofish.is_some() {
+            return None;
+        }
+        let Some(Ok(source)) = self.lookup(&expr::local_name(&call.receiver)?) else {
+            return None;
+        };
+        if !matches!(self.ty(source), Ty::Buf(_)) {
+            return None;
+        }
+        let span = init.span();
+        let f = &call.args[0];
+        let f: Expr = match strip_parens(f) {
+            Expr::Closure(_) => f.clone(),
+            _ => syn::parse_quote_spanned!(span=> |__ad_v| #f(__ad_v)),
+        };
+        let index = proc_macro2::Ident::new(&self.unused_name("i".to_owned()), span);
+        let name = proc_macro2::Ident::new(name, span);
+        let source = &call.receiver;
+        let block: syn::Block = syn::parse_quote_spanned! {span=> {
+            let __ad_map = #f;
+            let mut #name = #source;
+            for #index in 0..#name.len() {
+                #name[#index] = __ad_map(#source[#index]);
+            }
+        }};
+        Some(block.stmts)
     }
 
     /// The value a name is bound to; `None` if it is bound to no value (or to
