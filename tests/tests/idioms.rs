@@ -5292,6 +5292,34 @@ mod array_copies_and_maps {
         assert_close(&grad, &expected);
     }
 
+    /// A `move` closure holds a copy of the array it names, made where it
+    /// is defined: the write after it is not seen by it.
+    #[differentiate(vjp, jvp)]
+    fn move_closure_keeps_its_copy(x: &[f64]) -> f64 {
+        let mut a = [x[0], x[1]];
+        let f = move |t: f64| t * a[0] + a[1];
+        a[0] = 10.0 * x[3];
+        f(x[2]) * a[0]
+    }
+
+    #[test]
+    fn a_move_closure_copies_the_array() {
+        let grad = check_slice(
+            move_closure_keeps_its_copy,
+            move_closure_keeps_its_copy_vjp,
+            move_closure_keeps_its_copy_jvp,
+            &X,
+        );
+        // (x2 x0 + x1) 10 x3.
+        let inner = X[2] * X[0] + X[1];
+        let mut expected = vec![0.0; X.len()];
+        expected[0] = 10.0 * X[3] * X[2];
+        expected[1] = 10.0 * X[3];
+        expected[2] = 10.0 * X[3] * X[0];
+        expected[3] = 10.0 * inner;
+        assert_close(&grad, &expected);
+    }
+
     #[differentiate(vjp, jvp)]
     fn dot3(a: [f64; 3], b: [f64; 3]) -> f64 {
         a[0] * b[0] + a[1] * b[1] + a[2] * b[2]

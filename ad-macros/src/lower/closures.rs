@@ -112,11 +112,26 @@ impl Lower<'_> {
             self.cx.error_at(closure.span(), msg::CLOSURE_ASSIGNS);
             return Err(Poison);
         }
+        let mut env = self.scopes.clone();
+        if closure.capture.is_some() {
+            // A `move` closure holds copies of the arrays it names: a write
+            // after its definition is not seen by it (a `Vec` is moved in).
+            let mut copies = Scope::default();
+            for name in path_names(&closure.body) {
+                if let Some(Ok(buf)) = self.lookup(&name)
+                    && self.may_be_array(buf)
+                {
+                    let copy = self.copy_of(buf, true, closure, closure.span())?;
+                    copies.bind(&name, Ok(copy));
+                }
+            }
+            env.push(copies);
+        }
         Ok(Rc::new(Closure {
             inputs: closure.inputs.iter().cloned().collect(),
             body: (*closure.body).clone(),
             mutates,
-            env: self.scopes.clone(),
+            env,
             elements: self.elements.clone(),
             span: closure.span(),
         }))
@@ -830,4 +845,23 @@ fn first_return(body: &Expr) -> Option<syn::token::Return> {
     let mut find = Find(None);
     find.visit_expr(body);
     find.0
+}
+
+/// The names `expr` reads as plain paths (`a` in `a[0] * t`), each once,
+/// in the order they first appear.
+fn path_names(expr: &Expr) -> Vec<String> {
+    struct Names(Vec<String>);
+    impl syn::visit::Visit<'_> for Names {
+        fn visit_expr_path(&mut self, path: &ExprPath) {
+            if let Some(ident) = path.path.get_ident() {
+                let name = ident.unraw().to_string();
+                if !self.0.contains(&name) {
+                    self.0.push(name);
+                }
+            }
+        }
+    }
+    let mut names = Names(Vec::new());
+    syn::visit::Visit::visit_expr(&mut names, expr);
+    names.0
 }
