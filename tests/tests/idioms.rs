@@ -4791,6 +4791,67 @@ mod tables_and_integer_data {
         a * x * x + b * x + c
     }
 
+    #[derive(Clone, ad_runtime::Tangent)]
+    struct Body {
+        pos: [f64; 3],
+        vel: [f64; 3],
+        mass: f64,
+    }
+
+    /// An array field copied whole by a `let` and written: the struct keeps
+    /// its values.
+    #[differentiate(vjp, jvp)]
+    fn energy_after(b: &Body, dt: f64) -> f64 {
+        let mut pos = b.pos;
+        for i in 0..3 {
+            pos[i] += dt * b.vel[i];
+        }
+        let ke: f64 = 0.5 * b.mass * b.vel.iter().map(|v| v * v).sum::<f64>();
+        ke + b.mass * 9.81 * pos[2] + b.pos[2]
+    }
+
+    #[test]
+    fn an_array_field_is_copied_whole() {
+        let body = |p: &[f64]| Body {
+            pos: [p[0], p[1], p[2]],
+            vel: [p[3], p[4], p[5]],
+            mass: p[6],
+        };
+        let point = [0.0, 1.0, 2.0, 0.5, -0.5, 1.0, 2.0, 0.1];
+        let grad = check_scalar(
+            |p| energy_after(&body(p), p[7]),
+            |p, seed| {
+                let mut d = body(&[0.0; 7]);
+                let (out, d_dt) = energy_after_vjp(&body(p), &mut d, p[7], seed);
+                let mut flat = d.pos.to_vec();
+                flat.extend(d.vel);
+                flat.extend([d.mass, d_dt]);
+                (out, flat)
+            },
+            &point,
+        );
+        let (m, dt, v) = (point[6], point[7], [point[3], point[4], point[5]]);
+        let g = 9.81;
+        let expected = [
+            0.0,
+            0.0,
+            m * g + 1.0,
+            m * v[0],
+            m * v[1],
+            m * v[2] + m * g * dt,
+            0.5 * (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]) + g * (point[2] + dt * v[2]),
+            m * g * v[2],
+        ];
+        assert_close(&grad, &expected);
+        let (_, tangent) = energy_after_jvp(
+            &body(&point),
+            &body(&[0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0]),
+            dt,
+            1.0,
+        );
+        assert_close(&[tangent], &[expected[2] + expected[7]]);
+    }
+
     #[test]
     fn an_array_field_is_taken_apart() {
         let point = [0.7, -1.1, 0.4, 1.3];
@@ -5318,6 +5379,89 @@ mod array_copies_and_maps {
         expected[2] = 10.0 * X[3] * X[0];
         expected[3] = 10.0 * inner;
         assert_close(&grad, &expected);
+    }
+
+    /// A closure taking an array by value as `mut` writes its own copy.
+    #[differentiate(vjp, jvp)]
+    fn closure_with_a_mut_array(x: &[f64]) -> f64 {
+        let a = [x[0], x[1]];
+        let g = |mut v: [f64; 2]| {
+            v[0] = 3.0 * v[1];
+            v[0] + v[1]
+        };
+        g(a) * a[0]
+    }
+
+    /// Arrays chosen by a branch: a direction written out, or a local one.
+    #[differentiate(vjp, jvp)]
+    fn chosen_arrays(x: &[f64]) -> f64 {
+        let a = [x[0], x[1]];
+        let dir = if x[2] > 0.5 {
+            [1.0, 0.0]
+        } else if x[2] > 0.0 {
+            [x[3], x[4]]
+        } else {
+            a
+        };
+        let mut b = if x[5] > 0.0 { a } else { [0.0; 2] };
+        b[0] += 7.0 * x[1];
+        (dir[0] * x[0] + dir[1] * x[1]) * b[0] + b[1]
+    }
+
+    #[test]
+    fn arrays_given_to_closures_and_chosen_by_branches() {
+        let grad = check_slice(
+            closure_with_a_mut_array,
+            closure_with_a_mut_array_vjp,
+            closure_with_a_mut_array_jvp,
+            &X,
+        );
+        // 4 x1 x0.
+        let mut expected = vec![0.0; X.len()];
+        expected[0] = 4.0 * X[1];
+        expected[1] = 4.0 * X[0];
+        assert_close(&grad, &expected);
+
+        // Each branch of both choices, by x2 and x5.
+        for (x2, x5) in [
+            (0.9, 0.3),
+            (0.2, 0.3),
+            (-0.4, 0.3),
+            (0.9, -0.3),
+            (-0.4, -0.3),
+        ] {
+            let mut x = X.to_vec();
+            x[2] = x2;
+            x[5] = x5;
+            let grad = check_slice(chosen_arrays, chosen_arrays_vjp, chosen_arrays_jvp, &x);
+            let (dir, d_dir_dx): ([f64; 2], [[f64; 2]; 5]) = if x2 > 0.5 {
+                ([1.0, 0.0], [[0.0; 2]; 5])
+            } else if x2 > 0.0 {
+                let mut d = [[0.0; 2]; 5];
+                d[3][0] = 1.0;
+                d[4][1] = 1.0;
+                ([x[3], x[4]], d)
+            } else {
+                let mut d = [[0.0; 2]; 5];
+                d[0][0] = 1.0;
+                d[1][1] = 1.0;
+                ([x[0], x[1]], d)
+            };
+            let kept = x5 > 0.0;
+            let b0 = if kept { x[0] } else { 0.0 } + 7.0 * x[1];
+            let p = dir[0] * x[0] + dir[1] * x[1];
+            let mut expected = vec![0.0; x.len()];
+            for (k, d) in d_dir_dx.iter().enumerate() {
+                expected[k] += (d[0] * x[0] + d[1] * x[1]) * b0;
+            }
+            expected[0] += dir[0] * b0;
+            expected[1] += dir[1] * b0 + p * 7.0;
+            if kept {
+                expected[0] += p;
+                expected[1] += 1.0;
+            }
+            assert_close(&grad, &expected);
+        }
     }
 
     #[differentiate(vjp, jvp)]

@@ -560,48 +560,40 @@ impl Lower<'_> {
         })
     }
 
-    /// `let w = if c { &a } else { &b[1..] };` at the top level of the body:
-    /// a buffer is never chosen by a branch, so `w` is a copy of the chosen
-    /// one, filled in its branch (its shadow's adjoints go back to the
-    /// chosen buffer's). `None` if `expr` is not an `if` choosing between
-    /// buffers or sub-slices.
+    /// `let w = if c { &a } else { &b[1..] };`, `let d = if c { a } else {
+    /// [0.0; 2] };` at the top level of the body: a buffer is never chosen
+    /// by a branch, so `w` is a copy of the chosen one, filled in its branch
+    /// (its shadow's adjoints go back to the chosen buffer's). `None` if
+    /// `expr` is not an `if` whose every branch ends in a buffer, a
+    /// sub-slice or an array or `vec!` written out.
     pub(super) fn chosen_buffer(&mut self, expr: &Expr) -> Option<Lowered> {
         let Expr::If(if_expr) = expr else {
             return None;
         };
-        let Some((_, Expr::Block(els))) = &if_expr.else_branch.as_ref().map(|(e, els)| (e, &**els))
-        else {
-            return None;
-        };
-        let tail = |block: &syn::Block| match block.stmts.as_slice() {
-            [syn::Stmt::Expr(tail, None)] => Some(tail.clone()),
-            _ => None,
-        };
-        let (then_tail, else_tail) = (tail(&if_expr.then_branch)?, tail(&els.block)?);
-        if self.builder.depth() > 0
-            || !self.names_a_buffer(&then_tail)
-            || !self.names_a_buffer(&else_tail)
-        {
+        if self.builder.depth() > 0 || !self.chooses_buffers(if_expr) {
             return None;
         }
-        let span = expr.span();
-        let copy = self.new_buf(NewBuf::Empty { capacity: None }, Ty::Float, span);
-        let cond = self.expr(&if_expr.cond);
-        let fill = |this: &mut Self, chosen: &Expr| -> Result<Option<Value>, Poison> {
-            let view = this.view_or_buffer(chosen).unwrap_or(Err(Poison))?;
-            this.push_view(copy, view, span)?;
-            Ok(None)
+        let copy = self.new_buf(NewBuf::Empty { capacity: None }, Ty::Float, expr.span());
+        Some(self.fill_chosen(copy, if_expr).map(|()| copy))
+    }
+
+    /// Whether every branch of `if_expr` ends in a buffer (see
+    /// [`Lower::chosen_buffer`]).
+    fn chooses_buffers(&self, if_expr: &syn::ExprIf) -> bool {
+        let ends_in_buffer = |block: &syn::Block| match block.stmts.last() {
+            Some(syn::Stmt::Expr(tail, None)) => {
+                self.names_a_buffer(tail)
+                    || matches!(super::strip_parens(tail), Expr::Array(_) | Expr::Repeat(_))
+                    || matches!(tail, Expr::Macro(mac) if mac.mac.path.is_ident("vec"))
+            }
+            _ => false,
         };
-        Some(
-            self.branch(
-                cond,
-                false,
-                span,
-                |this| fill(this, &then_tail),
-                |this| fill(this, &else_tail),
-            )
-            .map(|_| copy),
-        )
+        ends_in_buffer(&if_expr.then_branch)
+            && match if_expr.else_branch.as_ref().map(|(_, els)| &**els) {
+                Some(Expr::Block(els)) => ends_in_buffer(&els.block),
+                Some(Expr::If(nested)) => self.chooses_buffers(nested),
+                _ => false,
+            }
     }
 
     /// `if c { a } else if d { b } else { vec![] }` as the output of a
@@ -664,6 +656,12 @@ impl Lower<'_> {
                     return Err(Poison);
                 }
             };
+            // `&b`, `&b[1..]`: the elements of the buffer or sub-slice.
+            if let Expr::Reference(_) = tail
+                && let Some(view) = this.view_or_buffer(tail)
+            {
+                return this.push_view(copy, view?, span).map(|()| None);
+            }
             // `return g(x);`: the buffer the callee returns.
             let chosen = match this.user_call_of(tail) {
                 Some((func, call)) => this.user_call_buffer(func, call)?,

@@ -347,6 +347,14 @@ impl Lower<'_> {
                 let name = ident.ident.unraw().to_string();
                 match item {
                     Item::Value(value) => {
+                        // `|mut v: [f64; 2]| …` given an array: its own copy.
+                        let value = if ident.mutability.is_some()
+                            && (self.by_value.contains(&value) || self.may_be_array(value))
+                        {
+                            self.copy_of(value, true, ident, ident.span())?
+                        } else {
+                            value
+                        };
                         self.name(value, &name);
                         self.bind(&name, Ok(value));
                     }

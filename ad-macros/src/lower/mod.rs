@@ -1178,6 +1178,19 @@ impl Lower<'_> {
             }
             return;
         }
+        // `let mut q = p.pos;` of an array field, used as a buffer: a copy,
+        // as Rust makes (the struct is borrowed).
+        if let (Some(name), Expr::Field(field)) = (&name, strip_parens(&init.expr))
+            && (is_buffer_use || annotation.is_some_and(is_buffer_type))
+            && let Some(buf) = self.field(field, true)
+        {
+            let value = buf.and_then(|buf| self.copy_of(buf, true, &init.expr, local.span()));
+            if let Ok(value) = value {
+                self.name(value, name);
+            }
+            self.bind(name, value);
+            return;
+        }
         // `let w = GW;`, `let mut w: [f64; 3] = GW;` of a table outside the
         // function: the table, or a copy of it to write into.
         if let (Some(name), Expr::Path(path)) = (&name, strip_parens(&init.expr))
