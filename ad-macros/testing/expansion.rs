@@ -558,6 +558,12 @@ check!(
     "",
     "fn f(x: &[f64]) -> f64 { let a = [x[0], x[1], x[2]]; let b = a.map(|v| v * 2.0); let mut c = a; c[0] = b[1]; c[0] * a[0] }"
 );
+// Data points as tuples: copied flat on entry, read as tuples.
+check!(
+    tuple_rows,
+    "wrt(a, b)",
+    "fn f(points: &[(f64, f64)], a: f64, b: f64) -> f64 { points.iter().map(|&(x, y)| (a * x + b - y).powi(2)).sum::<f64>() + points[0].1 * a }"
+);
 // A matrix as a `Vec` of rows: copied flat on entry, and back if `&mut`.
 check!(
     vec_rows,

@@ -1072,8 +1072,8 @@ where
     order
 }
 
-/// The rows of a `&[Vec<T>]` parameter (or `&Vec<Vec<T>>`) in one flat
-/// buffer, and their length: generated code reads a matrix written as a
+/// The rows of a `&[Vec<T>]` parameter (or `&Vec<Vec<T>>`, or a slice of
+/// tuples `&[(T, T)]`; see [`Row`]) in one flat buffer, and their length: generated code reads a matrix written as a
 /// `Vec` of rows as the flat buffer it reads `&[[T; N]]` as, with `x[i][j]`
 /// at `x_flat[i * width + j]`. With no rows, the width is 1, so that the
 /// count of rows, `flat.len() / width`, is 0.
@@ -1087,7 +1087,12 @@ where
 /// flat[3] = 5.0;
 /// unflatten_rows(&mut rows, &flat);
 /// assert_eq!(rows[1], [3.0, 5.0]);
-/// assert_eq!(flatten_rows::<f64>(&[]).1, 1);
+/// assert_eq!(flatten_rows::<Vec<f64>>(&[]).1, 1);
+/// let mut points = [(1.0, 2.0), (3.0, 4.0)];
+/// let (flat, width) = flatten_rows(&points);
+/// assert_eq!((flat.as_slice(), width), (&[1.0, 2.0, 3.0, 4.0][..], 2));
+/// unflatten_rows(&mut points, &[0.5, 1.5, 2.5, 3.5]);
+/// assert_eq!(points[1], (2.5, 3.5));
 /// ```
 ///
 /// # Panics
@@ -1095,19 +1100,19 @@ where
 /// If the rows differ in length, or are empty: `#[differentiate]` keeps one
 /// row length for all of them.
 #[track_caller]
-pub fn flatten_rows<T: Copy>(rows: &[Vec<T>]) -> (Vec<T>, usize) {
+pub fn flatten_rows<R: Row>(rows: &[R]) -> (Vec<R::Elem>, usize) {
     let Some(first) = rows.first() else {
         return (Vec::new(), 1);
     };
-    let width = first.len();
+    let width = first.width();
     let mut flat = Vec::with_capacity(width * rows.len());
     for (i, row) in rows.iter().enumerate() {
         assert!(
-            row.len() == width && width > 0,
+            row.width() == width && width > 0,
             "row {i} has {} elements and row 0 has {width}: `#[differentiate]` reads a `Vec` of rows as a matrix, with one row length (not zero) for all rows",
-            row.len()
+            row.width()
         );
-        flat.extend_from_slice(row);
+        row.extend_into(&mut flat);
     }
     (flat, width)
 }
@@ -1115,12 +1120,67 @@ pub fn flatten_rows<T: Copy>(rows: &[Vec<T>]) -> (Vec<T>, usize) {
 /// Writes `flat` back into the rows it was made from ([`flatten_rows`]):
 /// a `&mut` buffer of rows after the function changed it, or a shadow of
 /// rows after the adjoint added into it.
-pub fn unflatten_rows<T: Copy>(rows: &mut [Vec<T>], flat: &[T]) {
-    let width = rows.first().map_or(1, Vec::len);
+pub fn unflatten_rows<R: Row>(rows: &mut [R], flat: &[R::Elem]) {
+    let width = rows.first().map_or(1, Row::width);
     for (row, chunk) in rows.iter_mut().zip(flat.chunks_exact(width)) {
-        row.copy_from_slice(chunk);
+        row.copy_from(chunk);
     }
 }
+
+/// A row of a buffer of rows that generated code copies flat
+/// ([`flatten_rows`]): a `Vec<T>`, or a tuple of one number type
+/// (`(f64, f64)`, as in `points: &[(f64, f64)]`), whose layout Rust leaves
+/// open, so it is copied element by element.
+pub trait Row {
+    /// The type of the numbers.
+    type Elem: Copy;
+    /// How many numbers the row holds.
+    fn width(&self) -> usize;
+    /// Pushes them onto `flat`, in order.
+    fn extend_into(&self, flat: &mut Vec<Self::Elem>);
+    /// Sets them from `chunk`, of [`Row::width`] numbers.
+    fn copy_from(&mut self, chunk: &[Self::Elem]);
+}
+
+impl<T: Copy> Row for Vec<T> {
+    type Elem = T;
+    #[inline]
+    fn width(&self) -> usize {
+        self.len()
+    }
+    #[inline]
+    fn extend_into(&self, flat: &mut Vec<T>) {
+        flat.extend_from_slice(self);
+    }
+    #[inline]
+    fn copy_from(&mut self, chunk: &[T]) {
+        self.copy_from_slice(chunk);
+    }
+}
+
+/// `Row` for tuples `(T, T, …)` of the arities listed, by their fields.
+macro_rules! tuple_rows {
+    ($(($($field:tt)+))+) => {$(
+        impl<T: Copy> Row for ($(tuple_rows!(@elem $field),)+) {
+            type Elem = T;
+            #[inline]
+            fn width(&self) -> usize {
+                [$($field),+].len()
+            }
+            #[inline]
+            fn extend_into(&self, flat: &mut Vec<T>) {
+                flat.extend_from_slice(&[$(self.$field),+]);
+            }
+            #[inline]
+            fn copy_from(&mut self, chunk: &[T]) {
+                $(self.$field = chunk[$field];)+
+            }
+        }
+    )+};
+    (@elem $field:tt) => { T };
+}
+
+tuple_rows! { (0 1) (0 1 2) (0 1 2 3) (0 1 2 3 4) (0 1 2 3 4 5) }
 
 /// A buffer a function of the user's returns (`Vec<T>` or `[T; N]`), held
 /// by generated code for a call in a loop or a branch: one is made before

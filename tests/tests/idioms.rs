@@ -5512,3 +5512,118 @@ mod array_copies_and_maps {
         assert_close(&tangent, &[3.0 * a[0].cos(), 2.0 * a[1].cos(), a[2].cos()]);
     }
 }
+
+/// Data points as tuples, `points: &[(f64, f64)]`: copied flat on entry,
+/// read as tuples, and (for `&mut`) written and copied back.
+mod tuple_rows {
+    use super::*;
+
+    #[differentiate(vjp, jvp)]
+    fn least_squares(points: &[(f64, f64)], a: f64, b: f64) -> f64 {
+        let fit: f64 = points.iter().map(|&(x, y)| (a * x + b - y).powi(2)).sum();
+        let mut cross = 0.0;
+        for i in 0..points.len() {
+            let (x, y) = points[i];
+            cross += x * y;
+        }
+        for &(x, _) in points {
+            cross += a * x;
+        }
+        fit + cross * b + points[0].1 * a
+    }
+
+    /// The same loss, with the data constant.
+    #[differentiate(vjp, wrt(a, b))]
+    fn least_squares_in_a_b(points: &[(f64, f64)], a: f64, b: f64) -> f64 {
+        points.iter().map(|&(x, y)| (a * x + b - y).powi(2)).sum()
+    }
+
+    #[differentiate(vjp, jvp)]
+    fn shear(q: &mut [(f64, f64, f64)], k: f64) {
+        for i in 0..q.len() {
+            q[i].0 *= k;
+            q[i].2 += q[i].1 * k;
+        }
+    }
+
+    const POINTS: [(f64, f64); 4] = [(0.0, 1.0), (1.0, 2.5), (2.0, 4.2), (-0.5, 0.3)];
+
+    fn to_point(p: &[f64]) -> Vec<(f64, f64)> {
+        p.chunks(2).map(|c| (c[0], c[1])).collect()
+    }
+
+    #[test]
+    fn points_as_tuples() {
+        let mut flat: Vec<f64> = POINTS.iter().flat_map(|&(x, y)| [x, y]).collect();
+        flat.extend([1.5, 0.8]);
+        let n = POINTS.len();
+        let grad = check_scalar(
+            |p| least_squares(&to_point(&p[..2 * n]), p[2 * n], p[2 * n + 1]),
+            |p, seed| {
+                let mut d = vec![(0.0, 0.0); n];
+                let (out, d_a, d_b) =
+                    least_squares_vjp(&to_point(&p[..2 * n]), &mut d, p[2 * n], p[2 * n + 1], seed);
+                let mut g: Vec<f64> = d.iter().flat_map(|&(x, y)| [x, y]).collect();
+                g.extend([d_a, d_b]);
+                (out, g)
+            },
+            &flat,
+        );
+        let (a, b) = (1.5, 0.8);
+        let mut expected = Vec::new();
+        let (mut d_a, mut d_b) = (POINTS[0].1, 0.0);
+        for (k, &(x, y)) in POINTS.iter().enumerate() {
+            let r = a * x + b - y;
+            let first = if k == 0 { a } else { 0.0 };
+            expected.extend([2.0 * r * a + y * b + a * b, -2.0 * r + x * b + first]);
+            d_a += 2.0 * r * x + x * b;
+            d_b += 2.0 * r + x * y + a * x;
+        }
+        expected.extend([d_a, d_b]);
+        assert_close(&grad, &expected);
+        // `_jvp` along the tangent of the points only.
+        let tangent: Vec<(f64, f64)> = (0..n).map(|k| (0.1 * k as f64, -0.2)).collect();
+        let (out, t) = least_squares_jvp(&POINTS, &tangent, a, 0.0, b, 0.0);
+        assert_eq!(out, least_squares(&POINTS, a, b));
+        let along: f64 = tangent
+            .iter()
+            .zip(expected.chunks(2))
+            .map(|(u, g)| u.0 * g[0] + u.1 * g[1])
+            .sum();
+        assert_close(&[t], &[along]);
+
+        let (out, d_a, d_b) = least_squares_in_a_b_vjp(&POINTS, a, b, 1.0);
+        assert_eq!(out, least_squares_in_a_b(&POINTS, a, b));
+        let d: [f64; 2] = POINTS.iter().fold([0.0, 0.0], |[da, db], &(x, y)| {
+            let r = a * x + b - y;
+            [da + 2.0 * r * x, db + 2.0 * r]
+        });
+        assert_close(&[d_a, d_b], &d);
+    }
+
+    #[test]
+    fn mut_tuples_are_written_back() {
+        let k = 2.0;
+        let start = vec![(0.0, 1.0, 0.5), (1.0, 2.5, 0.2)];
+        let mut q = start.clone();
+        let mut d_q = vec![(1.0, 1.0, 1.0), (0.5, -1.0, 2.0)];
+        let d_k = shear_vjp(&mut q, &mut d_q, k);
+        let mut expected = start.clone();
+        shear(&mut expected, k);
+        assert_eq!(q, expected);
+        // Seeds (s0, s1, s2) of the new elements: d x = k s0, d y = s1 + k s2,
+        // d z = s2; d k = Σ x s0 + y s2.
+        let seeds = [(1.0, 1.0, 1.0), (0.5, -1.0, 2.0)];
+        let mut d_k_expected = 0.0;
+        for ((d, s), &(x, y, _)) in d_q.iter().zip(seeds).zip(&start) {
+            assert_close(&[d.0, d.1, d.2], &[k * s.0, s.1 + k * s.2, s.2]);
+            d_k_expected += x * s.0 + y * s.2;
+        }
+        assert_close(&[d_k], &[d_k_expected]);
+        let mut q = start.clone();
+        let mut t_q = vec![(0.0, 0.0, 0.0); 2];
+        shear_jvp(&mut q, &mut t_q, k, 1.0);
+        assert_eq!(q, expected);
+        assert_close(&[t_q[1].0, t_q[1].2], &[start[1].0, start[1].1]);
+    }
+}

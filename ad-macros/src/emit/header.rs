@@ -443,7 +443,12 @@ pub(crate) fn by_value_prologue(
                     let #name = #borrow #storage[..];
                 });
             };
-            flat(&param.name, param.mutable, width.to_token_stream());
+            // Tuples have their width in their type (`2`): not bound.
+            let bound = match width {
+                syn::Expr::Lit(_) => quote!(_),
+                width => width.to_token_stream(),
+            };
+            flat(&param.name, param.mutable, bound);
             if let (true, Some(shadow)) = (shadows, &param.shadow) {
                 flat(&shadow.name, true, quote!(_));
             }

@@ -817,6 +817,15 @@ impl Lower<'_> {
         match target {
             Expr::Index(index) => Some(self.element_at(index)),
             Expr::Paren(paren) => self.element_target(&paren.expr),
+            // `points[i].0 = …` of a row that is a tuple.
+            Expr::Field(field) if let syn::Member::Unnamed(k) = &field.member => {
+                let row = self.view_of(&field.base)?;
+                let span = target.span();
+                Some(row.map(|row| {
+                    let offset = self.int_lit(u64::from(k.index), span);
+                    (row.buf, self.int_add(row.start, offset, span))
+                }))
+            }
             Expr::Unary(unary) if matches!(unary.op, syn::UnOp::Deref(_)) => {
                 let name = super::expr::local_name(&unary.expr)?;
                 self.element(&name).map(Ok)

@@ -389,13 +389,11 @@ impl Lower<'_> {
                 bound
             }
             // `for &[x, y] in pts`, `let [x, y] = pts[i];`: the elements of a
-            // row, in order.
-            (Pat::Slice(slice), Item::View(view))
-                if !slice.elems.iter().any(|elem| matches!(elem, Pat::Rest(_))) =>
-            {
-                let span = slice.span();
+            // row, in order; `for &(x, y) in pts` of rows that are tuples.
+            (Pat::Slice(_) | Pat::Tuple(_), Item::View(view)) if !row_pattern(pat).is_empty() => {
+                let span = pat.span();
                 let mut bound = Ok(());
-                for (k, pat) in slice.elems.iter().enumerate() {
+                for (k, pat) in row_pattern(pat).into_iter().enumerate() {
                     let offset = self.int_lit(k as u64, span);
                     let index = self.int_add(view.start, offset, span);
                     let elem = self.load(view.buf, index, span);
@@ -872,4 +870,18 @@ fn path_names(expr: &Expr) -> Vec<String> {
     let mut names = Names(Vec::new());
     syn::visit::Visit::visit_expr(&mut names, expr);
     names.0
+}
+
+/// The patterns of a row's elements (`[x, y]`, `(x, y)`), in order; none if
+/// one is a rest pattern (`..`).
+fn row_pattern(pat: &Pat) -> Vec<&Pat> {
+    let elems: Vec<&Pat> = match pat {
+        Pat::Slice(slice) => slice.elems.iter().collect(),
+        Pat::Tuple(tuple) => tuple.elems.iter().collect(),
+        _ => Vec::new(),
+    };
+    if elems.iter().any(|elem| matches!(elem, Pat::Rest(_))) {
+        return Vec::new();
+    }
+    elems
 }

@@ -114,6 +114,17 @@ impl Lower<'_> {
                 Ok(key) => self.lookup(&key).expect("bound"),
                 Err(Poison) => Err(Poison),
             },
+            // `points[i].0`, `p.1` of a row that is a tuple (`points: &[(f64, f64)]`).
+            Expr::Field(field)
+                if let syn::Member::Unnamed(k) = &field.member
+                    && let Some(row) = self.view_of(&field.base) =>
+            {
+                let span = expr.span();
+                let row = row?;
+                let offset = self.int_lit(u64::from(k.index), span);
+                let at = self.int_add(row.start, offset, span);
+                Ok(self.load(row.buf, at, span))
+            }
             Expr::Field(field) => match self.field(field, false) {
                 Some(lowered) => lowered,
                 // `polar(x, y).0`: an element of the tuple a call returns.

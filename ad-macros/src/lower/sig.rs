@@ -55,9 +55,10 @@ pub(crate) struct SigParam {
 pub(crate) struct RowsParam {
     pub(crate) outer: Type,
     pub(crate) width: syn::Expr,
-    /// `&[Vec<T>]` or `&Vec<Vec<T>>` (and their `&mut` forms): the rows are
-    /// copied into one flat buffer on entry (and copied back on exit if
-    /// they are `&mut`), and `width` names the row length the copy found.
+    /// `&[Vec<T>]` or `&Vec<Vec<T>>`, or a slice or `Vec` of tuples
+    /// `(T, T)` (and their `&mut` forms): the rows are copied into one flat
+    /// buffer on entry (and copied back on exit if they are `&mut`); for
+    /// `Vec` rows `width` names the row length the copy found.
     pub(crate) vecs: bool,
 }
 
@@ -180,11 +181,10 @@ pub(crate) fn signature(cx: &Ctxt, func: &ItemFn, args: &Args) -> Signature {
                 // `pts: &[[f64; 2]]` is the flat buffer `pts: &[f64]` inside.
                 let rows = rows_param(&ty, generic);
                 let ty = match &rows {
-                    Some((rows, _)) => rows.clone(),
+                    Some((rows, ..)) => rows.clone(),
                     None => ty,
                 };
-                let rows = rows.map(|(_, width)| {
-                    let vecs = width.is_none();
+                let rows = rows.map(|(_, width, vecs)| {
                     // The width of `Vec` rows, bound by the prologue with
                     // these very tokens.
                     let width = width.unwrap_or_else(|| {
@@ -436,10 +436,11 @@ fn buffer_param(ty: &Type, generic: Option<&Ident>) -> Option<BufferParam> {
 }
 
 /// `&[[T; N]]`, `&[[T; N]; M]`, `&Vec<[T; N]>`, `&[Vec<T>]`,
-/// `&Vec<Vec<T>>` or their `&mut` forms, of numbers: the flat buffer it is
-/// inside (`&[T]`, `&mut [T]`) and `N` (`None` for rows that are `Vec`s,
-/// whose length is known at run time only).
-fn rows_param(ty: &Type, generic: Option<&Ident>) -> Option<(Type, Option<syn::Expr>)> {
+/// `&Vec<Vec<T>>`, `&[(T, T)]` or their `&mut` forms, of numbers: the flat
+/// buffer it is inside (`&[T]`, `&mut [T]`), `N` (`None` for rows that are
+/// `Vec`s, whose length is known at run time only), and whether the rows
+/// are copied flat on entry (`Vec`s and tuples) rather than viewed so.
+fn rows_param(ty: &Type, generic: Option<&Ident>) -> Option<(Type, Option<syn::Expr>, bool)> {
     let Type::Reference(reference) = ty else {
         return None;
     };
@@ -450,16 +451,27 @@ fn rows_param(ty: &Type, generic: Option<&Ident>) -> Option<(Type, Option<syn::E
     };
     let (elem, width) = match row {
         Type::Array(row) => (&*row.elem, Some(row.len.clone())),
-        // `Vec` rows of a slice or a `Vec`, not of an array.
-        row if !matches!(&*reference.elem, Type::Array(_)) => (vec_elem(row)?, None),
+        // `Vec` rows, or tuples of one number type (`&[(f64, f64)]`), of a
+        // slice or a `Vec`, not of an array: copied flat on entry.
+        row if !matches!(&*reference.elem, Type::Array(_)) => match row {
+            Type::Tuple(tuple)
+                if (2..=6).contains(&tuple.elems.len())
+                    && tuple.elems.iter().all(|elem| elem == &tuple.elems[0]) =>
+            {
+                let width = tuple.elems.len();
+                (&tuple.elems[0], Some(syn::parse_quote!(#width)))
+            }
+            row => (vec_elem(row)?, None),
+        },
         _ => return None,
     };
+    let copied = !matches!(row, Type::Array(_));
     scalar_type(elem, generic)?;
     let flat = match reference.mutability {
         Some(_) => syn::parse_quote!(&mut [#elem]),
         None => syn::parse_quote!(&[#elem]),
     };
-    Some((flat, width))
+    Some((flat, width, copied))
 }
 
 /// `[T; N]` of numbers, taken by value.
