@@ -179,7 +179,7 @@ pub(crate) mod msg {
     pub(crate) const CUSTOM_ROWS: &str = "a function with a custom rule takes its buffers flat: take `&[f64]` and index a row's elements as `x[i * n + j]`";
     pub(crate) const CHECKPOINT_CALL: &str = "`ad_runtime::checkpoint` takes one call of a differentiated function returning a float, `checkpoint(g(x, w))`; bind anything else first and checkpoint the call alone";
     pub(crate) const SCAN_CLOSURE: &str = "`scan` is supported with a closure `|s, v| { …; Some(value) }` that reads and writes its state only as `*s` and always yields `Some`; write the loop instead: `let mut s = init; for v in … { s += v; … }`";
-    pub(crate) const VEC_ROWS_CALL: &str = "rows given as `Vec`s or tuples (`&[Vec<f64>]`, `&[(f64, f64)]`) cannot be passed to another differentiated function: `#[differentiate]` copies them into one flat buffer on entry; pass a row's elements (`&a[i]`, `a[i].0`), or take the rows as `&[[f64; N]]` or a flat `&[f64]` with its row length in both functions";
+    pub(crate) const VEC_ROWS_CALL: &str = "rows given as `Vec`s (`&[Vec<f64>]`) cannot be passed to another differentiated function: `#[differentiate]` copies them into one flat buffer on entry; pass a row (`&a[i]`), or take the matrix as `&[[f64; N]]` or a flat `&[f64]` with its row length in both functions";
     pub(crate) const ROWS_AS_BUFFER: &str = "a buffer of rows (`&[[f64; N]]`) is read by rows here: index a row (`pts[i]`, `pts[i][j]`), iterate its rows (`for p in pts`, `pts.iter()`), or read its `len()`";
     pub(crate) const VIEW_AS_VALUE: &str = "a sub-slice is not a number: index it (`s[i]`), iterate it (`s.iter()`), or read its `len()`";
     pub(crate) const TUPLE_BINDING: &str =

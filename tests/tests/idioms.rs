@@ -5546,6 +5546,14 @@ mod tuple_rows {
         }
     }
 
+    /// Tuples passed on, whole and as a sub-range, `&mut` ones too.
+    #[differentiate(vjp, jvp)]
+    fn passed_on(points: &[(f64, f64)], q: &mut [(f64, f64, f64)], a: f64) -> f64 {
+        shear(q, a);
+        let tail: f64 = q.iter().map(|&(x, y, z)| x * y + z).sum();
+        least_squares(points, a, 0.5) * 2.0 + least_squares(&points[1..], a, 0.1) + tail
+    }
+
     const POINTS: [(f64, f64); 4] = [(0.0, 1.0), (1.0, 2.5), (2.0, 4.2), (-0.5, 0.3)];
 
     fn to_point(p: &[f64]) -> Vec<(f64, f64)> {
@@ -5599,6 +5607,59 @@ mod tuple_rows {
             [da + 2.0 * r * x, db + 2.0 * r]
         });
         assert_close(&[d_a, d_b], &d);
+    }
+
+    #[test]
+    fn tuples_passed_on() {
+        let q0 = [(0.0, 1.0, 0.5), (1.0, 2.5, 0.2)];
+        let n = POINTS.len();
+        let mut flat: Vec<f64> = POINTS.iter().flat_map(|&(x, y)| [x, y]).collect();
+        flat.extend(q0.iter().flat_map(|&(x, y, z)| [x, y, z]));
+        flat.push(1.5);
+        let split = |p: &[f64]| {
+            let q: Vec<(f64, f64, f64)> = p[2 * n..2 * n + 6]
+                .chunks(3)
+                .map(|c| (c[0], c[1], c[2]))
+                .collect();
+            (to_point(&p[..2 * n]), q, p[2 * n + 6])
+        };
+        let grad = check_scalar(
+            |p| {
+                let (points, mut q, a) = split(p);
+                passed_on(&points, &mut q, a)
+            },
+            |p, seed| {
+                let (points, mut q, a) = split(p);
+                let mut d_points = vec![(0.0, 0.0); n];
+                let mut d_q = vec![(0.0, 0.0, 0.0); 2];
+                let (out, d_a) = passed_on_vjp(&points, &mut d_points, &mut q, &mut d_q, a, seed);
+                let mut g: Vec<f64> = d_points.iter().flat_map(|&(x, y)| [x, y]).collect();
+                g.extend(d_q.iter().flat_map(|&(x, y, z)| [x, y, z]));
+                g.push(d_a);
+                (out, g)
+            },
+            &flat,
+        );
+        // Closed form in `a`: the two losses' derivatives and Σ x y + z after the shear.
+        let loss_a = |points: &[(f64, f64)], b: f64| -> f64 {
+            points
+                .iter()
+                .map(|&(x, y)| 2.0 * (1.5 * x + b - y) * x + x * b)
+                .sum::<f64>()
+                + points[0].1
+        };
+        let tail_a: f64 = q0.iter().map(|&(x, y, _)| x * y + y).sum();
+        assert_close(
+            &grad[2 * n + 6..],
+            &[2.0 * loss_a(&POINTS, 0.5) + loss_a(&POINTS[1..], 0.1) + tail_a],
+        );
+        let mut q = q0.to_vec();
+        let mut t_q = vec![(0.0, 0.0, 0.0); 2];
+        let tangent: Vec<(f64, f64)> = vec![(0.0, 0.0); n];
+        let (out, t) = passed_on_jvp(&POINTS, &tangent, &mut q, &mut t_q, 1.5, 1.0);
+        let mut q = q0.to_vec();
+        assert_eq!(out, passed_on(&POINTS, &mut q, 1.5));
+        assert_close(&[t], &grad[2 * n + 6..]);
     }
 
     #[test]

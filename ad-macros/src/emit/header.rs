@@ -6,7 +6,7 @@ use syn::ext::IdentExt;
 use syn::{Ident, ItemFn};
 
 use super::ident;
-use crate::lower::Signature;
+use crate::lower::{RowsParam, Signature};
 
 /// Attributes and signature of `_vjp`; shared with the fallback stub, so that
 /// callers type-check even when the body could not be differentiated.
@@ -199,7 +199,7 @@ pub(crate) fn jvp_header_named(
     let params = sig.params.iter().zip(&tangents).map(|(param, tangent)| {
         // The twin callers call takes a buffer of rows flat, as they hold it
         // (not `Vec` rows, which no caller passes on).
-        let flat = all && param.rows.as_ref().is_some_and(|rows| !rows.vecs);
+        let flat = all && param.rows.as_ref().is_some_and(RowsParam::passed_flat);
         let tangent = tangent.as_ref().map(|name| {
             let name = ident(name, param.span);
             let ty = match flat {
@@ -427,6 +427,9 @@ pub(crate) fn by_value_prologue(
     for (k, param) in sig.params.iter().enumerate() {
         let name = ident(&param.name, param.span);
         let tangent = tangents.get(k).and_then(Option::as_ref);
+        if param.rows.as_ref().is_some_and(RowsParam::passed_flat) && rows_flat {
+            continue;
+        }
         if let Some(rows) = param.rows.as_ref().filter(|rows| rows.vecs) {
             // `Vec` rows: copied flat, whatever the entry point.
             let width = &rows.width;
@@ -504,10 +507,14 @@ pub(crate) fn rows_epilogue(
     primal: bool,
     shadows: bool,
     tangents: &[Option<String>],
+    rows_flat: bool,
 ) -> TokenStream {
     let mut stmts = TokenStream::new();
     for (k, param) in sig.params.iter().enumerate() {
-        if !param.rows.as_ref().is_some_and(|rows| rows.vecs) {
+        let Some(rows) = &param.rows else {
+            continue;
+        };
+        if !rows.vecs || rows_flat && rows.passed_flat() {
             continue;
         }
         let mut back = |name: &str| {

@@ -60,7 +60,7 @@ pub(crate) fn vjp(item: &ItemFn, sig: &Signature, func: &Function) -> TokenStrea
         .collect();
     let body = emitter.body_after(header::shadow_checks(sig, &shadows));
     let prologue = header::by_value_prologue(sig, true, &[], false);
-    let epilogue = header::rows_epilogue(sig, true, true, &[]);
+    let epilogue = header::rows_epilogue(sig, true, true, &[], false);
     if sig.params.iter().all(|param| param.by_value.is_none()) {
         let body = around(prologue, body, epilogue);
         return quote! {
@@ -130,7 +130,7 @@ pub(crate) fn jvp(item: &ItemFn, sig: &Signature, func: &Function, all: bool) ->
     // Arrays taken by value, and their tangents, are read as buffers.
     let tangents = crate::jvp::tangent_names(sig);
     let prologue = header::by_value_prologue(sig, false, &tangents, all);
-    let epilogue = header::rows_epilogue(sig, true, false, &tangents);
+    let epilogue = header::rows_epilogue(sig, true, false, &tangents, all);
     let body = Emitter::new(func).body_after(header::shadow_checks(sig, &tangents));
     let body = around(prologue, body, epilogue);
     quote! {

@@ -101,7 +101,10 @@ pub(crate) fn forward_header(
         let ident = ident(&param.name, param.span);
         // Callers hold a buffer of rows flat, and pass it so (not `Vec`
         // rows, which no caller passes on).
-        let flat_rows = param.rows.as_ref().is_some_and(|rows| !rows.vecs);
+        let flat_rows = param
+            .rows
+            .as_ref()
+            .is_some_and(crate::lower::RowsParam::passed_flat);
         let ty = match entry == Entry::All && flat_rows {
             true => &param.ty,
             false => param.outer_ty(),
@@ -326,7 +329,13 @@ impl Emitter<'_> {
         };
         let adjoint_ty = adjoint_types(sig);
         // `&mut` rows that are `Vec`s get what the primal wrote.
-        stmts.extend(super::header::rows_epilogue(sig, true, false, &[]));
+        stmts.extend(super::header::rows_epilogue(
+            sig,
+            true,
+            false,
+            &[],
+            rows_flat,
+        ));
         stmts.extend(quote_spanned! {span=>
             (#out, move |#(#params),*| #adjoint_ty {
                 #readers

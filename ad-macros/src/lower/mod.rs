@@ -25,7 +25,7 @@ mod loops;
 mod macros;
 mod sig;
 
-pub(crate) use sig::{SigParam, Signature, signature, type_string};
+pub(crate) use sig::{RowsParam, SigParam, Signature, signature, type_string};
 
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -230,7 +230,7 @@ pub(crate) fn body(cx: &Ctxt, func: &ItemFn, sig: &Signature) -> Option<Function
         };
         lower.bind(&param.name, bound);
         if let (Some(rows), Ok(buf)) = (&param.rows, bound) {
-            if rows.vecs {
+            if !rows.passed_flat() {
                 lower.vec_rows.push(buf);
             }
             lower.bind_rows(&param.name, buf, &rows.width, param.span);

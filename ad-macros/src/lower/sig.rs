@@ -68,6 +68,15 @@ pub(crate) struct ShadowParam {
     pub(crate) ty: Type,
 }
 
+impl RowsParam {
+    /// Whether the hidden twins callers call take the rows flat, as callers
+    /// hold them: rows of a width known from the type (arrays, tuples), not
+    /// `Vec` rows, whose width the copy finds.
+    pub(crate) fn passed_flat(&self) -> bool {
+        !self.vecs || matches!(self.width, syn::Expr::Lit(_))
+    }
+}
+
 impl SigParam {
     /// Whether this is the `&self` of a method.
     pub(crate) fn is_receiver(&self) -> bool {
