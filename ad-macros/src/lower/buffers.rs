@@ -818,20 +818,31 @@ impl Lower<'_> {
             Expr::Index(index) => Some(self.element_at(index)),
             Expr::Paren(paren) => self.element_target(&paren.expr),
             // `points[i].0 = …` of a row that is a tuple.
-            Expr::Field(field) if let syn::Member::Unnamed(k) = &field.member => {
-                let row = self.view_of(&field.base)?;
-                let span = target.span();
-                Some(row.map(|row| {
-                    let offset = self.int_lit(u64::from(k.index), span);
-                    (row.buf, self.int_add(row.start, offset, span))
-                }))
-            }
+            Expr::Field(field) => self.tuple_row_element(field),
             Expr::Unary(unary) if matches!(unary.op, syn::UnOp::Deref(_)) => {
                 let name = super::expr::local_name(&unary.expr)?;
                 self.element(&name).map(Ok)
             }
             _ => None,
         }
+    }
+
+    /// Where `points[i].0` (`p.1` of a row `p`) is, of rows that are tuples
+    /// (`points: &[(f64, f64)]`, stored flat): `None` if `field` is no such
+    /// element.
+    pub(super) fn tuple_row_element(
+        &mut self,
+        field: &syn::ExprField,
+    ) -> Option<Result<(Value, Value), Poison>> {
+        let syn::Member::Unnamed(k) = &field.member else {
+            return None;
+        };
+        let row = self.view_of(&field.base)?;
+        let span = field.span();
+        Some(row.map(|row| {
+            let offset = self.int_lit(u64::from(k.index), span);
+            (row.buf, self.int_add(row.start, offset, span))
+        }))
     }
 
     /// `v[i] = value`, or `v[i] op= value`: `+=` and `-=` update the element

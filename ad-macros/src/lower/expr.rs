@@ -115,15 +115,9 @@ impl Lower<'_> {
                 Err(Poison) => Err(Poison),
             },
             // `points[i].0`, `p.1` of a row that is a tuple (`points: &[(f64, f64)]`).
-            Expr::Field(field)
-                if let syn::Member::Unnamed(k) = &field.member
-                    && let Some(row) = self.view_of(&field.base) =>
-            {
-                let span = expr.span();
-                let row = row?;
-                let offset = self.int_lit(u64::from(k.index), span);
-                let at = self.int_add(row.start, offset, span);
-                Ok(self.load(row.buf, at, span))
+            Expr::Field(field) if let Some(element) = self.tuple_row_element(field) => {
+                let (buf, at) = element?;
+                Ok(self.load(buf, at, expr.span()))
             }
             Expr::Field(field) => match self.field(field, false) {
                 Some(lowered) => lowered,
