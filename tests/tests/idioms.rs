@@ -5464,6 +5464,43 @@ mod array_copies_and_maps {
         }
     }
 
+    /// A copy of a copy of an array taken by value (generic too): each is
+    /// its own array.
+    #[differentiate(vjp, jvp)]
+    fn copy_of_a_copy<T: ad_runtime::Float>(a: [T; 3]) -> T {
+        let b = a.map(|v| v * v);
+        let mut c = b;
+        c[0] = c[1] + a[2];
+        c[0] * b[0] + c[2]
+    }
+
+    #[test]
+    fn copies_of_an_array_parameter() {
+        let a: [f64; 3] = [0.3, 0.7, 1.1];
+        let (out, grad) = copy_of_a_copy_vjp(a, 1.0);
+        assert_eq!(out.to_bits(), copy_of_a_copy(a).to_bits());
+        // (a1² + a2) a0² + a2².
+        let expected = [
+            2.0 * a[0] * (a[1] * a[1] + a[2]),
+            2.0 * a[1] * a[0] * a[0],
+            a[0] * a[0] + 2.0 * a[2],
+        ];
+        assert_close(&grad, &expected);
+        check_scalar(
+            |p| copy_of_a_copy([p[0], p[1], p[2]]),
+            |p, seed| {
+                let (out, d) = copy_of_a_copy_vjp([p[0], p[1], p[2]], seed);
+                (out, d.to_vec())
+            },
+            &a,
+        );
+        let (_, tangent) = copy_of_a_copy_jvp(a, [0.0, 1.0, 0.0]);
+        assert_close(&[tangent], &[expected[1]]);
+        let (out, grad) = copy_of_a_copy_vjp([0.3_f32, 0.7, 1.1], 1.0);
+        assert_eq!(out, copy_of_a_copy([0.3_f32, 0.7, 1.1]));
+        assert!((grad[2] - (0.09_f32 + 2.2)).abs() < 1e-5);
+    }
+
     #[differentiate(vjp, jvp)]
     fn dot3(a: [f64; 3], b: [f64; 3]) -> f64 {
         a[0] * b[0] + a[1] * b[1] + a[2] * b[2]

@@ -277,10 +277,11 @@ impl Lower<'_> {
     }
 
     /// The length of `buf` as written, if it is an array made in the body
-    /// (or a copy of one).
+    /// or taken by value (or a copy of one).
     pub(super) fn array_len(&self, buf: Value) -> Option<proc_macro2::TokenStream> {
         match self.builder.func().inst(buf) {
             Inst::NewBuf(NewBuf::Array { len, .. }) => Some(len.clone()),
+            Inst::Param(_) => self.by_value_len.get(&buf).cloned(),
             Inst::CloneBuf {
                 src, clone: true, ..
             } => self.array_len(*src),

@@ -168,6 +168,7 @@ pub(crate) fn body(cx: &Ctxt, func: &ItemFn, sig: &Signature) -> Option<Function
         consts: Default::default(),
         const_items: Default::default(),
         by_value: Vec::new(),
+        by_value_len: HashMap::new(),
         vec_rows: Vec::new(),
         buffer_callee: None,
         part_names: Vec::new(),
@@ -200,8 +201,12 @@ pub(crate) fn body(cx: &Ctxt, func: &ItemFn, sig: &Signature) -> Option<Function
         if param.mutable {
             lower.builder.mark_mutable();
         }
-        if param.by_value.is_some() {
+        if let Some(ty) = &param.by_value {
             lower.by_value.push(value);
+            if let syn::Type::Array(array) = ty {
+                let len = &array.len;
+                lower.by_value_len.insert(value, quote::quote!(#len));
+            }
         }
         // `p: &Params`: its methods are called as `Params::m(p, …)` (a path
         // with no generic arguments, which an expression could not name).
@@ -278,8 +283,10 @@ struct Lower<'a> {
     let_is_buffer: bool,
     /// The variable the body returns, when it returns a buffer.
     returned: Option<String>,
-    /// The parameters that are arrays taken by value (`a: [f64; 3]`).
+    /// The parameters that are arrays taken by value (`a: [f64; 3]`), and
+    /// their lengths as written.
     by_value: Vec<Value>,
+    by_value_len: HashMap<Value, proc_macro2::TokenStream>,
     /// Parameters of rows that are `Vec`s (`&[Vec<f64>]`), held as a flat
     /// copy: no callee takes them so.
     vec_rows: Vec<Value>,
