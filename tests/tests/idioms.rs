@@ -4810,6 +4810,53 @@ mod tables_and_integer_data {
         ke + b.mass * 9.81 * pos[2] + b.pos[2]
     }
 
+    /// A copy of a copy of an array field, at the top and in a loop.
+    #[differentiate(vjp, jvp)]
+    fn copies_of_a_field(b: &Body) -> f64 {
+        let p = b.pos;
+        let mut q = p;
+        q[0] = 10.0 * b.mass;
+        let mut s = q[0] * p[0] + p[1];
+        for k in 0..2 {
+            let p = b.vel;
+            let mut q = p;
+            q[k] = b.mass;
+            s += q[k] * p[k];
+        }
+        s
+    }
+
+    #[test]
+    fn copies_of_an_array_field_are_their_own() {
+        let body = Body {
+            pos: [0.3, 0.7, 0.1],
+            vel: [0.5, -0.5, 1.0],
+            mass: 1.5,
+        };
+        let mut d = Body {
+            pos: [0.0; 3],
+            vel: [0.0; 3],
+            mass: 0.0,
+        };
+        let out = copies_of_a_field_vjp(&body, &mut d, 1.0);
+        // 10 m p0 + p1 + m (v0 + v1).
+        assert_eq!(out.to_bits(), copies_of_a_field(&body).to_bits());
+        assert_close(&d.pos, &[10.0 * body.mass, 1.0, 0.0]);
+        assert_close(&d.vel, &[body.mass, body.mass, 0.0]);
+        assert_close(&[d.mass], &[10.0 * body.pos[0] + body.vel[0] + body.vel[1]]);
+        let mut t = Body {
+            pos: [0.0; 3],
+            vel: [0.0; 3],
+            mass: 1.0,
+        };
+        let (_, tangent) = copies_of_a_field_jvp(&body, &t);
+        assert_close(&[tangent], &[d.mass]);
+        t.mass = 0.0;
+        t.pos[0] = 1.0;
+        let (_, tangent) = copies_of_a_field_jvp(&body, &t);
+        assert_close(&[tangent], &[d.pos[0]]);
+    }
+
     #[test]
     fn an_array_field_is_copied_whole() {
         let body = |p: &[f64]| Body {

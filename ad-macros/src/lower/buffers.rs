@@ -262,6 +262,9 @@ impl Lower<'_> {
             let array = self.array_len(buf);
             let copy = self.hoisted_buf(node, None, elem, len, array, span)?;
             self.copy_elements(buf, copy, len, span)?;
+            if self.may_be_array(buf) {
+                self.arrays.insert(copy);
+            }
             return Ok(copy);
         }
         let ty = self.builder.func().ty(buf).clone();

@@ -169,6 +169,7 @@ pub(crate) fn body(cx: &Ctxt, func: &ItemFn, sig: &Signature) -> Option<Function
         const_items: Default::default(),
         by_value: Vec::new(),
         by_value_len: HashMap::new(),
+        arrays: std::collections::HashSet::new(),
         vec_rows: Vec::new(),
         buffer_callee: None,
         part_names: Vec::new(),
@@ -287,6 +288,10 @@ struct Lower<'a> {
     /// their lengths as written.
     by_value: Vec<Value>,
     by_value_len: HashMap<Value, proc_macro2::TokenStream>,
+    /// Buffers known to be arrays though not made as one: copies of array
+    /// fields (`let a = p.arr;`, valid Rust only for a `Copy` field) and
+    /// copies of arrays made in loops (see [`Lower::may_be_array`]).
+    arrays: std::collections::HashSet<Value>,
     /// Parameters of rows that are `Vec`s (`&[Vec<f64>]`), held as a flat
     /// copy: no callee takes them so.
     vec_rows: Vec<Value>,
@@ -1194,6 +1199,7 @@ impl Lower<'_> {
             let value = buf.and_then(|buf| self.copy_of(buf, true, &init.expr, local.span()));
             if let Ok(value) = value {
                 self.name(value, name);
+                self.arrays.insert(value);
             }
             self.bind(name, value);
             return;
@@ -1306,10 +1312,14 @@ impl Lower<'_> {
     fn may_be_array(&self, buf: Value) -> bool {
         matches!(self.ty(buf), Ty::Buf(_))
             && (self.array_len(buf).is_some()
-                || matches!(
-                    self.builder.func().inst(buf),
-                    Inst::NewBuf(crate::ir::NewBuf::Output) | Inst::Extract(..)
-                ))
+                || self.arrays.contains(&buf)
+                || match self.builder.func().inst(buf) {
+                    Inst::NewBuf(crate::ir::NewBuf::Output) | Inst::Extract(..) => true,
+                    Inst::CloneBuf {
+                        src, clone: true, ..
+                    } => self.may_be_array(*src),
+                    _ => false,
+                })
     }
 
     /// Whether `target` is the name of a local bound to a buffer.
