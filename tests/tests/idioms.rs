@@ -5450,9 +5450,10 @@ mod array_copies_and_maps {
         } else {
             a
         };
-        let mut b = if x[5] > 0.0 { a } else { [0.0; 2] };
+        let chosen = if x[5] > 0.0 { a } else { [0.0; 2] };
+        let mut b = chosen;
         b[0] += 7.0 * x[1];
-        (dir[0] * x[0] + dir[1] * x[1]) * b[0] + b[1]
+        (dir[0] * x[0] + dir[1] * x[1]) * b[0] + b[1] + chosen[0] * x[6]
     }
 
     #[test]
@@ -5504,8 +5505,10 @@ mod array_copies_and_maps {
             expected[0] += dir[0] * b0;
             expected[1] += dir[1] * b0 + p * 7.0;
             if kept {
-                expected[0] += p;
+                // b0 = x0 + 7 x1 and b1 = x1; chosen0 x6 = x0 x6.
+                expected[0] += p + x[6];
                 expected[1] += 1.0;
+                expected[6] += x[0];
             }
             assert_close(&grad, &expected);
         }

@@ -578,6 +578,9 @@ impl Lower<'_> {
             return None;
         }
         let copy = self.new_buf(NewBuf::Empty { capacity: None }, Ty::Float, expr.span());
+        // It may be an array, which `let e = d;` copies (a reference or a
+        // `Vec` it may be too, which nothing writes through or uses again).
+        self.arrays.insert(copy);
         Some(self.fill_chosen(copy, if_expr).map(|()| copy))
     }
 
