@@ -1800,6 +1800,7 @@ impl<'c> Builder<'c> {
         };
         let v = self.fresh(Kind::Buffer { short });
         self.scope.push(v);
+        let array = is_array(v, &init);
         let made = Stmt::Buffer(v, init);
         // The bounds of its elements, for the writes that follow (those of
         // the whole group are computed again by `checked`).
@@ -1810,7 +1811,7 @@ impl<'c> Builder<'c> {
         // Half the arrays are copied whole (`let mut w = v;`), and one of
         // the two is written: Rust copies, so the other keeps its values.
         let mut written = v;
-        if is_array(&out[0]) && self.rng.chance(0.5) {
+        if array && self.rng.chance(0.5) {
             let w = self.fresh(Kind::Buffer { short: true });
             self.scope.push(w);
             let copy = Stmt::Buffer(w, Init::Clone(Buf::Local(v)));
@@ -4887,10 +4888,10 @@ enum Forget {
     Long(Var),
 }
 
-/// Whether `s` makes a list that is printed as an array: every other one
-/// (see [`Printer::arrays`]).
-fn is_array(s: &Stmt) -> bool {
-    matches!(s, Stmt::Buffer(v, Init::List(_)) if *v % 2 == 1)
+/// Whether the buffer `v` made by `init` is printed as an array: every
+/// other list (see [`Printer::arrays`]).
+fn is_array(v: Var, init: &Init) -> bool {
+    matches!(init, Init::List(_)) && v % 2 == 1
 }
 
 /// The statements of `block`, at every depth.
@@ -6177,11 +6178,7 @@ impl<'p> Printer<'p> {
             match s {
                 Stmt::Assign(v, ..) | Stmt::Store(v, ..) => mutable.insert(*v),
                 // Every other list is an array, which `let` copies.
-                s if is_array(s) => {
-                    if let Stmt::Buffer(v, _) = s {
-                        arrays.insert(*v);
-                    }
-                }
+                Stmt::Buffer(v, init) if is_array(*v, init) => arrays.insert(*v),
                 _ => {}
             }
             true

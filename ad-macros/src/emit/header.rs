@@ -447,9 +447,9 @@ pub(crate) fn by_value_prologue(
                 });
             };
             // Tuples have their width in their type (`2`): not bound.
-            let bound = match width {
-                syn::Expr::Lit(_) => quote!(_),
-                width => width.to_token_stream(),
+            let bound = match rows.passed_flat() {
+                true => quote!(_),
+                false => width.to_token_stream(),
             };
             flat(&param.name, param.mutable, bound);
             if let (true, Some(shadow)) = (shadows, &param.shadow) {

@@ -284,7 +284,7 @@ impl Lower<'_> {
     pub(super) fn array_len(&self, buf: Value) -> Option<proc_macro2::TokenStream> {
         match self.builder.func().inst(buf) {
             Inst::NewBuf(NewBuf::Array { len, .. }) => Some(len.clone()),
-            Inst::Param(_) => self.by_value_len.get(&buf).cloned(),
+            Inst::Param(_) => self.by_value.get(&buf).cloned(),
             Inst::CloneBuf {
                 src, clone: true, ..
             } => self.array_len(*src),
@@ -329,7 +329,7 @@ impl Lower<'_> {
     /// (`let mut b = a;`, `a` as the output): a copy, since the generated
     /// functions hold it by reference.
     pub(super) fn by_value_copy(&mut self, value: Value, node: &impl ToTokens) -> Lowered {
-        if !self.by_value.contains(&value) {
+        if !self.by_value.contains_key(&value) {
             return Ok(value);
         }
         let span = node.span();

@@ -369,7 +369,7 @@ impl Lower<'_> {
         match func.ty(value) {
             // An array taken by value, or a local one: passed by value, a copy.
             Ty::Buf(_)
-                if self.by_value.contains(&value)
+                if self.by_value.contains_key(&value)
                     || !(func.is_param(value) || is_vec(func, value)) =>
             {
                 Ok((value, Mode::Copy))

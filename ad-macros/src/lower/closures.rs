@@ -348,9 +348,7 @@ impl Lower<'_> {
                 match item {
                     Item::Value(value) => {
                         // `|mut v: [f64; 2]| …` given an array: its own copy.
-                        let value = if ident.mutability.is_some()
-                            && (self.by_value.contains(&value) || self.may_be_array(value))
-                        {
+                        let value = if ident.mutability.is_some() && self.may_be_array(value) {
                             self.copy_of(value, true, ident, ident.span())?
                         } else {
                             value

@@ -167,8 +167,7 @@ pub(crate) fn body(cx: &Ctxt, func: &ItemFn, sig: &Signature) -> Option<Function
         positional: HashMap::new(),
         consts: Default::default(),
         const_items: Default::default(),
-        by_value: Vec::new(),
-        by_value_len: HashMap::new(),
+        by_value: HashMap::new(),
         arrays: std::collections::HashSet::new(),
         vec_rows: Vec::new(),
         buffer_callee: None,
@@ -202,11 +201,13 @@ pub(crate) fn body(cx: &Ctxt, func: &ItemFn, sig: &Signature) -> Option<Function
         if param.mutable {
             lower.builder.mark_mutable();
         }
-        if let Some(ty) = &param.by_value {
-            lower.by_value.push(value);
+        if let Some(mut ty) = param.by_value.as_ref() {
+            while let syn::Type::Paren(paren) = ty {
+                ty = &paren.elem;
+            }
             if let syn::Type::Array(array) = ty {
                 let len = &array.len;
-                lower.by_value_len.insert(value, quote::quote!(#len));
+                lower.by_value.insert(value, quote::quote!(#len));
             }
         }
         // `p: &Params`: its methods are called as `Params::m(p, …)` (a path
@@ -284,10 +285,9 @@ struct Lower<'a> {
     let_is_buffer: bool,
     /// The variable the body returns, when it returns a buffer.
     returned: Option<String>,
-    /// The parameters that are arrays taken by value (`a: [f64; 3]`), and
+    /// The parameters that are arrays taken by value (`a: [f64; 3]`), with
     /// their lengths as written.
-    by_value: Vec<Value>,
-    by_value_len: HashMap<Value, proc_macro2::TokenStream>,
+    by_value: HashMap<Value, proc_macro2::TokenStream>,
     /// Buffers known to be arrays though not made as one: copies of array
     /// fields (`let a = p.arr;`, valid Rust only for a `Copy` field) and
     /// copies of arrays made in loops (see [`Lower::may_be_array`]).
@@ -1012,8 +1012,8 @@ impl Lower<'_> {
             return;
         }
         // `let b = a.map(|v| …);` of an array: the loop it stands for.
-        if let Some(name) = &name
-            && let Some(stmts) = self.array_map_loop(name, &init.expr)
+        if let (Some(name), Expr::MethodCall(call)) = (&name, strip_parens(&init.expr))
+            && let Some(stmts) = self.array_map_loop(name, call)
         {
             for stmt in &stmts {
                 self.stmt(stmt);
@@ -1288,16 +1288,15 @@ impl Lower<'_> {
             }
         }
         if let Some(name) = name {
-            let value = value.and_then(|value| self.by_value_copy(value, &init.expr));
-            // `let mut b = a;` of a local array: a copy, as in Rust.
-            let value = match value {
-                Ok(source)
-                    if expr::local_name(&init.expr).is_some() && self.may_be_array(source) =>
-                {
-                    self.copy_of(source, true, &init.expr, init.expr.span())
+            // `let mut b = a;` of an array: a copy, as in Rust (one copy: a
+            // parameter's is made here too).
+            let value = value.and_then(|value| {
+                if expr::local_name(&init.expr).is_some() && self.may_be_array(value) {
+                    self.copy_of(value, true, &init.expr, init.expr.span())
+                } else {
+                    self.by_value_copy(value, &init.expr)
                 }
-                value => value,
-            };
+            });
             if let Ok(value) = value {
                 self.name(value, &name);
             }
@@ -1305,9 +1304,9 @@ impl Lower<'_> {
         }
     }
 
-    /// Whether `buf` may be an array made in the body, which `let b = a;`
-    /// copies (a `Vec` is moved, so sharing it is right, and a parameter is
-    /// shared): one made as an array, a copy of one, or a call's output,
+    /// Whether `buf` may be an array, which `let b = a;` copies (a `Vec` is
+    /// moved, so sharing it is right, and a buffer parameter is shared): one
+    /// made as an array or taken by value, a copy of one, or a call's output,
     /// whose type the macro does not see.
     fn may_be_array(&self, buf: Value) -> bool {
         matches!(self.ty(buf), Ty::Buf(_))
@@ -1445,7 +1444,7 @@ impl Lower<'_> {
     /// named `mapped`. `None` if `call` is no such `map`.
     pub(super) fn array_map(&mut self, call: &syn::ExprMethodCall) -> Option<Lowered> {
         let name = self.unused_name("mapped".to_owned());
-        let stmts = self.array_map_loop(&name, &Expr::MethodCall(call.clone()))?;
+        let stmts = self.array_map_loop(&name, call)?;
         for stmt in &stmts {
             self.stmt(stmt);
         }
@@ -1456,10 +1455,7 @@ impl Lower<'_> {
     /// no `map`) as the statements it stands for: `let __ad_map = f;`,
     /// `let mut b = a;` (a copy), `for i in 0..b.len() { b[i] = __ad_map(a[i]); }`.
     /// A function path `f` is called as the closure `|v| f(v)`.
-    fn array_map_loop(&self, name: &str, init: &Expr) -> Option<Vec<Stmt>> {
-        let Expr::MethodCall(call) = strip_parens(init) else {
-            return None;
-        };
+    fn array_map_loop(&self, name: &str, call: &syn::ExprMethodCall) -> Option<Vec<Stmt>> {
         if call.method != "map" || call.args.len() != 1 || call.turbofish.is_some() {
             return None;
         }
@@ -1469,7 +1465,7 @@ impl Lower<'_> {
         if !matches!(self.ty(source), Ty::Buf(_)) {
             return None;
         }
-        let span = init.span();
+        let span = call.span();
         let f = &call.args[0];
         let f: Expr = match strip_parens(f) {
             Expr::Closure(_) => f.clone(),
