@@ -1467,6 +1467,11 @@ impl Lower<'_> {
         }
         let span = call.span();
         let f = &call.args[0];
+        // The copy holds numbers of `a`'s type: a map to a `bool` or an
+        // integer stays the error it was.
+        if !maps_to_float(f) {
+            return None;
+        }
         let f: Expr = match strip_parens(f) {
             Expr::Closure(_) => f.clone(),
             _ => syn::parse_quote_spanned!(span=> |__ad_v| #f(__ad_v)),
@@ -1610,6 +1615,48 @@ fn rows_literal(expr: &Expr) -> Option<(Expr, Expr, bool)> {
     }
     let flat: Expr = syn::parse_quote_spanned!(expr.span()=> vec![#fill; (#count) * (#width)]);
     Some((flat, width, vecs))
+}
+
+/// Whether the function `a.map(f)` applies may give a float, as far as its
+/// words show: not a comparison, a logical operator, an `is_…` test, an
+/// integer or `bool` literal, or a cast to another type.
+fn maps_to_float(f: &Expr) -> bool {
+    let value = match strip_parens(f) {
+        Expr::Closure(closure) => match strip_parens(&closure.body) {
+            Expr::Block(block) => match block.block.stmts.last() {
+                Some(Stmt::Expr(tail, None)) => tail,
+                _ => return false,
+            },
+            body => body,
+        },
+        Expr::Path(path) => {
+            return path
+                .path
+                .segments
+                .last()
+                .is_some_and(|last| !last.ident.to_string().starts_with("is_"));
+        }
+        _ => return true,
+    };
+    match strip_parens(value) {
+        Expr::Binary(binary) => !matches!(
+            binary.op,
+            syn::BinOp::Eq(_)
+                | syn::BinOp::Ne(_)
+                | syn::BinOp::Lt(_)
+                | syn::BinOp::Le(_)
+                | syn::BinOp::Gt(_)
+                | syn::BinOp::Ge(_)
+                | syn::BinOp::And(_)
+                | syn::BinOp::Or(_)
+        ),
+        Expr::Unary(unary) => !matches!(unary.op, syn::UnOp::Not(_)),
+        Expr::MethodCall(call) => !call.method.to_string().starts_with("is_"),
+        Expr::Lit(lit) => matches!(lit.lit, syn::Lit::Float(_)),
+        Expr::Cast(cast) => matches!(&*cast.ty, Type::Path(path)
+            if path.path.get_ident().is_some_and(|ty| ty != "usize" && ty != "isize" && !ty.to_string().starts_with(['u', 'i']) && ty != "bool")),
+        _ => true,
+    }
 }
 
 /// The body with every `v.extend(chain);` written as the loop it stands
