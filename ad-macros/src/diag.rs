@@ -190,7 +190,7 @@ pub(crate) mod msg {
         "this method takes a buffer or a sub-slice of one here: `&xs`, `xs`, `&xs[a..b]`";
     pub(crate) const ZIP_ARGUMENT: &str =
         "`zip` takes a buffer (`&ys`), a sub-slice, a range or an iterator chain over them";
-    pub(crate) const END_AFTER_FILTER: &str = "`last()` and `next()` after `filter` are not supported; fold from the default instead: `.filter(p).fold(d, |_, v| v)` is `.filter(p).last().unwrap_or(d)`, and `x.iter().position(p).map_or(d, |i| x[i])` is the first item that passes";
+    pub(crate) const FIND_TUPLE: &str = "taking one item out of a chain of pairs (`enumerate`, `zip`) by `find`, or by `next()` or `last()` after `filter`, is not supported; find the position first: `let i = x.iter().position(|&v| v > 0.0).unwrap();`, then read `x[i]`";
     pub(crate) const REDUCE_AFTER_FILTER: &str = "`reduce`, `max_by` and `min_by` after `filter` are not supported; fold from a start value instead: `.fold(f64::NEG_INFINITY, f64::max)`";
     pub(crate) const REDUCE_RESULT: &str = "take the value out of `reduce`, `max_by` or `min_by` where it is made: `.unwrap()`, `.expect(\"…\")` or `.unwrap_or(value)`";
     pub(crate) const SWAP: &str = "`std::mem::swap` is supported between two local variables of the function, both floats or both buffers: `std::mem::swap(&mut a, &mut b)`";
@@ -209,9 +209,9 @@ pub(crate) mod msg {
         format!("this closure takes {params} parameter{plural}, and is given {given}")
     }
 
-    pub(crate) fn iterator_adapter(method: &str, supported: &str) -> String {
+    pub(crate) fn iterator_adapter(method: &str) -> String {
         format!(
-            "`.{method}()` on an iterator is not supported by `#[differentiate]` yet; the supported adapters are {supported}, and the consumers `sum`, `product`, `count`, `fold`, `for_each`, `collect` (and `for` loops); or write an index loop: `for i in 0..xs.len() {{ … xs[i] … }}`"
+            "`.{method}()` on an iterator is not supported by `#[differentiate]` yet; the supported adapters are `iter`, `iter_mut`, `into_iter`, `copied`, `cloned`, `map`, `filter`, `take_while`, `skip_while`, `scan`, `zip`, `enumerate`, `rev`, `skip`, `take`, `step_by`, `windows`, `chunks`, `chunks_exact` (and their `_mut` forms), and the consumers `sum`, `product`, `count`, `fold`, `reduce`, `max_by`, `min_by`, `position`, `find`, `rfind`, `any`, `all`, `next`, `nth`, `last`, `for_each`, `collect` (and `for` loops); or write an index loop: `for i in 0..xs.len() {{ … xs[i] … }}`"
         )
     }
 

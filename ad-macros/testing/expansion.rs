@@ -1227,3 +1227,22 @@ check!(
         r[0] * r[1]
     }"
 );
+check!(
+    find_first_passing,
+    "",
+    "fn f(x: &[f64], t: f64) -> f64 {
+        if let Some(&v) = x.iter().find(|&&v| v > t) { v * v } else { x[0] }
+    }"
+);
+check!(
+    table_of_variants,
+    "",
+    "fn f(x: &[f64]) -> f64 {
+        let kinds = [Act::Relu, Act::Tanh];
+        let mut s = 0.0;
+        for (i, &v) in x.iter().enumerate() {
+            s += match kinds[i % 2] { Act::Relu => v.max(0.0), Act::Tanh => v.tanh() };
+        }
+        s
+    }"
+);

@@ -4376,8 +4376,9 @@ mod gets_and_tuple_matches {
         }
     }
 
-    /// The first and the last item that passes a test, as the message for
-    /// `filter(p).last()` says to write them.
+    /// The first and the last item that passes a test, written with
+    /// `position` and a `fold` (`finds_and_tables_of_variants` has
+    /// `filter(p).last()`).
     #[differentiate(vjp, jvp)]
     fn first_and_last_positive(x: &[f64], shift: usize) -> f64 {
         let t = shift as f64 - 1.0;
@@ -5773,5 +5774,230 @@ mod tuple_rows {
         shear_jvp(&mut q, &mut t_q, k, 1.0);
         assert_eq!(q, expected);
         assert_close(&[t_q[1].0, t_q[1].2], &[start[1].0, start[1].1]);
+    }
+}
+
+mod finds_and_tables_of_variants {
+    use super::*;
+    use ad_runtime::Float;
+
+    /// `if let Some(&v) = chain.find(p)`: the first item that passes.
+    #[differentiate(vjp, jvp)]
+    fn first_above(x: &[f64]) -> f64 {
+        if let Some(&v) = x.iter().find(|&&v| v > 0.5) {
+            v * v
+        } else {
+            x[0]
+        }
+    }
+
+    /// `find` taken out every way: `unwrap`, `copied().unwrap_or`,
+    /// after `rev`, after `map` with `map_or`, after `filter`.
+    #[differentiate(vjp, jvp)]
+    fn finds(x: &[f64]) -> f64 {
+        let a = *x.iter().find(|v| **v < 0.0).unwrap();
+        let b = x.iter().copied().find(|&v| v > 0.35).unwrap_or(1.0);
+        let c = x
+            .iter()
+            .rev()
+            .find(|v| v.abs() < 0.5)
+            .copied()
+            .unwrap_or(0.0);
+        let d = x
+            .iter()
+            .map(|v| v * 2.0)
+            .find(|v| *v > 1.0)
+            .map_or(0.0, |v| v * v);
+        let e = x
+            .iter()
+            .filter(|v| **v > 0.0)
+            .find(|v| **v < 1.0)
+            .copied()
+            .unwrap_or(2.0);
+        a * b + c + d * e
+    }
+
+    /// A threshold that changes in a loop: the item found changes with it.
+    #[differentiate(vjp, jvp)]
+    fn finds_in_a_loop(x: &[f64]) -> f64 {
+        let mut s = 0.0;
+        for k in 0..3 {
+            let t = 0.5 * k as f64;
+            if let Some(v) = x.iter().find(|&&v| v > t) {
+                s += v * t + v.sin();
+            }
+        }
+        s
+    }
+
+    /// `next()` and `last()` after `filter`: the first and the last item
+    /// that passes (written as users write them; clippy prefers the
+    /// spellings of the function below).
+    #[differentiate(vjp, jvp)]
+    #[allow(clippy::filter_next, clippy::double_ended_iterator_last)]
+    fn first_and_last_passing(x: &[f64]) -> f64 {
+        let first = x.iter().filter(|v| v.abs() > 1.0).next().unwrap();
+        let last = x.iter().copied().filter(|v| *v < 0.0).last().unwrap_or(0.5);
+        first * last
+    }
+
+    /// The same as clippy would have it: `find` and `rfind`.
+    #[differentiate(vjp, jvp)]
+    fn first_and_last_passing_by_clippy(x: &[f64]) -> f64 {
+        let first = x.iter().find(|v| v.abs() > 1.0).unwrap();
+        let last = x.iter().copied().rfind(|v| *v < 0.0).unwrap_or(0.5);
+        first * last
+    }
+
+    /// `nth(k)`, of a chain and after `rev` and `map`; `next_back()`.
+    #[differentiate(vjp, jvp)]
+    #[allow(clippy::iter_nth)]
+    fn nths(x: &[f64]) -> f64 {
+        let a = *x.iter().nth(2).unwrap();
+        let b = x.iter().rev().copied().nth(1).unwrap_or(0.0);
+        let c = x.iter().map(|v| v * v).nth(4).unwrap();
+        let d = x.iter().map(|v| v.sin()).next_back().unwrap();
+        a * b + c + d
+    }
+
+    #[differentiate(vjp)]
+    fn first_negative<T: Float>(x: &[T]) -> T {
+        x.iter().copied().find(|v| *v < T::ZERO).unwrap_or(T::ONE) * x[0]
+    }
+
+    #[derive(Clone, Copy)]
+    enum Act {
+        Relu,
+        Tanh,
+        Square,
+    }
+
+    /// A table of an enum's variants, chosen from by the index.
+    #[differentiate(vjp, jvp)]
+    fn layer_of_kinds(x: &[f64]) -> f64 {
+        let kinds = [Act::Relu, Act::Tanh, Act::Square];
+        let mut s = 0.0;
+        for (i, &v) in x.iter().enumerate() {
+            s += match kinds[i % 3] {
+                Act::Relu => v.max(0.0),
+                Act::Tanh => v.tanh(),
+                Act::Square => v * v,
+            };
+        }
+        s
+    }
+
+    #[test]
+    fn the_first_item_that_passes() {
+        // X = [0.3, -1.2, 0.8, 2.1, …]: the first above 0.5 is X[2].
+        let grad = check_slice(first_above, first_above_vjp, first_above_jvp, &X);
+        let mut expected = vec![0.0; X.len()];
+        expected[2] = 2.0 * X[2];
+        assert_close(&grad, &expected);
+        // None passes: the `else`.
+        let small = [0.1, -0.2, 0.3];
+        let grad = check_slice(first_above, first_above_vjp, first_above_jvp, &small);
+        assert_close(&grad, &[1.0, 0.0, 0.0]);
+    }
+
+    #[test]
+    fn find_taken_out_every_way() {
+        // a = X[1] (the first negative), b = X[2] (the first above 0.35),
+        // …: each found by `position` in the test, then the gradient by hand.
+        let grad = check_slice(finds, finds_vjp, finds_jvp, &X);
+        let a = X.iter().position(|v| *v < 0.0).unwrap();
+        let b = X.iter().position(|&v| v > 0.35).unwrap();
+        let c = X.len() - 1 - X.iter().rev().position(|v| v.abs() < 0.5).unwrap();
+        let d = X.iter().position(|v| v * 2.0 > 1.0).unwrap();
+        let e = X.iter().position(|v| *v > 0.0 && *v < 1.0).unwrap();
+        let (va, vb, vd, ve) = (X[a], X[b], 2.0 * X[d], X[e]);
+        let mut expected = vec![0.0; X.len()];
+        expected[a] += vb;
+        expected[b] += va;
+        expected[c] += 1.0;
+        expected[d] += 2.0 * 2.0 * vd * ve;
+        expected[e] += vd * vd;
+        assert_close(&grad, &expected);
+        check_slice(
+            finds_in_a_loop,
+            finds_in_a_loop_vjp,
+            finds_in_a_loop_jvp,
+            &X,
+        );
+    }
+
+    #[test]
+    fn next_and_last_after_filter() {
+        // X = [0.3, -1.2, 0.8, 2.1, -0.4, 1.5, 0.9]: first |v| > 1 is X[1],
+        // last negative is X[4].
+        let grad = check_slice(
+            first_and_last_passing,
+            first_and_last_passing_vjp,
+            first_and_last_passing_jvp,
+            &X,
+        );
+        let mut expected = vec![0.0; X.len()];
+        expected[1] = X[4];
+        expected[4] = X[1];
+        assert_close(&grad, &expected);
+        // No negative item: the fallback.
+        let x = [0.3, 1.5, 2.5];
+        let grad = check_slice(
+            first_and_last_passing,
+            first_and_last_passing_vjp,
+            first_and_last_passing_jvp,
+            &x,
+        );
+        assert_close(&grad, &[0.0, 0.5, 0.0]);
+        for x in [&X[..], &x[..]] {
+            let by_clippy = check_slice(
+                first_and_last_passing_by_clippy,
+                first_and_last_passing_by_clippy_vjp,
+                first_and_last_passing_by_clippy_jvp,
+                x,
+            );
+            let mut d = vec![0.0; x.len()];
+            first_and_last_passing_vjp(x, &mut d, 1.0);
+            assert_eq!(by_clippy, d);
+        }
+    }
+
+    #[test]
+    fn the_nth_item() {
+        let grad = check_slice(nths, nths_vjp, nths_jvp, &X);
+        let n = X.len();
+        let mut expected = vec![0.0; n];
+        expected[2] += X[n - 2];
+        expected[n - 2] += X[2];
+        expected[4] += 2.0 * X[4];
+        expected[n - 1] += X[n - 1].cos();
+        assert_close(&grad, &expected);
+    }
+
+    #[test]
+    fn find_in_f32_and_f64() {
+        let mut d = [0.0_f32; 3];
+        let out = first_negative_vjp(&[0.5_f32, 2.0, -3.0], &mut d, 1.0);
+        assert_eq!(out, -1.5);
+        assert_eq!(d, [-3.0, 0.0, 0.5]);
+        let mut d = [0.0_f64; 2];
+        let out = first_negative_vjp(&[0.5, 2.0], &mut d, 1.0);
+        assert_eq!(out, 0.5);
+        assert_eq!(d, [1.0, 0.0]);
+    }
+
+    #[test]
+    fn a_table_of_variants_chooses_the_derivative() {
+        let grad = check_slice(layer_of_kinds, layer_of_kinds_vjp, layer_of_kinds_jvp, &X);
+        let expected: Vec<f64> = X
+            .iter()
+            .enumerate()
+            .map(|(i, &v)| match i % 3 {
+                0 => f64::from(u8::from(v > 0.0)),
+                1 => 1.0 - v.tanh().powi(2),
+                _ => 2.0 * v,
+            })
+            .collect();
+        assert_close(&grad, &expected);
     }
 }

@@ -1011,6 +1011,12 @@ impl Lower<'_> {
     /// `[a, b, …]`: an array of zeros, then each element stored.
     pub(super) fn array(&mut self, array: &syn::ExprArray) -> Lowered {
         let span = array.span();
+        // `[Act::Relu, Act::Tanh]`: constant data of a type the macro cannot
+        // see, made as written.
+        if !array.elems.is_empty() && array.elems.iter().all(super::expr::names_variant_value) {
+            let ty = Ty::Buf(Box::new(Ty::Unknown));
+            return Ok(self.call_as_written(array.to_token_stream(), Vec::new(), ty, span));
+        }
         let (values, elem) = self.elements(array.elems.iter())?;
         let len = Literal::usize_unsuffixed(values.len()).into_token_stream();
         let buf = if self.builder.depth() > 0 {

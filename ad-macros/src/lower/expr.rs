@@ -228,6 +228,23 @@ impl Lower<'_> {
         let (pattern, outer) = some_of_method(binding)?;
         let (end, copied) = super::iter::through_copied(outer);
         let which = end.method.to_string();
+        // `if let Some(&v) = x.iter().find(|&&v| v > 0.0)`: `if` an item
+        // passed, `v` bound to the first that did.
+        if super::iter::is_find(end) {
+            let chain = self.chain_of(&end.receiver)?;
+            let span = expr.span();
+            return Some(chain.and_then(|chain| {
+                let found = self.find(end, chain)?;
+                let item = super::iter::element_item(found.value, copied || found.by_value);
+                self.branch(
+                    Ok(found.found),
+                    want_value,
+                    span,
+                    |this| this.then_bound(pattern, item, expr, want_value),
+                    |this| this.else_branch(expr, want_value),
+                )
+            }));
+        }
         match (which.as_str(), end.args.len()) {
             ("first" | "last", 0) | ("get", 1) => {}
             _ => return None,
@@ -259,15 +276,26 @@ impl Lower<'_> {
                     };
                     let element = this.load(view.buf, at, span);
                     let item = super::iter::element_item(element, copied);
-                    this.scopes.push(super::Scope::default());
-                    let bound = this.bind_pattern(pattern, item);
-                    let value = bound.and_then(|()| this.block(&expr.then_branch, want_value));
-                    this.scopes.pop();
-                    value
+                    this.then_bound(pattern, item, expr, want_value)
                 },
                 |this| this.else_branch(expr, want_value),
             )
         })())
+    }
+
+    /// The `if let`'s first block, with `pattern` bound to `item`.
+    fn then_bound(
+        &mut self,
+        pattern: &Pat,
+        item: super::closures::Item,
+        expr: &ExprIf,
+        want_value: bool,
+    ) -> Result<Option<Value>, Poison> {
+        self.scopes.push(super::Scope::default());
+        let bound = self.bind_pattern(pattern, item);
+        let value = bound.and_then(|()| self.block(&expr.then_branch, want_value));
+        self.scopes.pop();
+        value
     }
 
     /// `match s { p1 => e1, p2 if g => e2, _ => e3 }` on an integer or `bool`:
@@ -821,6 +849,10 @@ impl Lower<'_> {
         }
         if let Some(lowered) = self.ordering_method(call, &name) {
             return lowered;
+        }
+        // `x.iter().nth(2)`: a method of an iterator none of the above knows.
+        if super::iter::is_iterator(&call.receiver) {
+            return self.unsupported(&call.method, msg::iterator_adapter(&name));
         }
         let Some(prim) = Prim::from_method(&name) else {
             let receiver = self.expr(&call.receiver)?;
@@ -1733,6 +1765,24 @@ fn names_variant_expr(expr: &Expr) -> bool {
     match expr {
         Expr::Path(path) if path.qself.is_none() => is_variant_path(&path.path),
         Expr::Paren(paren) => names_variant_expr(&paren.expr),
+        _ => false,
+    }
+}
+
+/// Whether an expression is an enum's variant by value (`Act::Relu`, not
+/// `Params::SCALE`, an associated constant by its case): constant data of a
+/// type the macro cannot see.
+pub(super) fn names_variant_value(expr: &Expr) -> bool {
+    match expr {
+        Expr::Path(path) if path.qself.is_none() => {
+            is_variant_path(&path.path)
+                && path
+                    .path
+                    .segments
+                    .last()
+                    .is_some_and(|last| last.ident.to_string().contains(|c: char| c.is_lowercase()))
+        }
+        Expr::Paren(paren) => names_variant_value(&paren.expr),
         _ => false,
     }
 }

@@ -170,9 +170,6 @@ impl Chain {
     }
 }
 
-/// The adapters [`Lower::chain_of`] knows, for the message about the others.
-const ADAPTERS: &str = "`iter`, `iter_mut`, `into_iter`, `copied`, `cloned`, `map`, `filter`, `take_while`, `skip_while`, `scan`, `zip`, `enumerate`, `rev`, `skip`, `take`, `step_by`, `windows`, `chunks`, `chunks_exact` (and their `_mut` forms)";
-
 /// The consumers [`Lower::consume`] knows.
 const CONSUMERS: [&str; 8] = [
     "sum", "product", "count", "fold", "for_each", "collect", "any", "all",
@@ -316,7 +313,7 @@ impl Lower<'_> {
                 if chain.is_ok() {
                     let message = match name.as_str() {
                         "reduce" | "max_by" | "min_by" => msg::REDUCE_RESULT.to_owned(),
-                        _ => msg::iterator_adapter(&name, ADAPTERS),
+                        _ => msg::iterator_adapter(&name),
                     };
                     self.cx.error_spanned_by(&call.method, message);
                 }
@@ -840,6 +837,22 @@ impl Lower<'_> {
                 }));
             }
             let (end, copied) = through_copied(inner);
+            // `chain.find(p).map_or(d, |v| …)`.
+            if is_find(end) {
+                let chain = self.chain_of(&end.receiver)?;
+                let span = call.span();
+                return Some(chain.and_then(|chain| {
+                    let map = self.callable(&call.args[1])?;
+                    let found = self.find(end, chain)?;
+                    let none = self.push(Inst::Unary(UnOp::Not, found.found), Ty::Bool, span);
+                    let item = element_item(found.value, copied || found.by_value);
+                    let value = self.unwrapped(&unwrap_or, none, span, |this| {
+                        let mapped = this.apply(&map, vec![item], span)?;
+                        this.scalar_item(mapped, span)
+                    })?;
+                    Ok(Item::Value(value))
+                }));
+            }
             let end_args = end.args.len();
             let which = end.method.to_string();
             if matches!(
@@ -910,6 +923,17 @@ impl Lower<'_> {
                 }));
             }
             let (end, copied) = through_copied(inner);
+            // `chain.find(p).unwrap()`, `….find(p).copied().unwrap_or(0.0)`.
+            if is_find(end) {
+                let chain = self.chain_of(&end.receiver)?;
+                let span = call.span();
+                return Some(chain.and_then(|chain| {
+                    let found = self.find(end, chain)?;
+                    let none = self.push(Inst::Unary(UnOp::Not, found.found), Ty::Bool, span);
+                    let value = self.unwrapped(call, none, span, |_| Ok(found.value))?;
+                    Ok(element_item(value, copied || found.by_value))
+                }));
+            }
             // `x.get(i).copied().unwrap_or(0.0)` of a buffer or a view.
             if end.method == "get" && end.args.len() == 1 && !is_iterator_expr(&end.receiver) {
                 let view = self.view_or_buffer(&end.receiver)?;
@@ -917,6 +941,18 @@ impl Lower<'_> {
                     let index = self.scalar_expr(&end.args[0])?;
                     self.end_element(call, view, End::At(index), copied, None)
                 }));
+            }
+            // `chain.nth(k)` is `chain.skip(k).next()`.
+            if end.method == "nth" && end.args.len() == 1 && is_iterator_expr(&end.receiver) {
+                let (receiver, k) = (&end.receiver, &end.args[0]);
+                let mut next: Expr =
+                    syn::parse_quote_spanned!(end.span()=> #receiver.skip(#k).next());
+                if copied {
+                    next = syn::parse_quote_spanned!(end.span()=> #next.copied());
+                }
+                let mut rewritten = call.clone();
+                *rewritten.receiver = next;
+                return self.consume(&rewritten);
             }
             if !end.args.is_empty() {
                 return None;
@@ -930,14 +966,23 @@ impl Lower<'_> {
             }
             // `chain.last().unwrap()`: the item a `reduce` keeping the later
             // one ends with (`chain.next()`, the earlier one).
-            if (end.method == "last" || end.method == "next") && is_iterator_expr(&end.receiver) {
+            // `next_back()`, what clippy suggests for `last()`, is the same.
+            let last = end.method == "last" || end.method == "next_back";
+            if (last || end.method == "next") && is_iterator_expr(&end.receiver) {
                 let chain = self.chain_of(&end.receiver)?;
+                // After a `filter`, the first item is known only when the
+                // loop runs: the first (last) that passes, as `find` finds.
                 if chain.as_ref().is_ok_and(|chain| !chain.filters.is_empty()) {
-                    self.cx.error_spanned_by(&end.method, msg::END_AFTER_FILTER);
-                    return Some(Err(Poison));
+                    let span = call.span();
+                    return Some(chain.and_then(|chain| {
+                        let found = self.first_passing(&end.method, chain, None, last)?;
+                        let none = self.push(Inst::Unary(UnOp::Not, found.found), Ty::Bool, span);
+                        let value = self.unwrapped(call, none, span, |_| Ok(found.value))?;
+                        Ok(element_item(value, copied || found.by_value))
+                    }));
                 }
                 let receiver = &end.receiver;
-                let pick: ExprMethodCall = if end.method == "last" {
+                let pick: ExprMethodCall = if last {
                     syn::parse_quote_spanned!(end.span()=> #receiver.reduce(|_, item| item))
                 } else {
                     syn::parse_quote_spanned!(end.span()=> #receiver.reduce(|item, _| item))
@@ -1365,15 +1410,7 @@ impl Lower<'_> {
             let not_seen = this.push(Inst::Unary(UnOp::Not, seen), Ty::Bool, span);
             let hit = this.push(Inst::Binary(BinOp::And, not_seen, test), Ty::Bool, span);
             let before = this.lookup(&at).expect("bound")?;
-            let next_at = this
-                .branch(
-                    Ok(hit),
-                    true,
-                    span,
-                    |_| Ok(Some(here)),
-                    |_| Ok(Some(before)),
-                )?
-                .expect("a value");
+            let next_at = this.pick_if(hit, here, before, span)?;
             let next_seen = this.push(Inst::Binary(BinOp::Or, seen, test), Ty::Bool, span);
             let one = this.int_lit(1, span);
             let next_counter = this.int_op(BinOp::Add, here, one, span);
@@ -1393,6 +1430,87 @@ impl Lower<'_> {
             None => Ok(position),
         })?;
         Ok(Item::Value(value))
+    }
+
+    /// `if cond { a } else { b }` of two values already made.
+    fn pick_if(&mut self, cond: Value, a: Value, b: Value, span: Span) -> super::Lowered {
+        let picked = self.branch(Ok(cond), true, span, |_| Ok(Some(a)), |_| Ok(Some(b)))?;
+        Ok(picked.expect("a value"))
+    }
+
+    /// `chain.find(p)`: the first item that passes `p`; `rfind`, the last
+    /// (see [`Lower::first_passing`]).
+    pub(super) fn find(&mut self, find: &ExprMethodCall, chain: Chain) -> Result<Found, Poison> {
+        let p = self.callable(&find.args[0])?;
+        let last = find.method == "rfind";
+        self.first_passing(&find.method, chain, Some((&p, &find.args[0])), last)
+    }
+
+    /// One loop over the chain, carrying whether an item passed `test`
+    /// (every item does without one: the chain's own filters chose them)
+    /// and the first that did, or the `last`. Every item is visited; after
+    /// the first, the others change nothing. Items that are numbers only:
+    /// a tuple item (`enumerate().find(…)`) is an error at `method` saying
+    /// to use `position`.
+    pub(super) fn first_passing(
+        &mut self,
+        method: &syn::Ident,
+        chain: Chain,
+        test: Option<(&Rc<Callable>, &Expr)>,
+        last: bool,
+    ) -> Result<Found, Poison> {
+        let span = method.span();
+        if matches!(chain.shape, Shape::Tuple(_)) {
+            self.cx.error_spanned_by(method, msg::FIND_TUPLE);
+            return Err(Poison);
+        }
+        let found = self.hidden_name("found");
+        let first = self.hidden_name(if last { "last" } else { "first" });
+        let no = self.push(Inst::Const(Const::Bool(false)), Ty::Bool, span);
+        let zero = self.push(Inst::Const(Const::Zero), Ty::Float, span);
+        self.bind(&found, Ok(no));
+        self.bind(&first, Ok(zero));
+        let keys = vec![found.clone(), first.clone()];
+        self.chain_loop(&chain, keys, span, &mut |this, item| {
+            let seen = this.lookup(&found).expect("bound")?;
+            let value = this.scalar_item(item.clone(), span)?;
+            let passes = match test {
+                Some((p, written)) => Some(this.test(p, item, written, span)?),
+                None => None,
+            };
+            let hit = match (passes, last) {
+                (Some(passes), true) => passes,
+                (passes, false) => {
+                    let not_seen = this.push(Inst::Unary(UnOp::Not, seen), Ty::Bool, span);
+                    match passes {
+                        Some(passes) => {
+                            this.push(Inst::Binary(BinOp::And, not_seen, passes), Ty::Bool, span)
+                        }
+                        None => not_seen,
+                    }
+                }
+                (None, true) => {
+                    let yes = this.push(Inst::Const(Const::Bool(true)), Ty::Bool, span);
+                    this.set_hidden(&found, Ok(yes));
+                    this.set_hidden(&first, Ok(value));
+                    return Ok(());
+                }
+            };
+            let before = this.lookup(&first).expect("bound")?;
+            let next = this.pick_if(hit, value, before, span)?;
+            let next_seen = match passes {
+                Some(passes) => this.push(Inst::Binary(BinOp::Or, seen, passes), Ty::Bool, span),
+                None => this.push(Inst::Const(Const::Bool(true)), Ty::Bool, span),
+            };
+            this.set_hidden(&found, Ok(next_seen));
+            this.set_hidden(&first, Ok(next));
+            Ok(())
+        })?;
+        Ok(Found {
+            found: self.lookup(&found).expect("bound")?,
+            value: self.lookup(&first).expect("bound")?,
+            by_value: chain.by_value,
+        })
     }
 
     /// `max_by(cmp)` or `min_by(cmp)` of a chain of tuples
@@ -2177,8 +2295,15 @@ fn scan_value(body: Expr) -> Option<Expr> {
 /// Whether an expression can be an iterator chain: a method call on a
 /// range, or on something whose chain starts with `iter()` and friends.
 pub(super) fn is_iterator_expr(expr: &Expr) -> bool {
+    is_iterator(expr) || matches!(expr, Expr::MethodCall(call) if is_iterator_expr(&call.receiver))
+}
+
+/// Whether `expr` is an iterator itself, not yet consumed: a range, or a
+/// source or adapter (`x.iter()`, `….map(f)`), where [`is_iterator_expr`]
+/// also takes what a method of one gives (`x.iter().sum()`).
+pub(super) fn is_iterator(expr: &Expr) -> bool {
     match expr {
-        Expr::Paren(paren) => is_iterator_expr(&paren.expr),
+        Expr::Paren(paren) => is_iterator(&paren.expr),
         Expr::Range(_) => true,
         Expr::MethodCall(call) => {
             matches!(
@@ -2202,7 +2327,7 @@ pub(super) fn is_iterator_expr(expr: &Expr) -> bool {
                     | "skip"
                     | "take"
                     | "step_by"
-            ) || is_iterator_expr(&call.receiver)
+            )
         }
         _ => false,
     }
@@ -2272,6 +2397,22 @@ pub(super) fn through_copied(call: &ExprMethodCall) -> (&ExprMethodCall, bool) {
         ("copied" | "cloned", Expr::MethodCall(end)) if call.args.is_empty() => (end, true),
         _ => (call, false),
     }
+}
+
+/// `chain.find(p)` or `chain.rfind(p)`, lowered by [`Lower::find`].
+pub(super) fn is_find(call: &ExprMethodCall) -> bool {
+    matches!(call.method.to_string().as_str(), "find" | "rfind")
+        && call.args.len() == 1
+        && is_iterator_expr(&call.receiver)
+}
+
+/// What [`Lower::find`] gives: whether an item passed, and the first that
+/// did (a zero if none did); `by_value` if the chain's items are values
+/// (`copied()`), not references.
+pub(super) struct Found {
+    pub(super) found: Value,
+    pub(super) value: Value,
+    pub(super) by_value: bool,
 }
 
 /// An element as an item: a value once copied, otherwise the reference
