@@ -339,6 +339,7 @@ fn checked_primal(
     let primal = verified(analysis::dead_code(primal), "dead code");
     let primal = verified(analysis::merge_loads(primal), "repeated reads");
     let activity = analysis::activity(&primal);
+    let primal = analysis::plain_calls(primal, &activity);
     let cx = Ctxt::new();
     analysis::check(&cx, &primal, &activity);
     if let Err(error) = cx.check() {
@@ -715,6 +716,7 @@ fn differentiated(
     let primal = verified(analysis::merge_loads(primal), "repeated reads");
     let primal = verified(analysis::running_extrema(primal), "running extrema");
     let activity = analysis::activity(&primal);
+    let primal = analysis::plain_calls(primal, &activity);
     let writes = analysis::writes(&primal);
     let cx = Ctxt::new();
     analysis::check(&cx, &primal, &activity);

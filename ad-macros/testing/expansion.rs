@@ -1246,3 +1246,8 @@ check!(
         s
     }"
 );
+check!(
+    call_of_constants,
+    "",
+    "fn f(x: f64) -> f64 { x * scale_of(1.5) + square(x) }"
+);

@@ -6001,3 +6001,76 @@ mod finds_and_tables_of_variants {
         assert_close(&grad, &expected);
     }
 }
+
+/// Calls that depend on no active input call the function itself: helpers
+/// of constants need no `#[differentiate]`.
+mod calls_of_constants {
+    use super::*;
+
+    fn table() -> [f64; 3] {
+        [1.0, 2.0, 3.0]
+    }
+
+    fn scale_of(k: f64) -> f64 {
+        k * 2.0
+    }
+
+    fn weights(n: usize, s: f64) -> Vec<f64> {
+        (0..n).map(|i| s * (i + 1) as f64).collect()
+    }
+
+    #[derive(Clone, Copy)]
+    enum Act {
+        Tanh,
+    }
+
+    fn act(v: f64, a: Act) -> f64 {
+        match a {
+            Act::Tanh => v.tanh(),
+        }
+    }
+
+    /// Each helper's value is a constant of the sum: `w[i] c[i] x[i]²`.
+    #[differentiate(vjp, jvp, hvp)]
+    fn weighted_squares(x: &[f64], k: usize) -> f64 {
+        let t = table();
+        let w = weights(x.len(), scale_of(0.25));
+        let mut s = 0.0;
+        for i in 0..x.len() {
+            let c = act(i as f64 - 1.5, Act::Tanh) + scale_of(t[i % 3]);
+            s += w[i] * x[i] * x[i] * c;
+        }
+        s * k as f64
+    }
+
+    /// The constant factor of `x[i]²` in `weighted_squares`.
+    fn factor(i: usize, k: usize) -> f64 {
+        0.5 * (i + 1) as f64 * ((i as f64 - 1.5).tanh() + 2.0 * [1.0, 2.0, 3.0][i % 3]) * k as f64
+    }
+
+    #[test]
+    fn helpers_of_constants_are_called_as_they_are() {
+        let k = 2;
+        let grad = check_counted(
+            weighted_squares,
+            weighted_squares_vjp,
+            weighted_squares_jvp,
+            k,
+            &X,
+        );
+        let expected: Vec<f64> = (0..X.len()).map(|i| 2.0 * factor(i, k) * X[i]).collect();
+        assert_close(&grad, &expected);
+        // The Hessian is diagonal: H·e_i = 2 factor(i) e_i.
+        for i in 0..X.len() {
+            let mut v = vec![0.0; X.len()];
+            v[i] = 1.0;
+            let (mut d, mut hv) = (vec![0.0; X.len()], vec![0.0; X.len()]);
+            let out = weighted_squares_hvp(&X, &v, &mut d, &mut hv, k);
+            assert_eq!(out, weighted_squares(&X, k));
+            assert_close(&d, &expected);
+            let mut column = vec![0.0; X.len()];
+            column[i] = 2.0 * factor(i, k);
+            assert_close(&hv, &column);
+        }
+    }
+}

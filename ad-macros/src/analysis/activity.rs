@@ -66,6 +66,28 @@ pub(crate) fn activity(func: &Function) -> Activity {
     Activity { varied, active }
 }
 
+/// Marks the calls that depend on no active input [`plain`]: they call the
+/// function itself, as written, whose derivative nobody needs (a helper
+/// of constants, `scale_of(1.5)`, needs no `#[differentiate]`). Not a call
+/// moved into a buffer, checkpointed, or given rows flat (the twins' forms).
+///
+/// [`plain`]: crate::ir::UserCall::plain
+pub(crate) fn plain_calls(mut func: Function, activity: &Activity) -> Function {
+    let mut plain = Vec::new();
+    func.walk(&mut |_, value| {
+        if let Inst::Forward { callee, .. } = func.inst(value)
+            && !activity.is_varied(value)
+        {
+            plain.push(*callee as usize);
+        }
+    });
+    for callee in plain {
+        let call = &mut func.user_calls[callee];
+        call.plain = !call.into && !call.checkpoint && !call.passes_rows;
+    }
+    func
+}
+
 fn mark_varied(func: &Function, region: &Region, varied: &mut [bool]) {
     for &value in &region.insts {
         let inst = func.inst(value);

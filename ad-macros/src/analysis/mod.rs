@@ -19,7 +19,7 @@ mod dead;
 mod extrema;
 mod loads;
 
-pub(crate) use activity::{Activity, activity};
+pub(crate) use activity::{Activity, activity, plain_calls};
 pub(crate) use buffers::{Writes, check, writes};
 pub(crate) use dead::dead_code;
 pub(crate) use extrema::running_extrema;

@@ -442,6 +442,16 @@ impl Emitter<'_> {
                 let shadow = self.argument(*shadow, Mode::Mut);
                 postfix(quote_spanned!(span=> __ad::pop_shadow(#shadow)))
             }
+            Inst::Forward { callee, args } if func.user_calls[*callee as usize].plain => {
+                // A call of constants: the function itself, with no pullback.
+                let path = &func.user_calls[*callee as usize].path;
+                let args = args.iter().map(|&(arg, mode)| self.argument(arg, mode));
+                let call = quote_spanned!(span=> #path(#(#args),*));
+                match self.bare_call(value) {
+                    true => postfix(call),
+                    false => postfix(quote_spanned!(span=> (#call, ()))),
+                }
+            }
             Inst::Forward { callee, args } => {
                 let call = &func.user_calls[*callee as usize];
                 let path = &call.path;

@@ -692,6 +692,20 @@ impl<'a> Emitter<'a> {
         is_tail.then_some(position)
     }
 
+    /// Whether `value` is a call of constants ([`UserCall::plain`]) whose
+    /// pullback nothing binds: written as the call alone, `g(c)`, rather
+    /// than the pair `(g(c), ())`.
+    ///
+    /// [`UserCall::plain`]: crate::ir::UserCall::plain
+    pub(super) fn bare_call(&self, value: Value) -> bool {
+        matches!(self.func.inst(value), Inst::Forward { callee, .. } if self.func.user_calls[*callee as usize].plain)
+            && !self.extracts[value.index()]
+                .iter()
+                .any(|&(index, extract)| {
+                    index == 1 && matches!(self.forms[extract.index()], Form::Component(Some(_)))
+                })
+    }
+
     /// The pattern binding the components of a destructured result — `(d_a, _)`,
     /// or `a` for a single one — or `None` if no component is used.
     fn components(&self, tuple: Value) -> Option<Pattern> {
@@ -711,6 +725,10 @@ impl<'a> Emitter<'a> {
         }
         if parts.iter().all(Option::is_none) {
             return None;
+        }
+        // A call of constants with its pullback, `()`, unused: `let y = g(c);`.
+        if self.bare_call(tuple) {
+            return parts.swap_remove(0).map(Pattern::Single);
         }
         Some(if parts.len() == 1 {
             Pattern::Single(parts.pop().flatten().expect("used"))

@@ -553,6 +553,15 @@ pub(crate) struct UserCall {
     /// it), and the call's value is `((), pullback)`. One buffer per call
     /// for the whole function, as for the buffers a loop makes.
     pub(crate) into: bool,
+    /// Some argument is a buffer of rows passed flat, as the twins take it
+    /// (not as the function itself does): the call cannot be [`plain`].
+    ///
+    /// [`plain`]: UserCall::plain
+    pub(crate) passes_rows: bool,
+    /// The call depends on no active input (see `analysis::plain_calls`):
+    /// it calls the function itself, as written, and its pullback is `()`.
+    /// The callee needs no derivative of its own (`scale_of(1.5)`).
+    pub(crate) plain: bool,
 }
 
 /// How a new local buffer is made.

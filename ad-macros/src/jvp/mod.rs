@@ -167,6 +167,8 @@ impl<'a> Forward<'a> {
                     suffix,
                     checkpoint: false,
                     into: call.into,
+                    passes_rows: call.passes_rows,
+                    plain: call.plain && suffix == entries[0],
                 })
             })
             .collect();

@@ -21,6 +21,11 @@ pub(super) fn instruction(fx: &mut Forward<'_>, value: Value) {
     match inst {
         Inst::If { cond, then, els } => return branch(fx, value, cond, &then, &els),
         Inst::For { .. } | Inst::While { .. } => return looped(fx, value),
+        // A call of constants (see `UserCall::plain`): no tangent.
+        Inst::Forward { callee, .. } if primal.user_calls[callee as usize].plain => {
+            fx.push_copy(value);
+            return;
+        }
         Inst::Forward { callee, args }
             if matches!(fx.mode, Derivative::Hvp | Derivative::Nested) =>
         {

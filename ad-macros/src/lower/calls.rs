@@ -176,6 +176,7 @@ impl Lower<'_> {
             .last()
             .map(|segment| segment.ident.unraw().to_string())
             .unwrap_or_default();
+        let passes_rows = args.iter().any(|(arg, _)| self.flat_rows.contains(arg));
         let user_calls = &mut self.builder.func_mut().user_calls;
         let callee = u32::try_from(user_calls.len()).expect("fewer than 2³² calls");
         user_calls.push(UserCall {
@@ -183,6 +184,8 @@ impl Lower<'_> {
             suffix: "_forward_all",
             checkpoint: false,
             into: returns == Returns::Into,
+            passes_rows,
+            plain: false,
         });
         // The callee's float type is its arguments' when they agree
         // (`sq(x as f64)` in an `f32` function returns an `f64`), and left
@@ -290,6 +293,7 @@ impl Lower<'_> {
             };
             let mode = if mutable { Mode::Mut } else { Mode::Ref };
             if whole {
+                self.flat_rows.insert(rows.flat.buf);
                 return Ok((rows.flat.buf, mode));
             }
             let ty = func.ty(rows.flat.buf).clone();
@@ -298,7 +302,9 @@ impl Lower<'_> {
                 start: rows.flat.start,
                 len: rows.flat.len,
             };
-            return Ok((self.push(slice, ty, arg.span()), mode));
+            let slice = self.push(slice, ty, arg.span());
+            self.flat_rows.insert(slice);
+            return Ok((slice, mode));
         }
         // `dist(pts[i], *q)` of rows: a copy of the row, an array by value.
         let row = match arg {

@@ -170,6 +170,7 @@ pub(crate) fn body(cx: &Ctxt, func: &ItemFn, sig: &Signature) -> Option<Function
         by_value: HashMap::new(),
         arrays: std::collections::HashSet::new(),
         vec_rows: Vec::new(),
+        flat_rows: std::collections::HashSet::new(),
         buffer_callee: None,
         part_names: Vec::new(),
         struct_types: Vec::new(),
@@ -295,6 +296,10 @@ struct Lower<'a> {
     /// Parameters of rows that are `Vec`s (`&[Vec<f64>]`), held as a flat
     /// copy: no callee takes them so.
     vec_rows: Vec<Value>,
+    /// Buffers of rows passed flat to a callee (see [`UserCall::passes_rows`]).
+    ///
+    /// [`UserCall::passes_rows`]: crate::ir::UserCall::passes_rows
+    flat_rows: std::collections::HashSet<Value>,
     /// The function a call being lowered calls, when its result is a
     /// buffer (`qmul` of `let r = qmul(qmul(a, b), c);`, `r` used as one):
     /// a call of the same function among its arguments returns a buffer
