@@ -677,6 +677,11 @@ enum Consume {
     /// `.fold(f64::INFINITY, f64::min)`, of a chain never empty; or from a
     /// literal, `.fold(0.5, f64::max)`. Of `f64` items.
     Extremum(Binary, Option<f64>),
+    /// The first item, `.next()`, or the `last` one, `.last()`, taken out
+    /// with `.unwrap_or(default)` (`.copied()` first for `&f64` items). The
+    /// first after a `filter` and no `map` is printed `.find(…)`. Of `f64`
+    /// items.
+    First { last: bool, default: f64 },
 }
 
 /// The tuple a [`Stmt::Pair`] destructures.
@@ -2297,7 +2302,7 @@ impl<'c> Builder<'c> {
         let consume = if named {
             self.rng.pick(&[0, 0, 4])
         } else {
-            self.rng.weighted(&[7, 1, 2, 3, 2])
+            self.rng.weighted(&[7, 1, 2, 3, 2, 4])
         };
         let mut chain = Chain {
             iter: it,
@@ -2340,6 +2345,20 @@ impl<'c> Builder<'c> {
                 self.scope.truncate(scope);
                 self.ranges.truncate(ranges);
                 chain.consume = Consume::Fold(init, acc, pat, body);
+            }
+            // The first (or last) item, `find` when a filter chose it.
+            5 => {
+                if float && !matches!(chain.iter, Iter::Filter(..)) {
+                    chain.iter = self.filter(chain.iter, 0.6);
+                }
+                let found = float && matches!(chain.iter, Iter::Filter(..));
+                if !float || (!found && self.rng.chance(0.3)) {
+                    chain.map = Some(self.map(&mut chain.iter, false, false));
+                }
+                chain.consume = Consume::First {
+                    last: self.rng.chance(0.35),
+                    default: self.rng.pick(&[0.0, 0.5, -1.5]),
+                };
             }
             _ => {
                 if !float || named || self.rng.chance(0.5) {
@@ -3681,6 +3700,7 @@ impl Bounds {
                 b
             }
             Consume::Extremum(_, init) => item.max(init.map_or(0.0, f64::abs)),
+            Consume::First { default, .. } => item.max(default.abs()),
         }
     }
 }
@@ -4499,6 +4519,7 @@ impl Validity<'_> {
                     && matches!(f, Binary::Max | Binary::Min)
                     && (init.is_some() || count(&chain.iter, self.kinds).0 > 0);
             }
+            Consume::First { .. } => self.ok &= matches!(ty, Ty::Ref | Ty::Val),
         }
     }
 
@@ -5780,6 +5801,10 @@ impl<'a> Machine<'a> {
                 }
                 a
             }
+            Consume::First { last, default } => {
+                let item = if *last { items.last() } else { items.first() };
+                item.map_or(*default, Item::float)
+            }
         }
     }
 
@@ -6717,6 +6742,24 @@ impl<'p> Printer<'p> {
     /// Prints a chain and its consumer.
     fn chain(&mut self, chain: &Chain) {
         let vars = &self.program.vars;
+        // `….filter(p).next()` as `….find(p)`: the same closure.
+        if let (
+            Consume::First {
+                last: false,
+                default,
+            },
+            None,
+            Iter::Filter(inner, pat, c),
+        ) = (&chain.consume, &chain.map, &chain.iter)
+        {
+            self.iter(inner, false);
+            let pat = self.pat(pat, &item_ty(inner, vars));
+            let _ = write!(self.out, ".find(|&{pat}| ");
+            self.cond(c, 0);
+            self.out.push(')');
+            self.first_out(&mapped_ty(chain, vars), *default);
+            return;
+        }
         self.iter(&chain.iter, false);
         self.map(chain.map.as_ref(), &item_ty(&chain.iter, vars));
         match &chain.consume {
@@ -6742,7 +6785,19 @@ impl<'p> Printer<'p> {
                     Some(c) => write!(self.out, ".fold({c:?}, {name})"),
                 };
             }
+            Consume::First { last, default } => {
+                self.out.push_str(if *last { ".last()" } else { ".next()" });
+                self.first_out(&mapped_ty(chain, vars), *default);
+            }
         }
+    }
+
+    /// Prints how [`Consume::First`]'s item is taken out of its `Option`.
+    fn first_out(&mut self, ty: &Ty, default: f64) {
+        if *ty == Ty::Ref {
+            self.out.push_str(".copied()");
+        }
+        let _ = write!(self.out, ".unwrap_or({default:?})");
     }
 
     /// Prints an assertion, without `;`.
@@ -7381,6 +7436,26 @@ mod tests {
         assert!(
             arrays >= 25 && copies >= 6,
             "{arrays} programs make an array, {copies} copy one by `let`"
+        );
+    }
+
+    #[test]
+    fn first_and_last_items_appear_in_every_spelling() {
+        // `find`, `.next()` and `.last()` of chains, of `&f64` items
+        // (copied) and of values.
+        let config = Config::default();
+        let mut seen = [0_usize; 4];
+        for seed in 0..500 {
+            let text = Program::generate(seed, &config).to_rust("f");
+            for (count, form) in seen.iter_mut().zip([".find(|&", ".next()", ".last()"]) {
+                *count += usize::from(text.contains(form));
+            }
+            seen[3] +=
+                usize::from(text.contains(".next().copied()") || text.contains(".last().copied()"));
+        }
+        assert!(
+            seen.iter().all(|&n| n >= 3),
+            "find, next, last, copied: {seen:?}"
         );
     }
 
