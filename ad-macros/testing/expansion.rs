@@ -1251,3 +1251,11 @@ check!(
     "",
     "fn f(x: f64) -> f64 { x * scale_of(1.5) + square(x) }"
 );
+check!(
+    collected_tuples,
+    "",
+    "fn f(x: &[f64]) -> f64 {
+        let pts: Vec<(f64, f64)> = x.chunks(2).map(|c| (c[0], c[1])).collect();
+        pts.iter().map(|&(a, b)| a * b).sum()
+    }"
+);

@@ -6074,3 +6074,88 @@ mod calls_of_constants {
         }
     }
 }
+
+/// `Vec<(f64, f64)>` collected in the body: rows of tuples stored flat, as
+/// a parameter `&[(f64, f64)]` is.
+mod collected_tuples {
+    use super::*;
+    use ad_runtime::Float;
+
+    /// The squared residuals of the line `w x` through the points.
+    #[differentiate(vjp, jvp)]
+    fn residuals<T: Float>(points: &[(T, T)], w: T) -> T {
+        points.iter().map(|&(x, y)| (w * x - y) * (w * x - y)).sum()
+    }
+
+    /// Points made from pairs of the input, read by element, by pattern,
+    /// by index and passed on.
+    #[differentiate(vjp, jvp)]
+    fn pairs_of_the_input(x: &[f64]) -> f64 {
+        let pts: Vec<(f64, f64)> = x.chunks(2).map(|c| (c[0], c[1] * 2.0)).collect();
+        let mut s = 0.0;
+        for &(a, b) in &pts {
+            s += a * b;
+        }
+        s + pts[1].0 * pts.len() as f64 + residuals(&pts, 0.5)
+    }
+
+    #[differentiate(vjp)]
+    fn triples<T: Float>(x: &[T]) -> T {
+        let t: Vec<(T, T, T)> = x
+            .windows(3)
+            .map(|w| (w[0], w[1] * w[2], w[2].exp()))
+            .collect();
+        t.iter().map(|&(a, b, c)| a * b + c).sum()
+    }
+
+    #[test]
+    fn tuples_collected_then_read_and_passed_on() {
+        // Three pairs: X's first six elements (a seventh would make a
+        // chunk of one, and `c[1]` would panic in the function too).
+        let x = &X[..6];
+        let grad = check_slice(
+            pairs_of_the_input,
+            pairs_of_the_input_vjp,
+            pairs_of_the_input_jvp,
+            x,
+        );
+        // s = Σ a_k 2 b_k; + a_1 · 3; + Σ (0.5 a_k − 2 b_k)².
+        let mut expected = vec![0.0; 6];
+        for k in 0..3 {
+            let (a, b) = (x[2 * k], x[2 * k + 1]);
+            let r = 0.5 * a - 2.0 * b;
+            expected[2 * k] += 2.0 * b + 2.0 * r * 0.5;
+            expected[2 * k + 1] += 2.0 * a - 2.0 * r * 2.0;
+        }
+        expected[2] += 3.0;
+        assert_close(&grad, &expected);
+    }
+
+    #[test]
+    fn triples_in_f32_and_f64() {
+        let x = [0.5_f32, -1.0, 0.25, 2.0];
+        let mut d = [0.0_f32; 4];
+        let out = triples_vjp(&x, &mut d, 1.0);
+        assert_eq!(out, triples(&x));
+        // Σ_k x_k x_{k+1} x_{k+2} + exp(x_{k+2}), k = 0, 1.
+        let expected = [
+            x[1] * x[2],
+            x[0] * x[2] + x[2] * x[3],
+            x[0] * x[1] + x[2].exp() + x[1] * x[3],
+            x[1] * x[2] + x[3].exp(),
+        ];
+        for (got, want) in d.iter().zip(expected) {
+            assert!((got - want).abs() < 1e-5, "{d:?} {expected:?}");
+        }
+        let grad = check_scalar(
+            triples::<f64>,
+            |p, s| {
+                let mut d = vec![0.0; p.len()];
+                let out = triples_vjp(p, &mut d, s);
+                (out, d)
+            },
+            &X,
+        );
+        assert_eq!(grad.len(), X.len());
+    }
+}

@@ -368,7 +368,12 @@ impl Lower<'_> {
                         depth: self.scopes.len(),
                     }),
                     Item::View(view) => self.bind_special(&name, Special::View(view)),
-                    Item::Rows(rows) => self.bind_special(&name, Special::Rows(rows)),
+                    Item::Rows(rows) => {
+                        // Rows collected here (`let pts: Vec<(f64, f64)> = …`)
+                        // are a buffer of their own, named after them.
+                        self.name(rows.flat.buf, &name);
+                        self.bind_special(&name, Special::Rows(rows));
+                    }
                     Item::Tuple(_) => {
                         self.cx.error_spanned_by(pat, msg::TUPLE_BINDING);
                         return Err(Poison);

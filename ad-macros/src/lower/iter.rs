@@ -1187,11 +1187,30 @@ impl Lower<'_> {
                         Ty::Buf(Box::new(Ty::Float)),
                         span,
                     );
+                    // `Vec<(f64, f64)>` of tuples of numbers: rows stored
+                    // flat, as a parameter `&[(f64, f64)]` is.
+                    let mut width = None;
                     self.chain_loop(&chain, Vec::new(), span, &mut |this, item| {
+                        if let Some(elems) = tuple_row(&item)
+                            && elems.iter().all(|&x| this.ty(x).is_float())
+                        {
+                            width = Some(elems.len());
+                            for x in elems {
+                                this.push_elem(buf, x, span);
+                            }
+                            return Ok(());
+                        }
                         let x = this.collected_item(item, call)?;
                         this.push_elem(buf, x, span);
                         Ok(())
                     })?;
+                    if let Some(width) = width {
+                        let width = self.int_lit(width as u64, span);
+                        let start = self.int_lit(0, span);
+                        let len = self.push(Inst::Len(buf), Ty::Int, span);
+                        let flat = View { buf, start, len };
+                        return Ok(Item::Rows(Rows { flat, width }));
+                    }
                     Ok(Item::Value(buf))
                 }
             }
@@ -2397,6 +2416,22 @@ pub(super) fn through_copied(call: &ExprMethodCall) -> (&ExprMethodCall, bool) {
         ("copied" | "cloned", Expr::MethodCall(end)) if call.args.is_empty() => (end, true),
         _ => (call, false),
     }
+}
+
+/// The values of a tuple item of 2 to 6 of them (what `collect` stores as
+/// a row if they are floats), `None` for any other item.
+fn tuple_row(item: &Item) -> Option<Vec<Value>> {
+    let Item::Tuple(items) = item else {
+        return None;
+    };
+    let values: Option<Vec<Value>> = items
+        .iter()
+        .map(|item| match item {
+            Item::Value(value) | Item::Ref(value) => Some(*value),
+            _ => None,
+        })
+        .collect();
+    values.filter(|values| (2..=6).contains(&values.len()))
 }
 
 /// `chain.find(p)` or `chain.rfind(p)`, lowered by [`Lower::find`].
