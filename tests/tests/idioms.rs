@@ -6159,3 +6159,43 @@ mod collected_tuples {
         assert_eq!(grad.len(), X.len());
     }
 }
+
+/// `(a..b).contains(&v)`, as clippy writes `a <= v && v < b`.
+mod range_contains {
+    use super::*;
+
+    #[differentiate(vjp, jvp)]
+    fn banded(x: &[f64]) -> f64 {
+        let mut s = 0.0;
+        for i in 0..x.len() {
+            if (1..4).contains(&i) {
+                s += x[i] * x[i];
+            }
+            if (4..=5).contains(&i) && !(..0.0).contains(&x[i]) {
+                s += x[i].sin();
+            }
+        }
+        let t = if (0.0..1.0).contains(&x[0]) {
+            x[0] * 3.0
+        } else {
+            0.0
+        };
+        s + t
+    }
+
+    #[test]
+    fn ranges_test_what_they_contain() {
+        for x in [X, X.map(|v| -v)] {
+            let grad = check_slice(banded, banded_vjp, banded_jvp, &x);
+            let expected: Vec<f64> = (0..x.len())
+                .map(|i| match i {
+                    0 if (0.0..1.0).contains(&x[0]) => 3.0,
+                    1..=3 => 2.0 * x[i],
+                    4 | 5 if x[i] >= 0.0 => x[i].cos(),
+                    _ => 0.0,
+                })
+                .collect();
+            assert_close(&grad, &expected);
+        }
+    }
+}

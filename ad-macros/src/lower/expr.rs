@@ -283,6 +283,31 @@ impl Lower<'_> {
         })())
     }
 
+    /// `(a..b).contains(&v)` (`a..=b`, `a..`, `..b`): the comparisons it
+    /// makes, `a <= v && v < b`, constant data like any comparison.
+    fn range_contains(&mut self, range: &syn::ExprRange, arg: &Expr) -> Lowered {
+        let span = range.span();
+        let v = self.scalar_expr(super::iter::unreferenced(arg))?;
+        let mut tests = Vec::new();
+        if let Some(start) = &range.start {
+            let start = self.scalar_expr(start)?;
+            tests.push(self.binary(BinOp::Le, start, v, span));
+        }
+        if let Some(end) = &range.end {
+            let end = self.scalar_expr(end)?;
+            let op = match range.limits {
+                syn::RangeLimits::HalfOpen(_) => BinOp::Lt,
+                syn::RangeLimits::Closed(_) => BinOp::Le,
+            };
+            tests.push(self.binary(op, v, end, span));
+        }
+        Ok(match tests.as_slice() {
+            [] => self.push(Inst::Const(Const::Bool(true)), Ty::Bool, span),
+            [test] => *test,
+            [low, high, ..] => self.binary(BinOp::And, *low, *high, span),
+        })
+    }
+
     /// The `if let`'s first block, with `pattern` bound to `item`.
     fn then_bound(
         &mut self,
@@ -856,6 +881,13 @@ impl Lower<'_> {
         }
         if let Some(lowered) = self.ordering_method(call, &name) {
             return lowered;
+        }
+        // `(1..n).contains(&i)`, clippy's spelling of `1 <= i && i < n`.
+        if name == "contains"
+            && call.args.len() == 1
+            && let Expr::Range(range) = super::strip_parens(&call.receiver)
+        {
+            return self.range_contains(range, &call.args[0]);
         }
         // `x.iter().nth(2)`: a method of an iterator none of the above knows.
         if super::iter::is_iterator(&call.receiver) {

@@ -2476,7 +2476,7 @@ fn is_iter_zip(call: &syn::ExprCall) -> bool {
 }
 
 /// `e` of `&e` (not `&mut e`): a reference to a value where the value does.
-fn unreferenced(expr: &Expr) -> &Expr {
+pub(super) fn unreferenced(expr: &Expr) -> &Expr {
     match expr {
         Expr::Reference(reference) if reference.mutability.is_none() => &reference.expr,
         Expr::Paren(paren) => unreferenced(&paren.expr),
