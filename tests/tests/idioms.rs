@@ -6199,3 +6199,33 @@ mod range_contains {
         }
     }
 }
+
+/// `len()` of an exact-size iterator: the number of chunks, windows or
+/// items left.
+mod iterator_lengths {
+    use super::*;
+
+    #[differentiate(vjp, jvp)]
+    fn weighted_by_counts(x: &[f64]) -> f64 {
+        let chunks = x.chunks(4).len();
+        let windows = x.windows(2).len() as f64;
+        x[0] * chunks as f64 + x[1] * windows + x.iter().skip(2).len() as f64 * x[2]
+    }
+
+    #[test]
+    fn lengths_of_iterators_are_their_counts() {
+        let grad = check_slice(
+            weighted_by_counts,
+            weighted_by_counts_vjp,
+            weighted_by_counts_jvp,
+            &X,
+        );
+        // Seven items: two chunks of four (the last short), six windows,
+        // five items after two.
+        let mut expected = vec![0.0; X.len()];
+        expected[0] = 2.0;
+        expected[1] = 6.0;
+        expected[2] = 5.0;
+        assert_close(&grad, &expected);
+    }
+}

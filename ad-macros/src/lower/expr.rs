@@ -889,6 +889,14 @@ impl Lower<'_> {
         {
             return self.range_contains(range, &call.args[0]);
         }
+        // `x.chunks(3).len()` of an exact-size iterator: its `count()`.
+        if name == "len" && call.args.is_empty() && super::iter::is_iterator(&call.receiver) {
+            let receiver = &call.receiver;
+            let count: ExprMethodCall = syn::parse_quote_spanned!(call.span()=> #receiver.count());
+            if let Some(item) = self.consume(&count) {
+                return item.and_then(|item| self.scalar_item(item, call.span()));
+            }
+        }
         // `x.iter().nth(2)`: a method of an iterator none of the above knows.
         if super::iter::is_iterator(&call.receiver) {
             return self.unsupported(&call.method, msg::iterator_adapter(&name));
