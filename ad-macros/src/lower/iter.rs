@@ -929,9 +929,7 @@ impl Lower<'_> {
                 let span = call.span();
                 return Some(chain.and_then(|chain| {
                     let found = self.find(end, chain)?;
-                    let none = self.push(Inst::Unary(UnOp::Not, found.found), Ty::Bool, span);
-                    let value = self.unwrapped(call, none, span, |_| Ok(found.value))?;
-                    Ok(element_item(value, copied || found.by_value))
+                    self.take_found(call, found, copied, span)
                 }));
             }
             // `x.get(i).copied().unwrap_or(0.0)` of a buffer or a view.
@@ -976,9 +974,7 @@ impl Lower<'_> {
                     let span = call.span();
                     return Some(chain.and_then(|chain| {
                         let found = self.first_passing(&end.method, chain, None, last)?;
-                        let none = self.push(Inst::Unary(UnOp::Not, found.found), Ty::Bool, span);
-                        let value = self.unwrapped(call, none, span, |_| Ok(found.value))?;
-                        Ok(element_item(value, copied || found.by_value))
+                        self.take_found(call, found, copied, span)
                     }));
                 }
                 let receiver = &end.receiver;
@@ -1497,26 +1493,27 @@ impl Lower<'_> {
                 Some((p, written)) => Some(this.test(p, item, written, span)?),
                 None => None,
             };
+            // Whether this item is taken (`None`: every item is, the last
+            // of a chain without a test).
             let hit = match (passes, last) {
-                (Some(passes), true) => passes,
+                (passes, true) => passes,
                 (passes, false) => {
                     let not_seen = this.push(Inst::Unary(UnOp::Not, seen), Ty::Bool, span);
-                    match passes {
+                    Some(match passes {
                         Some(passes) => {
                             this.push(Inst::Binary(BinOp::And, not_seen, passes), Ty::Bool, span)
                         }
                         None => not_seen,
-                    }
-                }
-                (None, true) => {
-                    let yes = this.push(Inst::Const(Const::Bool(true)), Ty::Bool, span);
-                    this.set_hidden(&found, Ok(yes));
-                    this.set_hidden(&first, Ok(value));
-                    return Ok(());
+                    })
                 }
             };
-            let before = this.lookup(&first).expect("bound")?;
-            let next = this.pick_if(hit, value, before, span)?;
+            let next = match hit {
+                Some(hit) => {
+                    let before = this.lookup(&first).expect("bound")?;
+                    this.pick_if(hit, value, before, span)?
+                }
+                None => value,
+            };
             let next_seen = match passes {
                 Some(passes) => this.push(Inst::Binary(BinOp::Or, seen, passes), Ty::Bool, span),
                 None => this.push(Inst::Const(Const::Bool(true)), Ty::Bool, span),
@@ -1530,6 +1527,20 @@ impl Lower<'_> {
             value: self.lookup(&first).expect("bound")?,
             by_value: chain.by_value,
         })
+    }
+
+    /// The item [`Lower::first_passing`] found, taken out of its `Option`
+    /// by `unwrap`, `expect` or `unwrap_or` (`call`).
+    fn take_found(
+        &mut self,
+        call: &ExprMethodCall,
+        found: Found,
+        copied: bool,
+        span: Span,
+    ) -> Result<Item, Poison> {
+        let none = self.push(Inst::Unary(UnOp::Not, found.found), Ty::Bool, span);
+        let value = self.unwrapped(call, none, span, |_| Ok(found.value))?;
+        Ok(element_item(value, copied || found.by_value))
     }
 
     /// `max_by(cmp)` or `min_by(cmp)` of a chain of tuples
