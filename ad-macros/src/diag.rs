@@ -104,8 +104,7 @@ pub(crate) mod msg {
     pub(crate) const RETURN_TYPE: &str = "a `#[differentiate]` function must return `f64`, `f32`, a tuple of them such as `(f64, f64)`, `Vec<f64>` or `[f64; N]` (or nothing, if it updates a `&mut [f64]` parameter)";
     pub(crate) const NO_VALUE: &str = "`#[differentiate]` needs the function's value as its final expression; end the body with the returned expression";
     pub(crate) const LET_WITHOUT_INIT: &str = "`let` without a value is not supported; give the variable its value where it is declared: `let x = …;`";
-    pub(crate) const LET_ELSE: &str =
-        "`let … else` is not supported; bind the value with a plain `let`";
+    pub(crate) const LET_ELSE: &str = "`let … else` is supported for `let Some(v) = … else { … };` of what `if let Some(v) = …` takes apart (`x.first()`, `x.last()`, `x.get(i)`, `x.split_first()`, a chain's `find(p)`, `next()`, `reduce(f)`, …); otherwise bind the value with a plain `let` and test a condition with `if`";
     pub(crate) const LET_PATTERN: &str =
         "destructuring patterns are not supported; bind each value with its own `let x = …;`";
     pub(crate) const REF_BINDING: &str =
@@ -188,8 +187,7 @@ pub(crate) mod msg {
     pub(crate) const AFTER_FILTER: &str = "after `filter`, only `map`, `filter`, `rev` and a consumer (`sum`, `fold`, `count`, `for` …) are supported: the positions of the items that pass are not known in advance; move `enumerate`, `zip`, `skip`, `take` and `step_by` before the `filter`";
     pub(crate) const BUFFER_ARGUMENT: &str =
         "this method takes a buffer or a sub-slice of one here: `&xs`, `xs`, `&xs[a..b]`";
-    pub(crate) const ZIP_ARGUMENT: &str =
-        "`zip` takes a buffer (`&ys`), a sub-slice, a range or an iterator chain over them";
+    pub(crate) const ZIP_ARGUMENT: &str = "`zip` and `chain` take a buffer (`&ys`), a sub-slice, a range or an iterator chain over them";
     pub(crate) const FIND_TUPLE: &str = "taking one item out of a chain of pairs (`enumerate`, `zip`) by `find`, or by `next()` or `last()` after `filter`, is not supported; find the position first: `let i = x.iter().position(|&v| v > 0.0).unwrap();`, then read `x[i]`";
     pub(crate) const REDUCE_AFTER_FILTER: &str = "`reduce`, `max_by` and `min_by` after `filter` are not supported; fold from a start value instead: `.fold(f64::NEG_INFINITY, f64::max)`";
     pub(crate) const REDUCE_RESULT: &str = "take the value out of `reduce`, `max_by` or `min_by` where it is made: `.unwrap()`, `.expect(\"…\")` or `.unwrap_or(value)`";
@@ -211,7 +209,13 @@ pub(crate) mod msg {
 
     pub(crate) fn iterator_adapter(method: &str) -> String {
         format!(
-            "`.{method}()` on an iterator is not supported by `#[differentiate]` yet; the supported adapters are `iter`, `iter_mut`, `into_iter`, `copied`, `cloned`, `map`, `filter`, `take_while`, `skip_while`, `scan`, `zip`, `enumerate`, `rev`, `skip`, `take`, `step_by`, `windows`, `chunks`, `chunks_exact` (and their `_mut` forms), and the consumers `sum`, `product`, `count`, `fold`, `reduce`, `max_by`, `min_by`, `position`, `find`, `rfind`, `any`, `all`, `next`, `nth`, `last`, `for_each`, `collect` (and `for` loops); or write an index loop: `for i in 0..xs.len() {{ … xs[i] … }}`"
+            "`.{method}()` on an iterator is not supported by `#[differentiate]` yet; the supported adapters are `iter`, `iter_mut`, `into_iter`, `copied`, `cloned`, `map`, `filter`, `take_while`, `skip_while`, `scan`, `zip`, `chain`, `enumerate`, `rev`, `skip`, `take`, `step_by`, `windows`, `chunks`, `chunks_exact` (and their `_mut` forms), and the consumers `sum`, `product`, `count`, `fold`, `reduce`, `max_by`, `min_by`, `position`, `rposition`, `find`, `rfind`, `any`, `all`, `next`, `nth`, `last`, `for_each`, `collect` (and `for` loops); or write an index loop: `for i in 0..xs.len() {{ … xs[i] … }}`"
+        )
+    }
+
+    pub(crate) fn after_chain(method: &str) -> String {
+        format!(
+            "`.{method}()` after `.chain()` is not supported by `#[differentiate]` yet: each part of a chain is a loop of its own, and after `chain` come `map`, `filter`, `copied`, `cloned`, `rev`, more `chain`s and the consumers `sum`, `product`, `count`, `fold`, `any`, `all`, `position`, `find`, `next`, `last`, `for_each`, `collect` (and `for` loops); fold from a start value instead of `reduce`, `max_by` or `min_by` (`.fold(f64::NEG_INFINITY, f64::max)`), or write a loop over each part"
         )
     }
 

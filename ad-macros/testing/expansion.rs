@@ -1259,3 +1259,18 @@ check!(
         pts.iter().map(|&(a, b)| a * b).sum()
     }"
 );
+check!(
+    chained_buffers,
+    "",
+    "fn f(x: &[f64], y: &[f64]) -> f64 {
+        x.iter().chain(&y[1..]).map(|v| v * v).sum()
+    }"
+);
+check!(
+    let_else_first,
+    "",
+    "fn f(x: &[f64]) -> f64 {
+        let Some(&first) = x.first() else { return 0.0; };
+        first * x[1]
+    }"
+);

@@ -6229,3 +6229,348 @@ mod iterator_lengths {
         assert_close(&grad, &expected);
     }
 }
+
+mod chains_of_parts {
+    use super::*;
+    use ad_runtime::Float;
+
+    /// The squares of both buffers, the second from its second item on.
+    #[differentiate(vjp, jvp)]
+    fn chained_squares(x: &[f64], y: &[f64]) -> f64 {
+        x.iter().chain(&y[1..]).map(|v| v * v).sum()
+    }
+
+    #[test]
+    fn sum_over_two_buffers() {
+        let grad = check_pair(
+            chained_squares,
+            chained_squares_vjp,
+            chained_squares_jvp,
+            &X,
+            &Y,
+        );
+        let mut expected: Vec<f64> = X.iter().map(|v| 2.0 * v).collect();
+        expected.push(0.0);
+        expected.extend(Y[1..].iter().map(|v| 2.0 * v));
+        assert_close(&grad, &expected);
+    }
+
+    /// A recurrence over three parts, one reversed, with a `break` in the
+    /// second: the third does nothing after it.
+    #[differentiate(vjp, jvp)]
+    fn decayed(x: &[f64], y: &[f64]) -> f64 {
+        let mut s = 0.0;
+        for &v in x[1..].iter().chain(&y[..5]).chain(x.iter().rev()) {
+            if v > 1.8 {
+                break;
+            }
+            s = s * 0.5 + v * v.sin();
+        }
+        s
+    }
+
+    /// The same by index loops, as a person would write it.
+    fn decayed_by_hand(x: &[f64], y: &[f64]) -> f64 {
+        let mut items: Vec<f64> = x[1..].to_vec();
+        items.extend_from_slice(&y[..5]);
+        items.extend(x.iter().rev());
+        let mut s = 0.0;
+        for v in items {
+            if v > 1.8 {
+                break;
+            }
+            s = s * 0.5 + v * v.sin();
+        }
+        s
+    }
+
+    #[test]
+    fn for_loop_over_parts_breaks_once() {
+        // 2.1 in `x` stops it in the first part; 1.9 in `y` in the second;
+        // with neither, every part runs.
+        let small: Vec<f64> = X.iter().map(|v| v * 0.5).collect();
+        for (x, y) in [
+            (&X[..], &Y[..]),
+            (&small[..], &Y[..]),
+            (&small[..], &small[..]),
+        ] {
+            assert_eq!(decayed(x, y), decayed_by_hand(x, y));
+            check_pair(decayed, decayed_vjp, decayed_jvp, x, y);
+        }
+    }
+
+    /// `map` and `filter` on each part, `rev` over all, then collected, and
+    /// consumers that carry state across the parts.
+    #[differentiate(vjp, jvp)]
+    fn mixed(x: &[f64], y: &[f64]) -> f64 {
+        let v: Vec<f64> = x
+            .iter()
+            .map(|a| a * 2.0)
+            .chain(y.iter().copied().filter(|&b| b > 0.0).map(|b| b.exp()))
+            .rev()
+            .collect();
+        let m = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let k = v.iter().position(|&a| a > 1.0).unwrap_or(0);
+        let first = x
+            .iter()
+            .chain(y)
+            .find(|&&a| a > 1.0)
+            .copied()
+            .unwrap_or(0.0);
+        let last = *y.iter().chain(x).last().unwrap();
+        let positive = x.iter().chain(y).filter(|&&a| a > 0.0).count();
+        m + v[k] * v[0] + first * last + positive as f64 + v.len() as f64
+    }
+
+    fn mixed_by_hand(x: &[f64], y: &[f64]) -> f64 {
+        let mut v: Vec<f64> = x.iter().map(|a| a * 2.0).collect();
+        v.extend(y.iter().filter(|&&b| b > 0.0).map(|b| b.exp()));
+        v.reverse();
+        let m = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let k = v.iter().position(|&a| a > 1.0).unwrap_or(0);
+        let both: Vec<f64> = x.iter().chain(y).copied().collect();
+        let first = both.iter().find(|&&a| a > 1.0).copied().unwrap_or(0.0);
+        let last = x[x.len() - 1];
+        let positive = both.iter().filter(|&&a| a > 0.0).count();
+        m + v[k] * v[0] + first * last + positive as f64 + v.len() as f64
+    }
+
+    #[test]
+    fn adapters_and_consumers_after_chain() {
+        assert_eq!(mixed(&X, &Y), mixed_by_hand(&X, &Y));
+        check_pair(mixed, mixed_vjp, mixed_jvp, &X, &Y);
+    }
+
+    /// Generic over the float type, inside a loop: the norm of each row of
+    /// `w` followed by `b`.
+    #[differentiate(vjp, jvp)]
+    fn row_norms<T: Float>(w: &[T], b: &[T]) -> T {
+        let mut s = T::ZERO;
+        for row in w.chunks(3) {
+            s += row.iter().chain(b).map(|&v| v * v).sum::<T>().sqrt();
+        }
+        s
+    }
+
+    #[test]
+    fn generic_chains_in_a_loop() {
+        let grad = check_pair(row_norms, row_norms_vjp, row_norms_jvp, &X[..6], &Y[..2]);
+        let mut expected = vec![0.0; 8];
+        for r in 0..2 {
+            let row = &X[3 * r..3 * r + 3];
+            let norm = row.iter().chain(&Y[..2]).map(|v| v * v).sum::<f64>().sqrt();
+            for j in 0..3 {
+                expected[3 * r + j] = row[j] / norm;
+            }
+            for j in 0..2 {
+                expected[6 + j] += Y[j] / norm;
+            }
+        }
+        assert_close(&grad, &expected);
+        // And in `f32`, through the same expansion.
+        let w: Vec<f32> = X[..6].iter().map(|&v| v as f32).collect();
+        let b: Vec<f32> = Y[..2].iter().map(|&v| v as f32).collect();
+        let mut dw = vec![0.0_f32; 6];
+        let mut db = vec![0.0_f32; 2];
+        row_norms_vjp(&w, &mut dw, &b, &mut db, 1.0_f32);
+        let grad32: Vec<f64> = dw.iter().chain(&db).map(|&v| f64::from(v)).collect();
+        for (a, e) in grad32.iter().zip(&expected) {
+            assert!((a - e).abs() < 1e-5, "{a} vs {e}");
+        }
+    }
+}
+
+mod let_else {
+    use super::*;
+
+    #[differentiate(vjp, jvp)]
+    fn ends(x: &[f64]) -> f64 {
+        let Some(&first) = x.first() else {
+            return 0.0;
+        };
+        let Some(last) = x.last().copied() else {
+            panic!("not empty here");
+        };
+        first * last + x.iter().sum::<f64>()
+    }
+
+    #[test]
+    fn first_and_last_or_return() {
+        let grad = check_slice(ends, ends_vjp, ends_jvp, &X);
+        let mut expected = vec![1.0; X.len()];
+        expected[0] += X[6];
+        expected[6] += X[0];
+        assert_close(&grad, &expected);
+        let mut d: [f64; 0] = [];
+        assert_eq!(ends_vjp(&[], &mut d, 1.0), 0.0);
+    }
+
+    /// `find` in a `let … else`: the statements after it are the `if let`'s
+    /// first block.
+    #[differentiate(vjp, jvp)]
+    fn first_above(x: &[f64], t: usize) -> f64 {
+        let limit = t as f64;
+        let Some(&v) = x.iter().find(|&&v| v > limit) else {
+            return x[0] * 3.0;
+        };
+        v * v + x[1]
+    }
+
+    #[test]
+    fn found_or_not() {
+        // Above 1: 2.1, the fourth; nothing is above 5.
+        let grad = check_counted(first_above, first_above_vjp, first_above_jvp, 1, &X);
+        assert_close(&grad, &[0.0, 1.0, 0.0, 4.2, 0.0, 0.0, 0.0]);
+        let grad = check_counted(first_above, first_above_vjp, first_above_jvp, 5, &X);
+        assert_close(&grad, &[3.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]);
+    }
+
+    /// In a loop, leaving the iteration or the loop; `get` and
+    /// `split_first` too.
+    #[differentiate(vjp, jvp)]
+    fn rows(x: &[f64], k: usize) -> f64 {
+        let mut s = 0.0;
+        for row in x.chunks(3) {
+            let Some(m) = row.iter().copied().reduce(f64::max) else {
+                continue;
+            };
+            let Some((head, tail)) = row.split_first() else {
+                break;
+            };
+            let Some(extra) = row.get(k) else {
+                s += m * head;
+                continue;
+            };
+            s += m * head + tail.iter().map(|v| v.sin()).sum::<f64>() + extra;
+        }
+        s
+    }
+
+    fn rows_by_hand(x: &[f64], k: usize) -> f64 {
+        let mut s = 0.0;
+        for row in x.chunks(3) {
+            let m = row.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            if k < row.len() {
+                s += m * row[0] + row[1..].iter().map(|v| v.sin()).sum::<f64>() + row[k];
+            } else {
+                s += m * row[0];
+            }
+        }
+        s
+    }
+
+    #[test]
+    fn let_else_in_a_loop() {
+        for k in [0, 2] {
+            assert_eq!(rows(&X, k), rows_by_hand(&X, k));
+            check_counted(rows, rows_vjp, rows_jvp, k, &X);
+        }
+    }
+
+    #[differentiate(vjp, jvp)]
+    fn split_last_sum(x: &[f64]) -> f64 {
+        if let Some((last, rest)) = x.split_last() {
+            rest.iter().sum::<f64>() * last
+        } else {
+            0.0
+        }
+    }
+
+    #[test]
+    fn if_let_split_last() {
+        let grad = check_slice(split_last_sum, split_last_sum_vjp, split_last_sum_jvp, &X);
+        let rest: f64 = X[..6].iter().sum();
+        let mut expected = vec![X[6]; 7];
+        expected[6] = rest;
+        assert_close(&grad, &expected);
+    }
+}
+
+mod flattened_rows {
+    use super::*;
+
+    #[differentiate(vjp, jvp)]
+    fn energy(m: &[[f64; 2]]) -> f64 {
+        let f = m.as_flattened();
+        m.iter().flatten().map(|v| v * v).sum::<f64>()
+            + f.iter().zip(&f[1..]).map(|(a, b)| a * b).sum::<f64>()
+    }
+
+    #[differentiate(vjp, jvp)]
+    fn scale(m: &mut [[f64; 2]], k: f64) {
+        for v in m.iter_mut().flatten() {
+            *v *= k;
+        }
+    }
+
+    fn rows(p: &[f64]) -> Vec<[f64; 2]> {
+        p.chunks(2).map(|c| [c[0], c[1]]).collect()
+    }
+
+    #[test]
+    fn flat_views_of_rows() {
+        let flat = &X[..6];
+        let grad = check_scalar(
+            |p| energy(&rows(p)),
+            |p, s| {
+                let mut d = vec![[0.0; 2]; 3];
+                let out = energy_vjp(&rows(p), &mut d, s);
+                (out, d.as_flattened().to_vec())
+            },
+            flat,
+        );
+        let mut expected: Vec<f64> = flat.iter().map(|v| 2.0 * v).collect();
+        for i in 0..5 {
+            expected[i] += flat[i + 1];
+            expected[i + 1] += flat[i];
+        }
+        assert_close(&grad, &expected);
+        check_jvp(
+            |p| energy(&rows(p)),
+            |p, u| energy_jvp(&rows(p), &rows(u)),
+            &grad,
+            flat,
+        );
+    }
+
+    #[test]
+    fn flattened_iter_mut_writes() {
+        let mut m = rows(&X[..6]);
+        let mut d = rows(&Y[..6]);
+        let d_k = scale_vjp(&mut m, &mut d, 1.5);
+        assert_close(
+            m.as_flattened(),
+            &X[..6].iter().map(|v| v * 1.5).collect::<Vec<_>>(),
+        );
+        assert_close(
+            d.as_flattened(),
+            &Y[..6].iter().map(|v| v * 1.5).collect::<Vec<_>>(),
+        );
+        let expected: f64 = X[..6].iter().zip(&Y[..6]).map(|(a, b)| a * b).sum();
+        assert_close(&[d_k], &[expected]);
+    }
+}
+
+mod rpositions {
+    use super::*;
+
+    #[differentiate(vjp, jvp)]
+    fn around_the_last_positive(x: &[f64]) -> f64 {
+        let k = x.iter().rposition(|&v| v > 1.0).unwrap_or(0);
+        let j = x[..k].iter().rposition(|&v| v < 0.0).map_or(0.0, |i| x[i]);
+        x[k] * x[k] + j
+    }
+
+    #[test]
+    fn last_position_from_the_front() {
+        // The last item above 1 is 1.5 (index 5); before it, the last
+        // negative one is -0.4 (index 4).
+        let grad = check_slice(
+            around_the_last_positive,
+            around_the_last_positive_vjp,
+            around_the_last_positive_jvp,
+            &X,
+        );
+        assert_close(&grad, &[0.0, 0.0, 0.0, 0.0, 1.0, 3.0, 0.0]);
+    }
+}

@@ -513,6 +513,15 @@ impl Lower<'_> {
                 }
                 None => self.expr(expr).map(Item::Value),
             },
+            // `pts.as_flattened()`, `x.chunks_exact(k).remainder()`: views.
+            Expr::MethodCall(call)
+                if matches!(
+                    call.method.to_string().as_str(),
+                    "as_flattened" | "as_flattened_mut" | "remainder"
+                ) && let Some(view) = self.view_of(expr) =>
+            {
+                view.map(Item::View)
+            }
             Expr::MethodCall(call) => match self.tuple_method(call) {
                 Some(item) => item,
                 None => match self.consume(call) {

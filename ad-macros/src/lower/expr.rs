@@ -6,7 +6,7 @@ use syn::ext::IdentExt;
 use syn::spanned::Spanned;
 use syn::{
     Arm, Expr, ExprCall, ExprCast, ExprIf, ExprLit, ExprMatch, ExprMethodCall, ExprPath, Lit, Pat,
-    RangeLimits,
+    RangeLimits, Stmt,
 };
 
 use super::{Lower, Lowered, Poison, calls, sig};
@@ -1748,28 +1748,136 @@ fn some_of_method(binding: &syn::ExprLet) -> Option<(&syn::Pat, &ExprMethodCall)
 /// `if chain.count() > 0 { let m = chain.reduce(f).unwrap(); a } else { b }`.
 /// The chain is read twice; it holds no `filter` (which `reduce` rejects),
 /// so its count is that of its items. `None` if the `if` is not of this form.
+///
+/// `if let Some((first, rest)) = x.split_first()` (`split_last`) likewise:
+/// `if x.len() > 0 { let (first, rest) = x.split_first().unwrap(); … }`.
 fn if_let_reduced(expr: &ExprIf, binding: &syn::ExprLet) -> Option<ExprIf> {
     let (pattern, reduced) = some_of_method(binding)?;
-    let folds = matches!(
+    if !matches!(
         reduced.method.to_string().as_str(),
-        "reduce" | "max_by" | "min_by"
-    );
-    if !folds || reduced.args.len() != 1 || !super::iter::is_iterator_expr(&reduced.receiver) {
+        "reduce" | "max_by" | "min_by" | "split_first" | "split_last"
+    ) {
         return None;
     }
+    let cond = is_some_test(reduced)?;
     let span = binding.span();
-    let chain = &reduced.receiver;
     let whole = &binding.expr;
     let then = &expr.then_branch;
     let stmts = &then.stmts;
     let mut desugared: ExprIf = syn::parse_quote_spanned! {span=>
-        if #chain.count() > 0 {
+        if #cond {
             let #pattern = #whole.unwrap();
             #(#stmts)*
         }
     };
     desugared.else_branch.clone_from(&expr.else_branch);
     Some(desugared)
+}
+
+/// The test that an `Option` the lowering takes apart is `Some`, in terms
+/// it lowers without the `Option`: `x.len() > 0` for `x.first()`,
+/// `x.last()`, `x.split_first()` and `x.split_last()`; `i < x.len()` for
+/// `x.get(i)`; `chain.count() > 0` for `chain.next()`, `last()`, `reduce(f)`,
+/// `max_by(cmp)` and `min_by(cmp)` of a chain without filters (`copied()`
+/// or `cloned()` after any of them changes nothing). `None` for any other
+/// method (`find` and `position` know only when the loop has run).
+fn is_some_test(call: &ExprMethodCall) -> Option<Expr> {
+    let (end, _) = super::iter::through_copied(call);
+    let span = call.span();
+    let receiver = &end.receiver;
+    let chain = super::iter::is_iterator_expr(receiver);
+    match (end.method.to_string().as_str(), end.args.len(), chain) {
+        ("first" | "last" | "split_first" | "split_last", 0, false) => {
+            Some(syn::parse_quote_spanned!(span=> #receiver.len() > 0))
+        }
+        ("get", 1, false) => {
+            let index = &end.args[0];
+            Some(syn::parse_quote_spanned!(span=> #index < #receiver.len()))
+        }
+        ("next" | "last", 0, true) if !has_filter(receiver) => {
+            Some(syn::parse_quote_spanned!(span=> #receiver.count() > 0))
+        }
+        // A filter before them is an error `reduce` reports.
+        ("reduce" | "max_by" | "min_by", 1, true) => {
+            Some(syn::parse_quote_spanned!(span=> #receiver.count() > 0))
+        }
+        _ => None,
+    }
+}
+
+/// Whether an iterator chain filters its items anywhere (`filter`,
+/// `take_while`, `skip_while`): then its `count()` is not what it yields
+/// before them.
+fn has_filter(expr: &Expr) -> bool {
+    match super::strip_parens(expr) {
+        Expr::MethodCall(call) => {
+            matches!(
+                call.method.to_string().as_str(),
+                "filter" | "take_while" | "skip_while"
+            ) || has_filter(&call.receiver)
+        }
+        _ => false,
+    }
+}
+
+/// Whether a statement is `let Some(p) = … else { … };`.
+pub(super) fn is_let_else(stmt: &Stmt) -> bool {
+    matches!(stmt, Stmt::Local(local)
+        if local.init.as_ref().is_some_and(|init| init.diverge.is_some())
+            && matches!(&local.pat, Pat::TupleStruct(some)
+                if some.path.is_ident("Some") && some.elems.len() == 1))
+}
+
+/// `let Some(p) = opt else { … }; rest` as `if let Some(p) = opt { rest }
+/// else { … }`: the `if let` the lowering knows (`chain.find(f)`), or its
+/// error. The `if` is the block's value if `want_value`.
+pub(super) fn let_else_nested(stmt: &Stmt, rest: &[Stmt], want_value: bool) -> Stmt {
+    let Stmt::Local(local) = stmt else {
+        unreachable!("is_let_else");
+    };
+    let init = local.init.as_ref().expect("is_let_else");
+    let (_, diverge) = init.diverge.as_ref().expect("is_let_else");
+    let span = local.span();
+    let pattern = &local.pat;
+    let scrutinee = &init.expr;
+    let nested: Expr = syn::parse_quote_spanned! {span=>
+        if let #pattern = #scrutinee { #(#rest)* } else #diverge
+    };
+    if want_value {
+        Stmt::Expr(nested, None)
+    } else {
+        Stmt::Expr(nested, Some(syn::Token![;](span)))
+    }
+}
+
+/// `let Some(p) = opt else { … };` (the `else` block diverges), for an
+/// `opt` that [`is_some_test`] knows, as the two statements it stands for:
+/// `if !(test) { … }` and `let p = opt.unwrap();`. `None` for any other
+/// statement.
+pub(super) fn let_else_split(stmt: &Stmt) -> Option<[Stmt; 2]> {
+    if !is_let_else(stmt) {
+        return None;
+    }
+    let Stmt::Local(local) = stmt else {
+        return None;
+    };
+    let init = local.init.as_ref()?;
+    let (_, diverge) = init.diverge.as_ref()?;
+    let Pat::TupleStruct(some) = &local.pat else {
+        return None;
+    };
+    let Expr::MethodCall(call) = &*init.expr else {
+        return None;
+    };
+    let test = is_some_test(call)?;
+    let span = local.span();
+    let pattern = &some.elems[0];
+    let whole = &init.expr;
+    let attrs = &local.attrs;
+    Some([
+        syn::parse_quote_spanned!(span=> if !(#test) #diverge),
+        syn::parse_quote_spanned!(span=> #(#attrs)* let #pattern = #whole.unwrap();),
+    ])
 }
 
 /// Whether `expr` is an ordering by its form: `a.total_cmp(&b)`,

@@ -135,6 +135,10 @@ pub(super) struct Chain {
     /// The predicates of `filter`, each with the item it sees.
     filters: Vec<(Rc<Callable>, Shape)>,
     maps: usize,
+    /// The chains that follow this one (`a.chain(b)`), each a loop of its
+    /// own run after this one's, carrying what it carries; none follows
+    /// them (`a.chain(b).chain(c)` is `a` then `[b, c]`).
+    then: Vec<Chain>,
 }
 
 impl Chain {
@@ -156,7 +160,23 @@ impl Chain {
             names.extend(f.mutates().iter().cloned());
             of(shape, &mut names);
         }
+        for part in &self.then {
+            names.extend(part.mutations());
+        }
         names
+    }
+
+    /// Whether some of its items may be left out: a `filter` in any part.
+    fn filtered(&self) -> bool {
+        !self.filters.is_empty() || self.then.iter().any(Chain::filtered)
+    }
+
+    /// The chains it runs one after the other: itself, then those of
+    /// `chain(…)`, each a chain of one part.
+    pub(super) fn parts(&self) -> Vec<Chain> {
+        let mut head = self.clone();
+        let rest = std::mem::take(&mut head.then);
+        std::iter::once(head).chain(rest).collect()
     }
 
     fn new(leaf: Leaf, seq: Seq) -> Self {
@@ -166,6 +186,7 @@ impl Chain {
             shape: Shape::Leaf(0),
             filters: Vec::new(),
             maps: 0,
+            then: Vec::new(),
         }
     }
 }
@@ -286,19 +307,42 @@ impl Lower<'_> {
             }
             _ => {}
         }
+        // `pts.iter().flatten()` of a buffer of rows: its flat elements.
+        if name == "flatten"
+            && args == 0
+            && let Expr::MethodCall(rows_iter) = &*call.receiver
+            && matches!(
+                rows_iter.method.to_string().as_str(),
+                "iter" | "into_iter" | "iter_mut"
+            )
+            && rows_iter.args.is_empty()
+            && let Some(rows) = self.rows_of(&rows_iter.receiver)
+        {
+            let mutable = rows_iter.method == "iter_mut";
+            return Some(rows.map(|rows| self.elements_of(rows.flat, mutable, span)));
+        }
         if name == "scan" && args == 2 {
             let chain = self.chain_of(&call.receiver)?;
-            return Some(chain.and_then(|chain| self.scan(call, chain)));
+            return Some(chain.and_then(|chain| {
+                self.one_part(call, &chain)?;
+                self.scan(call, chain)
+            }));
         }
         if matches!(name.as_str(), "take_while" | "skip_while") && args == 1 {
             let chain = self.chain_of(&call.receiver)?;
-            return Some(chain.and_then(|chain| self.take_while(call, chain)));
+            return Some(chain.and_then(|chain| {
+                self.one_part(call, &chain)?;
+                self.take_while(call, chain)
+            }));
         }
         let known = matches!(
             (name.as_str(), args),
             ("iter" | "into_iter" | "copied" | "cloned" | "by_ref", 0)
                 | ("enumerate" | "rev", 0)
-                | ("zip" | "skip" | "take" | "step_by" | "map" | "filter", 1)
+                | (
+                    "zip" | "skip" | "take" | "step_by" | "map" | "filter" | "chain",
+                    1
+                )
         );
         if !known {
             // An unknown method of an iterator: name what works instead.
@@ -326,14 +370,79 @@ impl Lower<'_> {
             return Some(Err(Poison));
         }
         let chain = self.chain_of(&call.receiver)?;
-        Some((|| {
-            let mut chain = chain?;
+        Some(chain.and_then(|chain| {
+            if chain.then.is_empty() {
+                self.one_adapter(call, chain)
+            } else {
+                self.chained_adapter(call, chain)
+            }
+        }))
+    }
+
+    /// An adapter after `a.chain(b)`: applied to each part, `rev` also
+    /// reversing their order. Adapters that count positions are an error.
+    fn chained_adapter(&mut self, call: &ExprMethodCall, chain: Chain) -> Result<Chain, Poison> {
+        let name = call.method.to_string();
+        let mut parts = chain.parts();
+        match name.as_str() {
+            "chain" => {
+                let mut chain = chain;
+                let more = self.chained_parts(call)?;
+                chain.then.extend(more);
+                return Ok(chain);
+            }
+            "map" | "filter" | "copied" | "cloned" | "iter" | "into_iter" | "by_ref" => {}
+            "rev" => parts.reverse(),
+            _ => {
+                self.cx
+                    .error_spanned_by(&call.method, msg::after_chain(&name));
+                return Err(Poison);
+            }
+        }
+        let mut parts = parts
+            .into_iter()
+            .map(|part| self.one_adapter(call, part))
+            .collect::<Result<Vec<_>, _>>()?
+            .into_iter();
+        let mut head = parts.next().expect("two parts or more");
+        head.then = parts.collect();
+        Ok(head)
+    }
+
+    /// The parts of `b` in `a.chain(b)`.
+    fn chained_parts(&mut self, call: &ExprMethodCall) -> Result<Vec<Chain>, Poison> {
+        match self.chain_of(&call.args[0]) {
+            Some(other) => Ok(other?.parts()),
+            None => {
+                self.cx.error_spanned_by(&call.args[0], msg::ZIP_ARGUMENT);
+                Err(Poison)
+            }
+        }
+    }
+
+    /// An error at `call`'s method if `chain` has parts after it: the
+    /// method needs one loop.
+    fn one_part(&mut self, call: &ExprMethodCall, chain: &Chain) -> Result<(), Poison> {
+        if chain.then.is_empty() {
+            return Ok(());
+        }
+        let name = call.method.to_string();
+        self.cx
+            .error_spanned_by(&call.method, msg::after_chain(&name));
+        Err(Poison)
+    }
+
+    /// An adapter applied to a chain of one part.
+    fn one_adapter(&mut self, call: &ExprMethodCall, mut chain: Chain) -> Result<Chain, Poison> {
+        let name = call.method.to_string();
+        let span = call.span();
+        {
             let positional = !matches!(name.as_str(), "map" | "filter" | "rev")
                 && !matches!(
                     name.as_str(),
                     "iter" | "into_iter" | "copied" | "cloned" | "by_ref"
                 );
-            if positional && !chain.filters.is_empty() {
+            if positional && name != "chain" && !chain.filters.is_empty() {
                 self.cx.error_spanned_by(&call.method, msg::AFTER_FILTER);
                 return Err(Poison);
             }
@@ -356,6 +465,11 @@ impl Lower<'_> {
                             return Err(Poison);
                         }
                     };
+                    if !other.then.is_empty() {
+                        self.cx
+                            .error_spanned_by(&call.args[0], msg::after_chain("zip"));
+                        return Err(Poison);
+                    }
                     if !other.filters.is_empty() {
                         self.cx.error_spanned_by(&call.args[0], msg::AFTER_FILTER);
                         return Err(Poison);
@@ -396,10 +510,12 @@ impl Lower<'_> {
                     let f = self.callable(&call.args[0])?;
                     chain.filters.push((f, chain.shape.clone()));
                 }
+                // `a.chain(b)`: the parts of `b` after those of `a`.
+                "chain" => chain.then = self.chained_parts(call)?,
                 _ => {}
             }
             Ok(chain)
-        })())
+        }
     }
 
     /// `chain.scan(init, |s, v| { *s += v; Some(*s) })`: a `map` whose
@@ -621,6 +737,16 @@ impl Lower<'_> {
                     }
                 }
             }
+            // `pts.as_flattened()` of a buffer of rows: its flat elements.
+            Expr::MethodCall(call)
+                if matches!(
+                    call.method.to_string().as_str(),
+                    "as_flattened" | "as_flattened_mut"
+                ) && call.args.is_empty() =>
+            {
+                let rows = self.rows_of(&call.receiver)?;
+                Some(rows.map(|rows| rows.flat))
+            }
             // `x.chunks_exact(k).remainder()`: the last `len % k` elements.
             Expr::MethodCall(call) if call.method == "remainder" && call.args.is_empty() => {
                 let Expr::MethodCall(chunks) = &*call.receiver else {
@@ -826,10 +952,7 @@ impl Lower<'_> {
             let unwrap_or: ExprMethodCall =
                 syn::parse_quote_spanned!(call.span()=> #inner.unwrap_or(#fallback));
             // `chain.position(p).map_or(d, |i| x[i])`.
-            if inner.method == "position"
-                && inner.args.len() == 1
-                && is_iterator_expr(&inner.receiver)
-            {
+            if is_position(inner) && inner.args.len() == 1 && is_iterator_expr(&inner.receiver) {
                 let chain = self.chain_of(&inner.receiver)?;
                 return Some(chain.and_then(|chain| {
                     let map = self.callable(&call.args[1])?;
@@ -910,12 +1033,12 @@ impl Lower<'_> {
             // `chain.reduce(f)`, `max_by(cmp)`, `min_by(cmp)`, `position(p)`.
             let folded = matches!(
                 inner.method.to_string().as_str(),
-                "reduce" | "max_by" | "min_by" | "position"
+                "reduce" | "max_by" | "min_by" | "position" | "rposition"
             );
             if folded && inner.args.len() == 1 && is_iterator_expr(&inner.receiver) {
                 let chain = self.chain_of(&inner.receiver)?;
                 return Some(chain.and_then(|chain| {
-                    if inner.method == "position" {
+                    if is_position(inner) {
                         self.position(call, inner, chain, None)
                     } else {
                         self.reduce(call, inner, chain)
@@ -970,7 +1093,11 @@ impl Lower<'_> {
                 let chain = self.chain_of(&end.receiver)?;
                 // After a `filter`, the first item is known only when the
                 // loop runs: the first (last) that passes, as `find` finds.
-                if chain.as_ref().is_ok_and(|chain| !chain.filters.is_empty()) {
+                // After `chain`, the items of several loops.
+                if chain
+                    .as_ref()
+                    .is_ok_and(|chain| chain.filtered() || !chain.then.is_empty())
+                {
                     let span = call.span();
                     return Some(chain.and_then(|chain| {
                         let found = self.first_passing(&end.method, chain, None, last)?;
@@ -1153,7 +1280,7 @@ impl Lower<'_> {
                         // before it, its elements written here in order.
                         // After a `filter`, the chain's length is a bound,
                         // and the items kept are the first ones written.
-                        let filtered = !chain.filters.is_empty();
+                        let filtered = chain.filtered();
                         let count = self.chain_count(&chain, span);
                         let (buf, collected) = self.hoisted_prefix(call, Ty::Float, count, span)?;
                         let zero = self.int_lit(0, span);
@@ -1174,10 +1301,7 @@ impl Lower<'_> {
                         }
                         return Ok(Item::Value(collected));
                     }
-                    let capacity = chain
-                        .filters
-                        .is_empty()
-                        .then(|| self.chain_count(&chain, span));
+                    let capacity = (!chain.filtered()).then(|| self.chain_count(&chain, span));
                     let buf = self.push(
                         Inst::NewBuf(NewBuf::Empty { capacity }),
                         Ty::Buf(Box::new(Ty::Float)),
@@ -1245,7 +1369,7 @@ impl Lower<'_> {
             Some(chain) => chain?,
             None => return self.unsupported(init, msg::BUFFER_IN_REGION),
         };
-        if !chain.filters.is_empty() {
+        if chain.filtered() {
             return self.unsupported(init, msg::BUFFER_IN_REGION);
         }
         let count = self.chain_count(&chain, span);
@@ -1266,6 +1390,7 @@ impl Lower<'_> {
         mut chain: Chain,
     ) -> Result<Item, Poison> {
         let span = inner.span();
+        self.one_part(inner, &chain)?;
         if !chain.filters.is_empty() {
             self.cx
                 .error_spanned_by(&inner.method, msg::REDUCE_AFTER_FILTER);
@@ -1398,8 +1523,10 @@ impl Lower<'_> {
     /// `chain.position(p)` taken out of its `Option`: a loop carrying
     /// whether an item passed `p` and the position of the first that did.
     /// Each item's test runs while none has passed (`found || p(x)`); `std`
-    /// stops there, with the same value. With `map`, the function of the
-    /// position where there is one (`map_or`).
+    /// stops there, with the same value. `rposition(p)`: the position (from
+    /// the front) of the last that did, every item tested (`std` tests from
+    /// the back and stops at the first that passes: the same value). With
+    /// `map`, the function of the position where there is one (`map_or`).
     fn position(
         &mut self,
         call: &ExprMethodCall,
@@ -1409,6 +1536,7 @@ impl Lower<'_> {
     ) -> Result<Item, Poison> {
         let span = inner.span();
         let p = self.callable(&inner.args[0])?;
+        let last = inner.method == "rposition";
         let found = self.hidden_name("found");
         let at = self.hidden_name("position");
         let counter = self.hidden_name("index");
@@ -1422,8 +1550,12 @@ impl Lower<'_> {
             let seen = this.lookup(&found).expect("bound")?;
             let here = this.lookup(&counter).expect("bound")?;
             let test = this.test(&p, item, &inner.args[0], span)?;
-            let not_seen = this.push(Inst::Unary(UnOp::Not, seen), Ty::Bool, span);
-            let hit = this.push(Inst::Binary(BinOp::And, not_seen, test), Ty::Bool, span);
+            let hit = if last {
+                test
+            } else {
+                let not_seen = this.push(Inst::Unary(UnOp::Not, seen), Ty::Bool, span);
+                this.push(Inst::Binary(BinOp::And, not_seen, test), Ty::Bool, span)
+            };
             let before = this.lookup(&at).expect("bound")?;
             let next_at = this.pick_if(hit, here, before, span)?;
             let next_seen = this.push(Inst::Binary(BinOp::Or, seen, test), Ty::Bool, span);
@@ -1845,6 +1977,13 @@ impl Lower<'_> {
         span: Span,
         body: &mut dyn FnMut(&mut Self, Item) -> Result<(), Poison>,
     ) -> Result<(), Poison> {
+        if !chain.then.is_empty() {
+            // `a.chain(b)`: a loop over each part, each carrying `hidden`.
+            for part in chain.parts() {
+                self.chain_loop(&part, hidden.clone(), span, body)?;
+            }
+            return Ok(());
+        }
         let (range, shared) = self.driver(chain, span);
         let n_pending = self.pending_mutations.len();
         let mutations = chain.mutations();
@@ -2046,6 +2185,18 @@ impl Lower<'_> {
 
     /// How many items a chain yields (before its filters).
     fn chain_count(&mut self, chain: &Chain, span: Span) -> Value {
+        if !chain.then.is_empty() {
+            let counts: Vec<Value> = chain
+                .parts()
+                .iter()
+                .map(|part| self.chain_count(part, span))
+                .collect();
+            let mut total = counts[0];
+            for &count in &counts[1..] {
+                total = self.int_add(total, count, span);
+            }
+            return total;
+        }
         let mut count: Option<Value> = None;
         let mut seen: Vec<Seq> = Vec::new();
         for &(_, seq) in &chain.leaves {
@@ -2357,6 +2508,8 @@ pub(super) fn is_iterator(expr: &Expr) -> bool {
                     | "skip"
                     | "take"
                     | "step_by"
+                    | "flatten"
+                    | "chain"
             )
         }
         _ => false,
@@ -2443,6 +2596,12 @@ fn tuple_row(item: &Item) -> Option<Vec<Value>> {
         })
         .collect();
     values.filter(|values| (2..=6).contains(&values.len()))
+}
+
+/// `chain.position(p)` or `chain.rposition(p)`, lowered by
+/// [`Lower::position`].
+fn is_position(call: &ExprMethodCall) -> bool {
+    matches!(call.method.to_string().as_str(), "position" | "rposition")
 }
 
 /// `chain.find(p)` or `chain.rfind(p)`, lowered by [`Lower::find`].

@@ -47,17 +47,37 @@ impl Lower<'_> {
         }
         let checkpoint = self.checkpoint_of(&expr.attrs);
         let chain = chain?;
-        let (mut range, shared) = self.driver(&chain, span);
-        range.checkpoint = checkpoint?;
+        let checkpoint = checkpoint?;
+        // `for v in a.chain(b)`: a loop over each part, the same body in
+        // each; after a `break` in one, the later ones do nothing.
+        for part in chain.parts() {
+            self.for_part(expr, &part, flags.clone(), &exits, &extra, checkpoint)?;
+        }
+        Ok(())
+    }
+
+    /// The loop of `expr` over a chain of one part.
+    fn for_part(
+        &mut self,
+        expr: &ExprForLoop,
+        chain: &super::iter::Chain,
+        flags: LoopFlags,
+        exits: &Exits,
+        extra: &[String],
+        checkpoint: Option<crate::ir::Checkpoint>,
+    ) -> Result<(), Poison> {
+        let span = expr.span();
+        let (mut range, shared) = self.driver(chain, span);
+        range.checkpoint = checkpoint;
         let mut names = assigned_in(&expr.body);
-        names.extend(extra);
+        names.extend(extra.iter().cloned());
         // What the chain's closures assign (`|v| { seen += 1; … }`,
         // `take_while`'s flag), where they are called: in the body.
         names.extend(chain.mutations());
         let mut flags = Some(flags);
         let carried = self.carried_body(names, span, |this, index| {
             let n_elements = this.elements.len();
-            let indices = this.leaf_indices(&chain, shared, index, span);
+            let indices = this.leaf_indices(chain, shared, index, span);
             let mut body = |this: &mut Self, item| {
                 this.bind_pattern(&expr.pat, item)?;
                 let flags = flags.take().expect("one body");
@@ -81,7 +101,7 @@ impl Lower<'_> {
                 this.loops.pop();
                 body.map(drop)
             };
-            let body = this.with_item(&chain, &indices, span, &mut body);
+            let body = this.with_item(chain, &indices, span, &mut body);
             this.elements.truncate(n_elements);
             body?;
             Ok(None)
@@ -627,6 +647,7 @@ impl Lower<'_> {
 }
 
 /// The hidden variables of a loop being lowered (see [`super::Lower::stmts`]).
+#[derive(Clone)]
 pub(super) struct LoopFlags {
     pub(super) label: Option<String>,
     /// `#broke<n>`: a `break` left the loop.

@@ -538,6 +538,24 @@ impl Lower<'_> {
     /// Lowers statements in the current scope. After a statement that may
     /// `break`, `continue` or `return`, the rest runs under `if !exited { … }`.
     fn stmts(&mut self, stmts: &[Stmt], want_value: bool) -> Result<Option<Value>, Poison> {
+        // `let Some(v) = x.first() else { return 0.0; };` is an `if` that
+        // diverges and a `let` after it; `let Some(v) = chain.find(p) else
+        // { … }; rest` is `if let Some(v) = chain.find(p) { rest } else { … }`.
+        if let Some(at) = stmts.iter().position(expr::is_let_else) {
+            let mut desugared = stmts[..at].to_vec();
+            match expr::let_else_split(&stmts[at]) {
+                Some(pair) => {
+                    desugared.extend(pair);
+                    desugared.extend_from_slice(&stmts[at + 1..]);
+                }
+                None => desugared.push(expr::let_else_nested(
+                    &stmts[at],
+                    &stmts[at + 1..],
+                    want_value,
+                )),
+            }
+            return self.stmts(&desugared, want_value);
+        }
         for (index, stmt) in stmts.iter().enumerate() {
             let is_last = index + 1 == stmts.len();
             match stmt {
