@@ -600,6 +600,11 @@ enum Iter {
     /// requires; `cond` reads the pattern's variables, literals and the
     /// scalar parameters (never a variable that may change).
     Filter(Box<Iter>, Pat, Cond),
+    /// `a.chain(b)`: the items of `a`, then those of `b`, both `&f64`; `b`
+    /// printed as a bare buffer (`xs`, `&v`) if the flag is set and it is
+    /// one. Only `copied`, `rev`, `filter`, `map` and the consumers follow
+    /// it, and no `zip` takes it, as the macro requires.
+    Chain(Box<Iter>, Box<Iter>, bool),
 }
 
 /// The adapters that keep an iterator exact-size and double-ended.
@@ -1025,6 +1030,7 @@ fn item_ty(it: &Iter, kinds: &[Kind]) -> Ty {
             Box::new(item_ty(inner, kinds)),
         ),
         Iter::Zip(a, b, _) => Ty::Pair(Box::new(item_ty(a, kinds)), Box::new(item_ty(b, kinds))),
+        Iter::Chain(a, ..) => item_ty(a, kinds),
     }
 }
 
@@ -1063,6 +1069,10 @@ fn count(it: &Iter, kinds: &[Kind]) -> (usize, usize) {
             let ((a0, a1), (b0, b1)) = (count(a, kinds), count(b, kinds));
             (a0.min(b0), a1.min(b1))
         }
+        Iter::Chain(a, b, _) => {
+            let ((a0, a1), (b0, b1)) = (count(a, kinds), count(b, kinds));
+            (a0 + b0, a1 + b1)
+        }
         Iter::Filter(inner, ..) => (0, count(inner, kinds).1),
     }
 }
@@ -1088,6 +1098,7 @@ fn within_len(it: &Iter, kinds: &[Kind]) -> bool {
         | Iter::Enumerate(inner)
         | Iter::Filter(inner, ..) => within_len(inner, kinds),
         Iter::Zip(a, b, _) => within_len(a, kinds) || within_len(b, kinds),
+        Iter::Chain(..) => false,
     }
 }
 
@@ -1099,6 +1110,18 @@ fn full_iter(it: &Iter, kinds: &[Kind]) -> bool {
             full_iter(inner, kinds)
         }
         Iter::Zip(a, b, _) => full_iter(a, kinds) && full_iter(b, kinds),
+        _ => false,
+    }
+}
+
+/// Whether `it` has a `chain` (after which only `copied`, `rev` and
+/// `filter` may follow).
+fn chained(it: &Iter) -> bool {
+    match it {
+        Iter::Chain(..) => true,
+        Iter::Copied(inner) | Iter::Adapt(inner, _) | Iter::Filter(inner, ..) => chained(inner),
+        Iter::Enumerate(inner) => chained(inner),
+        Iter::Zip(a, b, _) => chained(a) || chained(b),
         _ => false,
     }
 }
@@ -1126,7 +1149,7 @@ fn iter_vecs(it: &Iter, kinds: &[Kind], out: &mut Vec<Var>) {
         | Iter::Adapt(inner, _)
         | Iter::Enumerate(inner)
         | Iter::Filter(inner, ..) => iter_vecs(inner, kinds, out),
-        Iter::Zip(a, b, _) => {
+        Iter::Zip(a, b, _) | Iter::Chain(a, b, _) => {
             iter_vecs(a, kinds, out);
             iter_vecs(b, kinds, out);
         }
@@ -2295,7 +2318,14 @@ impl<'c> Builder<'c> {
         } else {
             self.source()
         };
-        let it = self.adapted(it, 0.35);
+        let mut it = self.adapted(it, 0.35);
+        // `a.chain(b)` of two chains of `&f64` items, before the filter.
+        if !named && item_ty(&it, &self.vars) == Ty::Ref && self.rng.chance(0.5) {
+            let other = Iter::Elems(self.pick_buf(false));
+            let other = self.adapted(other, 0.3);
+            let bare = matches!(other, Iter::Elems(_)) && self.rng.chance(0.5);
+            it = Iter::Chain(Box::new(it), Box::new(other), bare);
+        }
         let it = self.filter(it, 0.2);
         let ty = item_ty(&it, &self.vars);
         let float = matches!(ty, Ty::Ref | Ty::Val);
@@ -3637,6 +3667,10 @@ impl Bounds {
                 Box::new(self.items(a, kinds)),
                 Box::new(self.items(b, kinds)),
             ),
+            Iter::Chain(a, b, _) => {
+                let (a, b) = (self.items(a, kinds), self.items(b, kinds));
+                Items::Float(a.float().max(b.float()))
+            }
             Iter::Filter(inner, pat, c) => {
                 let items = self.items(inner, kinds);
                 self.bind(pat, &items);
@@ -3789,7 +3823,7 @@ fn iter_reads(it: &Iter, out: &mut Set) {
         Iter::Copied(inner) | Iter::Adapt(inner, _) | Iter::Enumerate(inner) => {
             iter_reads(inner, out);
         }
-        Iter::Zip(a, b, _) => {
+        Iter::Zip(a, b, _) | Iter::Chain(a, b, _) => {
             iter_reads(a, out);
             iter_reads(b, out);
         }
@@ -4444,18 +4478,25 @@ impl Validity<'_> {
                 self.iter(inner);
                 self.ok &= match a {
                     Adapt::Rev => true,
-                    Adapt::Skip(_) => !filtered(inner),
-                    Adapt::Take(k) | Adapt::StepBy(k) => *k >= 1 && !filtered(inner),
+                    Adapt::Skip(_) => !filtered(inner) && !chained(inner),
+                    Adapt::Take(k) | Adapt::StepBy(k) => {
+                        *k >= 1 && !filtered(inner) && !chained(inner)
+                    }
                 };
             }
             Iter::Enumerate(inner) => {
                 self.iter(inner);
-                self.ok &= !filtered(inner);
+                self.ok &= !filtered(inner) && !chained(inner);
             }
             Iter::Zip(a, b, _) => {
                 self.iter(a);
                 self.iter(b);
-                self.ok &= !filtered(a) && !filtered(b);
+                self.ok &= !filtered(a) && !filtered(b) && !chained(a) && !chained(b);
+            }
+            Iter::Chain(a, b, _) => {
+                self.iter(a);
+                self.iter(b);
+                self.ok &= item_ty(a, self.kinds) == Ty::Ref && item_ty(b, self.kinds) == Ty::Ref;
             }
             Iter::Filter(inner, pat, c) => {
                 self.iter(inner);
@@ -4824,7 +4865,7 @@ fn iter_size(it: &Iter) -> usize {
         Iter::Elems(_) | Iter::Windows(..) | Iter::Chunks(..) => 0,
         Iter::Range(end) => int_size(end),
         Iter::Copied(inner) | Iter::Adapt(inner, _) | Iter::Enumerate(inner) => iter_size(inner),
-        Iter::Zip(a, b, _) => iter_size(a) + iter_size(b),
+        Iter::Zip(a, b, _) | Iter::Chain(a, b, _) => iter_size(a) + iter_size(b),
         Iter::Filter(inner, _, c) => iter_size(inner) + cond_size(c),
     }
 }
@@ -5224,7 +5265,7 @@ fn walk_iter(visit: &mut dyn Visit, it: &mut Iter) {
         Iter::Copied(inner) | Iter::Adapt(inner, _) | Iter::Enumerate(inner) => {
             walk_iter(visit, inner);
         }
-        Iter::Zip(a, b, _) => {
+        Iter::Zip(a, b, _) | Iter::Chain(a, b, _) => {
             walk_iter(visit, a);
             walk_iter(visit, b);
         }
@@ -5430,7 +5471,7 @@ impl Visit for Census {
     fn iter(&mut self, it: &mut Iter) {
         self.iters.push(matches!(
             it,
-            Iter::Copied(_) | Iter::Adapt(..) | Iter::Filter(..)
+            Iter::Copied(_) | Iter::Adapt(..) | Iter::Filter(..) | Iter::Chain(..)
         ));
     }
 
@@ -5539,7 +5580,10 @@ impl Visit for Replace {
     fn iter(&mut self, it: &mut Iter) {
         if self.adapter {
             if self.k == 0
-                && let Iter::Copied(inner) | Iter::Adapt(inner, _) | Iter::Filter(inner, ..) = it
+                && let Iter::Copied(inner)
+                | Iter::Adapt(inner, _)
+                | Iter::Filter(inner, ..)
+                | Iter::Chain(inner, ..) = it
             {
                 *it = (**inner).clone();
             }
@@ -5724,6 +5768,11 @@ impl<'a> Machine<'a> {
                     .zip(ys)
                     .map(|(x, y)| Item::Pair(Box::new(x), Box::new(y)))
                     .collect()
+            }
+            Iter::Chain(a, b, _) => {
+                let mut items = self.items(a);
+                items.extend(self.items(b));
+                items
             }
             Iter::Filter(inner, pat, c) => {
                 let mut kept = Vec::new();
@@ -6699,9 +6748,13 @@ impl<'p> Printer<'p> {
                 self.iter(inner, false);
                 self.out.push_str(".enumerate()");
             }
-            Iter::Zip(a, b, bare) => {
+            Iter::Zip(a, b, bare) | Iter::Chain(a, b, bare) => {
                 self.iter(a, false);
-                self.out.push_str(".zip(");
+                self.out.push_str(if matches!(it, Iter::Zip(..)) {
+                    ".zip("
+                } else {
+                    ".chain("
+                });
                 match (&**b, bare) {
                     (Iter::Elems(c), true) => {
                         let name = self.buf_name(*c);
@@ -7456,6 +7509,30 @@ mod tests {
         assert!(
             seen.iter().all(|&n| n >= 3),
             "find, next, last, copied: {seen:?}"
+        );
+    }
+
+    #[test]
+    fn chains_of_two_parts_appear_with_what_follows_them() {
+        // `a.chain(b)`, `b` bare or an iterator, with `filter`, `copied`
+        // and each kind of consumer after it; every one valid.
+        let config = Config::default();
+        let mut seen = [0_usize; 5];
+        for seed in 0..500 {
+            let p = Program::generate(seed, &config);
+            assert!(p.valid(), "seed {seed}");
+            let text = p.to_rust("f");
+            for line in text.lines().filter(|line| line.contains(".chain(")) {
+                seen[0] += 1;
+                seen[1] += usize::from(line.contains(".chain(xs)") || line.contains(".chain(&"));
+                seen[2] += usize::from(line.contains(".filter("));
+                seen[3] += usize::from(line.contains(".fold("));
+                seen[4] += usize::from(line.contains(".next()") || line.contains(".last()"));
+            }
+        }
+        assert!(
+            seen[0] >= 30 && seen[1..].iter().all(|&n| n >= 2),
+            "chains, bare, filtered, folded, first or last: {seen:?}"
         );
     }
 
