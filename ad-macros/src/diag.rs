@@ -142,7 +142,7 @@ pub(crate) mod msg {
         "this `match` has no value; end every arm with the value";
     pub(crate) const MATCH_TUPLE: &str =
         "`match` on a tuple is not supported; nest a `match` per value, or test them with `if`";
-    pub(crate) const LOOP_RANGE: &str = "`for` loops are supported over integer ranges (`a..b`, `a..=b`), over buffers and sub-slices (`xs.iter()`, `&xs`, `xs.iter_mut()`, `&x[1..]`, `xs.windows(2)`, `xs.chunks(k)`) and over chains of the adapters `map`, `filter`, `take_while`, `skip_while`, `zip`, `enumerate`, `rev`, `skip`, `take`, `step_by`; for other iterators write an index loop over a range: `for i in 0..xs.len()`";
+    pub(crate) const LOOP_RANGE: &str = "`for` loops are supported over integer ranges (`a..b`, `a..=b`), over buffers and sub-slices (`xs.iter()`, `&xs`, `xs.iter_mut()`, `&x[1..]`, `xs.windows(2)`, `xs.chunks(k)`) and over chains of the adapters `map`, `filter`, `take_while`, `skip_while`, `zip`, `chain`, `enumerate`, `rev`, `skip`, `take`, `step_by` (also of `std::iter::once(v)` and `repeat(v).take(n)`); for other iterators write an index loop over a range: `for i in 0..xs.len()`";
     pub(crate) const RETURN_WITHOUT_VALUE: &str =
         "`return` without a value: return the function's value, `return value;`";
     pub(crate) const OUTPUT_BRANCH: &str = "each branch of the `if` that gives the returned buffer must end with a buffer: a local `Vec` or array, `x.to_vec()`, a call returning one, or an empty `vec![]`, and the `if` needs an `else`; a branch that panics is not one: check the condition with `assert!` before the `if`";
@@ -187,6 +187,7 @@ pub(crate) mod msg {
     pub(crate) const AFTER_FILTER: &str = "after `filter`, only `map`, `filter`, `rev` and a consumer (`sum`, `fold`, `count`, `for` …) are supported: the positions of the items that pass are not known in advance; move `enumerate`, `zip`, `skip`, `take` and `step_by` before the `filter`";
     pub(crate) const BUFFER_ARGUMENT: &str =
         "this method takes a buffer or a sub-slice of one here: `&xs`, `xs`, `&xs[a..b]`";
+    pub(crate) const ITERATOR_SOURCE: &str = "this iterator is not one `#[differentiate]` can lower yet: a chain starts from a range (`0..n`), a buffer or a sub-slice (`x.iter()`, `&x[a..b]`, `x.windows(k)`, `x.chunks(k)`), `std::iter::once(v)`, `std::iter::repeat(v).take(n)` or `repeat_n(v, n)`; collect the items into a buffer first, or write an index loop";
     pub(crate) const ZIP_ARGUMENT: &str = "`zip` and `chain` take a buffer (`&ys`), a sub-slice, a range or an iterator chain over them";
     pub(crate) const FIND_TUPLE: &str = "taking one item out of a chain of pairs (`enumerate`, `zip`) by `find`, or by `next()` or `last()` after `filter`, is not supported; find the position first: `let i = x.iter().position(|&v| v > 0.0).unwrap();`, then read `x[i]`";
     pub(crate) const REDUCE_AFTER_FILTER: &str = "`reduce`, `max_by` and `min_by` after `filter` are not supported; fold from a start value instead: `.fold(f64::NEG_INFINITY, f64::max)`";

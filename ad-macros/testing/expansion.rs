@@ -1274,3 +1274,11 @@ check!(
         first * x[1]
     }"
 );
+check!(
+    array_of_a_slice,
+    "",
+    "fn f(x: &[f64]) -> f64 {
+        let [a, b, c]: [f64; 3] = x[..3].try_into().unwrap();
+        a * b - c
+    }"
+);

@@ -6574,3 +6574,106 @@ mod rpositions {
         assert_close(&grad, &[0.0, 0.0, 0.0, 0.0, 1.0, 3.0, 0.0]);
     }
 }
+
+mod arrays_of_slices_and_single_items {
+    use super::*;
+
+    /// `try_into` of a sub-slice into an array, destructured or kept.
+    #[differentiate(vjp, jvp)]
+    fn cross_of_slices(x: &[f64]) -> f64 {
+        let [a, b, c]: [f64; 3] = x[..3].try_into().unwrap();
+        let q: [f64; 3] = x[3..x.len() - 1].try_into().expect("three more");
+        let cross = [
+            b * q[2] - c * q[1],
+            c * q[0] - a * q[2],
+            a * q[1] - b * q[0],
+        ];
+        cross.iter().map(|v| v * v).sum::<f64>() + x[6]
+    }
+
+    #[test]
+    fn try_into_arrays() {
+        let grad = check_slice(
+            cross_of_slices,
+            cross_of_slices_vjp,
+            cross_of_slices_jvp,
+            &X,
+        );
+        // By hand: |a × q|² = |a|²|q|² - (a·q)².
+        let (a, q) = (&X[..3], &X[3..6]);
+        let aa: f64 = a.iter().map(|v| v * v).sum();
+        let qq: f64 = q.iter().map(|v| v * v).sum();
+        let aq: f64 = a.iter().zip(q).map(|(u, v)| u * v).sum();
+        let mut expected = vec![0.0; 7];
+        for i in 0..3 {
+            expected[i] = 2.0 * a[i] * qq - 2.0 * aq * q[i];
+            expected[3 + i] = 2.0 * q[i] * aa - 2.0 * aq * a[i];
+        }
+        expected[6] = 1.0;
+        assert_close(&grad, &expected);
+    }
+
+    #[test]
+    #[should_panic(expected = "three more: TryFromSliceError(())")]
+    fn try_into_of_a_short_slice_panics_as_expect_does() {
+        let eight = [X.as_slice(), &[0.5]].concat();
+        let mut d = [0.0; 8];
+        cross_of_slices_vjp(&eight, &mut d, 1.0);
+    }
+
+    /// `once`, `repeat(…).take(n)` and `repeat_n` as the parts of chains.
+    #[allow(clippy::manual_repeat_n)]
+    #[differentiate(vjp, jvp)]
+    fn padded(x: &[f64], x0: f64) -> f64 {
+        let with_start: f64 = std::iter::once(x0)
+            .chain(x.iter().copied())
+            .map(|v| v * v)
+            .sum();
+        let halves: Vec<f64> = std::iter::repeat(0.5).take(x.len()).collect();
+        let weighted: f64 = halves.iter().zip(x).map(|(h, v)| h * v * v).sum();
+        let ones = std::iter::repeat_n(x0, 2).fold(0.0, |acc, v| acc + v.sin());
+        with_start + weighted + ones + std::iter::once(&x[1]).map(|v| v * 3.0).sum::<f64>()
+    }
+
+    #[test]
+    fn single_and_repeated_items() {
+        let mut point = X.to_vec();
+        point.push(0.7);
+        let grad = check_scalar(
+            |p| padded(&p[..7], p[7]),
+            ad_tests::buffer_then_scalar(padded_vjp),
+            &point,
+        );
+        let mut expected: Vec<f64> = X.iter().map(|v| 2.0 * v + v).collect();
+        expected[1] += 3.0;
+        expected.push(2.0 * 0.7 + 2.0 * 0.7_f64.cos());
+        assert_close(&grad, &expected);
+        check_jvp(
+            |p| padded(&p[..7], p[7]),
+            |p, u| padded_jvp(&p[..7], &u[..7], p[7], u[7]),
+            &grad,
+            &point,
+        );
+    }
+
+    /// A `let … else` that panics, at the top level of a function with no
+    /// `return`.
+    #[differentiate(vjp, jvp)]
+    fn last_or_panic(x: &[f64]) -> f64 {
+        let Some(&last) = x.last() else {
+            panic!("no items");
+        };
+        last * x[0]
+    }
+
+    #[test]
+    fn let_else_that_panics() {
+        let grad = check_slice(last_or_panic, last_or_panic_vjp, last_or_panic_jvp, &X);
+        let mut expected = vec![0.0; 7];
+        expected[0] = X[6];
+        expected[6] = X[0];
+        assert_close(&grad, &expected);
+        let caught = std::panic::catch_unwind(|| last_or_panic_vjp(&[], &mut [], 1.0));
+        assert!(caught.is_err());
+    }
+}

@@ -897,8 +897,14 @@ impl Lower<'_> {
                 return item.and_then(|item| self.scalar_item(item, call.span()));
             }
         }
-        // `x.iter().nth(2)`: a method of an iterator none of the above knows.
+        // `x.iter().nth(2)`: a method of an iterator none of the above knows;
+        // or a known one of a chain that starts from what is no iterator
+        // the lowering knows (`m.values().sum()`).
         if super::iter::is_iterator(&call.receiver) {
+            if super::iter::CONSUMERS.contains(&name.as_str()) {
+                let source = super::iter::chain_source(&call.receiver);
+                return self.unsupported(source, msg::ITERATOR_SOURCE);
+            }
             return self.unsupported(&call.method, msg::iterator_adapter(&name));
         }
         let Some(prim) = Prim::from_method(&name) else {
@@ -1699,7 +1705,7 @@ fn describe(expr: &Expr) -> (&'static str, &'static str) {
         ),
         Expr::Async(_) | Expr::Await(_) => ("`async` code is", "write synchronous code"),
         Expr::Let(_) => (
-            "`if let` and `let` expressions other than `if let Some(v) = xs.first()` (or `.last()`, `.get(i)`, a chain's `.reduce(f)`, `.max_by(cmp)`, `.min_by(cmp)`) are",
+            "`if let` and `let` expressions other than `if let Some(v) = xs.first()` (or `.last()`, `.get(i)`, `.split_first()`, a chain's `.find(p)`, `.reduce(f)`, `.max_by(cmp)`, `.min_by(cmp)`) are",
             "test the value with `==` or a `match` on integers, or bind it with a `let` statement",
         ),
         Expr::Const(_) => (
@@ -1818,6 +1824,93 @@ fn has_filter(expr: &Expr) -> bool {
         }
         _ => false,
     }
+}
+
+/// `let a: [f64; 3] = s.try_into().unwrap();` (`expect(msg)`, a pattern
+/// `let [x, y, z] = …` giving the length), of a buffer or a sub-slice
+/// `s`, as the two statements it stands for: the test `try_into` makes,
+/// panicking as `unwrap` (`expect`) of its `Err` does, and the array of
+/// the elements, `[s[0], s[1], s[2]]` (or `std::array::from_fn(|i| s[i])`
+/// for a length written as a constant). `None` for any other statement.
+pub(super) fn try_into_split(stmt: &Stmt) -> Option<[Stmt; 2]> {
+    let Stmt::Local(local) = stmt else {
+        return None;
+    };
+    let init = local.init.as_ref()?;
+    if init.diverge.is_some() {
+        return None;
+    }
+    let Expr::MethodCall(unwrap) = super::strip_parens(&init.expr) else {
+        return None;
+    };
+    let Expr::MethodCall(try_into) = super::strip_parens(&unwrap.receiver) else {
+        return None;
+    };
+    let unwraps = matches!(
+        (unwrap.method.to_string().as_str(), unwrap.args.len()),
+        ("unwrap", 0) | ("expect", 1)
+    );
+    if !unwraps || try_into.method != "try_into" || !try_into.args.is_empty() {
+        return None;
+    }
+    let (pat, annotation) = match &local.pat {
+        Pat::Type(typed) => (&*typed.pat, Some(&*typed.ty)),
+        pat => (pat, None),
+    };
+    let written = annotation.and_then(|ty| match ty {
+        syn::Type::Array(array) => Some(&array.len),
+        _ => None,
+    });
+    let from_pattern = match pat {
+        Pat::Slice(slice) if slice.elems.iter().all(|elem| !matches!(elem, Pat::Rest(_))) => {
+            Some(slice.elems.len())
+        }
+        _ => None,
+    };
+    let literal = match written {
+        Some(Expr::Lit(ExprLit {
+            lit: Lit::Int(n), ..
+        })) => n.base10_parse::<usize>().ok(),
+        Some(_) => None,
+        None => from_pattern,
+    };
+    if written.is_none() && literal.is_none() {
+        return None;
+    }
+    let span = local.span();
+    let view = &try_into.receiver;
+    let len: Expr = match (written, literal) {
+        (_, Some(n)) => syn::parse_quote_spanned!(span=> #n),
+        (Some(len), None) => len.clone(),
+        (None, None) => unreachable!("checked above"),
+    };
+    let message = "TryFromSliceError(())";
+    let panic: Stmt = match unwrap.args.first() {
+        None => {
+            let text = format!("called `Result::unwrap()` on an `Err` value: {message}");
+            syn::parse_quote_spanned!(span=> if #view.len() != #len { panic!(#text); })
+        }
+        Some(expect) => {
+            let format = format!("{{}}: {message}");
+            syn::parse_quote_spanned!(span=> if #view.len() != #len { panic!(#format, #expect); })
+        }
+    };
+    let array: Expr = match literal {
+        Some(n) => {
+            let elems = (0..n).map(|i| -> Expr {
+                let i = proc_macro2::Literal::usize_unsuffixed(i);
+                syn::parse_quote_spanned!(span=> #view[#i])
+            });
+            syn::parse_quote_spanned!(span=> [#(#elems),*])
+        }
+        None => syn::parse_quote_spanned!(span=> std::array::from_fn(|i| #view[i])),
+    };
+    let attrs = &local.attrs;
+    let pat = &local.pat;
+    Some([
+        panic,
+        syn::parse_quote_spanned!(span=> #(#attrs)* let #pat = #array;),
+    ])
 }
 
 /// Whether a statement is `let Some(p) = … else { … };`.

@@ -192,7 +192,7 @@ impl Chain {
 }
 
 /// The consumers [`Lower::consume`] knows.
-const CONSUMERS: [&str; 8] = [
+pub(super) const CONSUMERS: [&str; 8] = [
     "sum", "product", "count", "fold", "for_each", "collect", "any", "all",
 ];
 
@@ -227,10 +227,28 @@ impl Lower<'_> {
             })()),
             Expr::MethodCall(call) => self.adapter(call),
             // `std::iter::zip(a, b)` is `a.into_iter().zip(b)`.
-            Expr::Call(call) if is_iter_zip(call) => {
+            Expr::Call(call) if iter_fn(call) == Some("zip") => {
                 let (a, b) = (&call.args[0], &call.args[1]);
                 let zipped: ExprMethodCall = syn::parse_quote_spanned!(call.span()=> (#a).zip(#b));
                 self.adapter(&zipped)
+            }
+            // `std::iter::once(v)` (`once(&v)`): the elements of `[v]`, by
+            // value (by reference); `repeat_n(v, n)`, of `vec![v; n]`.
+            Expr::Call(call) if matches!(iter_fn(call), Some("once" | "repeat_n")) => {
+                let by_ref = matches!(&call.args[0], Expr::Reference(r) if r.mutability.is_none());
+                let item = unreferenced(&call.args[0]);
+                let span = call.span();
+                let buffer: Expr = match &call.args.get(1) {
+                    Some(n) => syn::parse_quote_spanned!(span=> vec![#item; #n]),
+                    None => syn::parse_quote_spanned!(span=> [#item]),
+                };
+                Some(self.expr(&buffer).map(|buf| {
+                    let start = self.int_lit(0, span);
+                    let len = self.push(Inst::Len(buf), Ty::Int, span);
+                    let mut chain = self.elements_of(View { buf, start, len }, false, span);
+                    chain.by_value = !by_ref;
+                    chain
+                }))
             }
             Expr::Reference(reference) => {
                 let mutable = reference.mutability.is_some();
@@ -320,6 +338,17 @@ impl Lower<'_> {
         {
             let mutable = rows_iter.method == "iter_mut";
             return Some(rows.map(|rows| self.elements_of(rows.flat, mutable, span)));
+        }
+        // `std::iter::repeat(v).take(n)`: `repeat_n(v, n)`.
+        if name == "take"
+            && args == 1
+            && let Expr::Call(repeat) = strip(&call.receiver)
+            && iter_fn(repeat) == Some("repeat")
+        {
+            let (item, n) = (&repeat.args[0], &call.args[0]);
+            let repeated: Expr =
+                syn::parse_quote_spanned!(call.span()=> std::iter::repeat_n(#item, #n));
+            return self.chain_of(&repeated);
         }
         if name == "scan" && args == 2 {
             let chain = self.chain_of(&call.receiver)?;
@@ -2479,6 +2508,48 @@ pub(super) fn is_iterator_expr(expr: &Expr) -> bool {
     is_iterator(expr) || matches!(expr, Expr::MethodCall(call) if is_iterator_expr(&call.receiver))
 }
 
+/// Where the chain of adapters `expr` starts: the receiver of its first
+/// adapter (or the source method, `x.iter()`, itself).
+pub(super) fn chain_source(expr: &Expr) -> &Expr {
+    match strip(expr) {
+        Expr::MethodCall(call)
+            if is_iterator(expr) && !SOURCES.contains(&call.method.to_string().as_str()) =>
+        {
+            chain_source(&call.receiver)
+        }
+        _ => expr,
+    }
+}
+
+/// The methods of buffers that start a chain.
+const SOURCES: [&str; 8] = [
+    "iter",
+    "iter_mut",
+    "into_iter",
+    "windows",
+    "chunks",
+    "chunks_exact",
+    "chunks_mut",
+    "chunks_exact_mut",
+];
+
+/// The adapters of chains.
+const ADAPTERS: [&str; 13] = [
+    "copied",
+    "cloned",
+    "by_ref",
+    "map",
+    "filter",
+    "zip",
+    "enumerate",
+    "rev",
+    "skip",
+    "take",
+    "step_by",
+    "flatten",
+    "chain",
+];
+
 /// Whether `expr` is an iterator itself, not yet consumed: a range, or a
 /// source or adapter (`x.iter()`, `….map(f)`), where [`is_iterator_expr`]
 /// also takes what a method of one gives (`x.iter().sum()`).
@@ -2486,31 +2557,12 @@ pub(super) fn is_iterator(expr: &Expr) -> bool {
     match expr {
         Expr::Paren(paren) => is_iterator(&paren.expr),
         Expr::Range(_) => true,
+        // `std::iter::once(v)`, `zip(a, b)`, `repeat_n(v, n)` (`repeat(v)`
+        // is one only with the `take(n)` after it).
+        Expr::Call(call) => iter_fn(call).is_some_and(|name| name != "repeat"),
         Expr::MethodCall(call) => {
-            matches!(
-                call.method.to_string().as_str(),
-                "iter"
-                    | "iter_mut"
-                    | "into_iter"
-                    | "windows"
-                    | "chunks"
-                    | "chunks_exact"
-                    | "chunks_mut"
-                    | "chunks_exact_mut"
-                    | "copied"
-                    | "cloned"
-                    | "by_ref"
-                    | "map"
-                    | "filter"
-                    | "zip"
-                    | "enumerate"
-                    | "rev"
-                    | "skip"
-                    | "take"
-                    | "step_by"
-                    | "flatten"
-                    | "chain"
-            )
+            let method = call.method.to_string();
+            SOURCES.contains(&method.as_str()) || ADAPTERS.contains(&method.as_str())
         }
         _ => false,
     }
@@ -2631,18 +2683,29 @@ pub(super) fn element_item(value: Value, copied: bool) -> Item {
 }
 
 /// `zip(a, b)`, `iter::zip(a, b)`, `std::iter::zip(a, b)` (or `core::`).
-fn is_iter_zip(call: &syn::ExprCall) -> bool {
+/// The function of `std::iter` a call makes an iterator with: `zip(a,
+/// b)`, `once(v)`, `repeat(v)` (taken by `take(n)`), `repeat_n(v, n)`,
+/// written with their path or imported. `None` for any other call.
+pub(super) fn iter_fn(call: &syn::ExprCall) -> Option<&'static str> {
     let Expr::Path(path) = &*call.func else {
-        return false;
+        return None;
     };
+    if path.qself.is_some() {
+        return None;
+    }
     let names = super::expr::segments(&path.path);
     let names: Vec<&str> = names.iter().map(String::as_str).collect();
-    call.args.len() == 2
-        && path.qself.is_none()
-        && matches!(
-            names.as_slice(),
-            ["zip"] | ["iter", "zip"] | ["std" | "core", "iter", "zip"]
-        )
+    let name = match names.as_slice() {
+        [name] | ["iter", name] | ["std" | "core", "iter", name] => *name,
+        _ => return None,
+    };
+    match (name, call.args.len()) {
+        ("zip", 2) => Some("zip"),
+        ("once", 1) => Some("once"),
+        ("repeat", 1) => Some("repeat"),
+        ("repeat_n", 2) => Some("repeat_n"),
+        _ => None,
+    }
 }
 
 /// `e` of `&e` (not `&mut e`): a reference to a value where the value does.

@@ -251,6 +251,44 @@ pub(crate) fn body(cx: &Ctxt, func: &ItemFn, sig: &Signature) -> Option<Function
     Some(lower.builder.finish(out))
 }
 
+/// `stmts` with the statements that stand for others written as those, or
+/// `None` if there are none: `let a: [f64; 3] = s.try_into().unwrap();` is
+/// a test and an array ([`expr::try_into_split`]); `let Some(v) =
+/// x.first() else { return 0.0; };` an `if` that diverges and a `let` after
+/// it ([`expr::let_else_split`]); `let Some(v) = chain.find(p) else { … };
+/// rest`, `if let Some(v) = chain.find(p) { rest } else { … }`, the block's
+/// value if `want_value`.
+fn desugared(stmts: &[Stmt], want_value: bool) -> Option<Vec<Stmt>> {
+    if stmts
+        .iter()
+        .any(|stmt| expr::try_into_split(stmt).is_some())
+    {
+        return Some(
+            stmts
+                .iter()
+                .flat_map(|stmt| match expr::try_into_split(stmt) {
+                    Some(pair) => pair.to_vec(),
+                    None => vec![stmt.clone()],
+                })
+                .collect(),
+        );
+    }
+    let at = stmts.iter().position(expr::is_let_else)?;
+    let mut desugared = stmts[..at].to_vec();
+    match expr::let_else_split(&stmts[at]) {
+        Some(pair) => {
+            desugared.extend(pair);
+            desugared.extend_from_slice(&stmts[at + 1..]);
+        }
+        None => desugared.push(expr::let_else_nested(
+            &stmts[at],
+            &stmts[at + 1..],
+            want_value,
+        )),
+    }
+    Some(desugared)
+}
+
 struct Lower<'a> {
     cx: &'a Ctxt,
     builder: Builder,
@@ -338,6 +376,11 @@ struct Lower<'a> {
 
 impl Lower<'_> {
     fn fn_body(&mut self, block: &Block, output_ty: &Ty) -> Lowered {
+        if let Some(stmts) = desugared(&block.stmts, *output_ty != Ty::Unit) {
+            let mut block = block.clone();
+            block.stmts = stmts;
+            return self.fn_body(&block, output_ty);
+        }
         // `if x.is_empty() { return vec![]; }` before the rest: the `if`
         // it stands for, whose branches end with buffers.
         if matches!(output_ty, Ty::Buf(_))
@@ -538,22 +581,7 @@ impl Lower<'_> {
     /// Lowers statements in the current scope. After a statement that may
     /// `break`, `continue` or `return`, the rest runs under `if !exited { … }`.
     fn stmts(&mut self, stmts: &[Stmt], want_value: bool) -> Result<Option<Value>, Poison> {
-        // `let Some(v) = x.first() else { return 0.0; };` is an `if` that
-        // diverges and a `let` after it; `let Some(v) = chain.find(p) else
-        // { … }; rest` is `if let Some(v) = chain.find(p) { rest } else { … }`.
-        if let Some(at) = stmts.iter().position(expr::is_let_else) {
-            let mut desugared = stmts[..at].to_vec();
-            match expr::let_else_split(&stmts[at]) {
-                Some(pair) => {
-                    desugared.extend(pair);
-                    desugared.extend_from_slice(&stmts[at + 1..]);
-                }
-                None => desugared.push(expr::let_else_nested(
-                    &stmts[at],
-                    &stmts[at + 1..],
-                    want_value,
-                )),
-            }
+        if let Some(desugared) = desugared(stmts, want_value) {
             return self.stmts(&desugared, want_value);
         }
         for (index, stmt) in stmts.iter().enumerate() {
