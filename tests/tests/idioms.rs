@@ -6677,3 +6677,48 @@ mod arrays_of_slices_and_single_items {
         assert!(caught.is_err());
     }
 }
+
+mod buffer_conveniences {
+    use super::*;
+
+    /// `contains` as a guard, `to_owned` as a copy, and the elements of a
+    /// buffer collected where it is iterated.
+    #[differentiate(vjp, jvp)]
+    fn guarded_log_energy(x: &[f64], t: usize) -> f64 {
+        let limit = t as f64;
+        let own = x.to_owned();
+        let squares = x
+            .iter()
+            .map(|v| v * v)
+            .collect::<Vec<_>>()
+            .iter()
+            .sum::<f64>();
+        if x.contains(&limit) {
+            squares
+        } else {
+            own.iter().map(|v| v.abs().ln()).sum::<f64>() + squares
+        }
+    }
+
+    #[test]
+    fn contains_to_owned_and_temporaries() {
+        // No element is 5: the logarithms count.
+        let grad = check_counted(
+            guarded_log_energy,
+            guarded_log_energy_vjp,
+            guarded_log_energy_jvp,
+            5,
+            &X,
+        );
+        let expected: Vec<f64> = X.iter().map(|v| 2.0 * v + 1.0 / v).collect();
+        assert_close(&grad, &expected);
+        // One element is exactly 2: only the squares (a jump of the
+        // function, so no finite differences across it).
+        let with_two = [0.3, -1.2, 2.0, 0.8];
+        let mut grad = vec![0.0; 4];
+        let out = guarded_log_energy_vjp(&with_two, &mut grad, 2, 1.0);
+        assert_eq!(out, guarded_log_energy(&with_two, 2));
+        let expected: Vec<f64> = with_two.iter().map(|v| 2.0 * v).collect();
+        assert_close(&grad, &expected);
+    }
+}

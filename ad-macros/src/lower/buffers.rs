@@ -1051,6 +1051,30 @@ impl Lower<'_> {
     /// receiver is no buffer.
     pub(super) fn buffer_method(&mut self, call: &ExprMethodCall) -> Option<Lowered> {
         let name = call.method.unraw().to_string();
+        // `x.to_owned()` of a buffer or a view is its `to_vec()`.
+        if name == "to_owned" && call.args.is_empty() {
+            let mut to_vec = call.clone();
+            to_vec.method = syn::Ident::new("to_vec", call.method.span());
+            if let Some(copied) = self.buffer_method(&to_vec) {
+                return Some(copied);
+            }
+        }
+        // `x.contains(&v)`: whether an element equals `v`, as
+        // `x.iter().any(|&e| e == v)` finds (constant data).
+        if name == "contains"
+            && call.args.len() == 1
+            && !matches!(super::strip_parens(&call.receiver), Expr::Range(_))
+            && !super::iter::is_iterator_expr(&call.receiver)
+        {
+            let receiver = &call.receiver;
+            let v = super::iter::unreferenced(&call.args[0]);
+            let any: ExprMethodCall = syn::parse_quote_spanned! {call.span()=>
+                #receiver.iter().any(|&__ad_element| __ad_element == (#v))
+            };
+            if let Some(item) = self.consume(&any) {
+                return Some(item.and_then(|item| self.scalar_item(item, call.span())));
+            }
+        }
         // `p.t.exp()`: a float method of a field is a float field's.
         if crate::ir::Prim::from_method(&name).is_some() && is_field(&call.receiver) {
             return None;

@@ -322,6 +322,25 @@ impl Lower<'_> {
                 if let Some(view) = self.view_or_buffer(&call.receiver) {
                     return Some(view.map(|view| self.elements_of(view, mutable, span)));
                 }
+                // `chain.collect::<Vec<_>>().iter()`, `s.to_vec().into_iter()`:
+                // the elements of the buffer made there.
+                if let Expr::MethodCall(made) = strip(&call.receiver)
+                    && matches!(
+                        made.method.to_string().as_str(),
+                        "collect" | "to_vec" | "to_owned" | "clone"
+                    )
+                {
+                    return Some(self.expr(&call.receiver).and_then(|buf| {
+                        if !matches!(self.ty(buf), Ty::Buf(_)) {
+                            self.cx
+                                .error_spanned_by(&call.receiver, msg::BUFFER_ARGUMENT);
+                            return Err(Poison);
+                        }
+                        let start = self.int_lit(0, span);
+                        let len = self.push(Inst::Len(buf), Ty::Int, span);
+                        Ok(self.elements_of(View { buf, start, len }, mutable, span))
+                    }));
+                }
             }
             _ => {}
         }
