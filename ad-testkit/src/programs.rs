@@ -602,8 +602,8 @@ enum Iter {
     Filter(Box<Iter>, Pat, Cond),
     /// `a.chain(b)`: the items of `a`, then those of `b`, both `&f64`; `b`
     /// printed as a bare buffer (`xs`, `&v`) if the flag is set and it is
-    /// one. Only `copied`, `rev`, `filter`, `map` and the consumers follow
-    /// it, and no `zip` takes it, as the macro requires.
+    /// one. No `step_by` follows it and no `zip` takes it, as the macro
+    /// requires.
     Chain(Box<Iter>, Box<Iter>, bool),
 }
 
@@ -1114,8 +1114,7 @@ fn full_iter(it: &Iter, kinds: &[Kind]) -> bool {
     }
 }
 
-/// Whether `it` has a `chain` (after which only `copied`, `rev` and
-/// `filter` may follow).
+/// Whether `it` has a `chain` (after which no `step_by` may follow).
 fn chained(it: &Iter) -> bool {
     match it {
         Iter::Chain(..) => true,
@@ -2325,6 +2324,18 @@ impl<'c> Builder<'c> {
             let other = self.adapted(other, 0.3);
             let bare = matches!(other, Iter::Elems(_)) && self.rng.chance(0.5);
             it = Iter::Chain(Box::new(it), Box::new(other), bare);
+            // Counted across the parts: `skip`, `take`, `enumerate`.
+            if self.rng.chance(0.3) {
+                let a = if self.rng.chance(0.5) {
+                    Adapt::Skip(1 + self.rng.below(6))
+                } else {
+                    Adapt::Take(2 + self.rng.below(6))
+                };
+                it = Iter::Adapt(Box::new(it), a);
+            }
+            if self.rng.chance(0.2) {
+                it = Iter::Enumerate(Box::new(it));
+            }
         }
         let it = self.filter(it, 0.2);
         let ty = item_ty(&it, &self.vars);
@@ -4478,15 +4489,14 @@ impl Validity<'_> {
                 self.iter(inner);
                 self.ok &= match a {
                     Adapt::Rev => true,
-                    Adapt::Skip(_) => !filtered(inner) && !chained(inner),
-                    Adapt::Take(k) | Adapt::StepBy(k) => {
-                        *k >= 1 && !filtered(inner) && !chained(inner)
-                    }
+                    Adapt::Skip(_) => !filtered(inner),
+                    Adapt::Take(k) => *k >= 1 && !filtered(inner),
+                    Adapt::StepBy(k) => *k >= 1 && !filtered(inner) && !chained(inner),
                 };
             }
             Iter::Enumerate(inner) => {
                 self.iter(inner);
-                self.ok &= !filtered(inner) && !chained(inner);
+                self.ok &= !filtered(inner);
             }
             Iter::Zip(a, b, _) => {
                 self.iter(a);
@@ -7514,10 +7524,11 @@ mod tests {
 
     #[test]
     fn chains_of_two_parts_appear_with_what_follows_them() {
-        // `a.chain(b)`, `b` bare or an iterator, with `filter`, `copied`
-        // and each kind of consumer after it; every one valid.
+        // `a.chain(b)`, `b` bare or an iterator, with `filter`, `copied`,
+        // `skip`, `take`, `enumerate` and each kind of consumer after it;
+        // every one valid.
         let config = Config::default();
-        let mut seen = [0_usize; 5];
+        let mut seen = [0_usize; 6];
         for seed in 0..500 {
             let p = Program::generate(seed, &config);
             assert!(p.valid(), "seed {seed}");
@@ -7528,11 +7539,17 @@ mod tests {
                 seen[2] += usize::from(line.contains(".filter("));
                 seen[3] += usize::from(line.contains(".fold("));
                 seen[4] += usize::from(line.contains(".next()") || line.contains(".last()"));
+                seen[5] += usize::from(
+                    line.contains(").skip(") || line.contains(").take(") || {
+                        let after = &line[line.find(".chain(").expect("a chain")..];
+                        after.contains(".enumerate()")
+                    },
+                );
             }
         }
         assert!(
-            seen[0] >= 30 && seen[1..].iter().all(|&n| n >= 2),
-            "chains, bare, filtered, folded, first or last: {seen:?}"
+            seen[0] >= 20 && seen[1..].iter().all(|&n| n >= 2),
+            "chains, bare, filtered, folded, first or last, counted: {seen:?}"
         );
     }
 

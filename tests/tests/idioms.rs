@@ -6341,6 +6341,63 @@ mod chains_of_parts {
         check_pair(mixed, mixed_vjp, mixed_jvp, &X, &Y);
     }
 
+    /// `enumerate`, `skip` and `take` count across the parts.
+    #[differentiate(vjp, jvp)]
+    fn counted(x: &[f64], y: &[f64], k: usize) -> f64 {
+        let weighted: f64 = x[..3]
+            .iter()
+            .chain(y.iter().rev())
+            .enumerate()
+            .map(|(i, v)| v * v * (i as f64 + 1.0))
+            .sum();
+        let mut middle = 0.0;
+        for (i, &v) in x.iter().chain(y).skip(k).take(5).enumerate() {
+            middle += v.sin() * i as f64;
+        }
+        weighted + middle
+    }
+
+    fn counted_by_hand(x: &[f64], y: &[f64], k: usize) -> f64 {
+        let first: Vec<f64> = x[..3].iter().chain(y.iter().rev()).copied().collect();
+        let weighted: f64 = (0..first.len())
+            .map(|i| first[i] * first[i] * (i as f64 + 1.0))
+            .sum();
+        let both: Vec<f64> = x.iter().chain(y).copied().collect();
+        let mut middle = 0.0;
+        for i in 0..5.min(both.len().saturating_sub(k)) {
+            middle += both[k + i].sin() * i as f64;
+        }
+        weighted + middle
+    }
+
+    #[test]
+    fn enumerate_skip_and_take_across_parts() {
+        // Skipping within the first part, across the boundary, and into
+        // the second; taking past the end.
+        for k in [2, 6, 9, 12] {
+            assert_eq!(counted(&X, &Y, k), counted_by_hand(&X, &Y, k), "k = {k}");
+            let n = X.len();
+            let point: Vec<f64> = X.iter().chain(&Y).copied().collect();
+            let grad = check_scalar(
+                |p| counted(&p[..n], &p[n..], k),
+                |p, s| {
+                    let mut dx = vec![0.0; n];
+                    let mut dy = vec![0.0; p.len() - n];
+                    let out = counted_vjp(&p[..n], &mut dx, &p[n..], &mut dy, k, s);
+                    dx.extend(dy);
+                    (out, dx)
+                },
+                &point,
+            );
+            check_jvp(
+                |p| counted(&p[..n], &p[n..], k),
+                |p, u| counted_jvp(&p[..n], &u[..n], &p[n..], &u[n..], k),
+                &grad,
+                &point,
+            );
+        }
+    }
+
     /// Generic over the float type, inside a loop: the norm of each row of
     /// `w` followed by `b`.
     #[differentiate(vjp, jvp)]

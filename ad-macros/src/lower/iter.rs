@@ -441,6 +441,13 @@ impl Lower<'_> {
             }
             "map" | "filter" | "copied" | "cloned" | "iter" | "into_iter" | "by_ref" => {}
             "rev" => parts.reverse(),
+            "enumerate" | "skip" | "take" if !chain.filtered() => {
+                return self.counted_parts(call, parts);
+            }
+            "enumerate" | "skip" | "take" => {
+                self.cx.error_spanned_by(&call.method, msg::AFTER_FILTER);
+                return Err(Poison);
+            }
             _ => {
                 self.cx
                     .error_spanned_by(&call.method, msg::after_chain(&name));
@@ -452,6 +459,48 @@ impl Lower<'_> {
             .map(|part| self.one_adapter(call, part))
             .collect::<Result<Vec<_>, _>>()?
             .into_iter();
+        let mut head = parts.next().expect("two parts or more");
+        head.then = parts.collect();
+        Ok(head)
+    }
+
+    /// `enumerate`, `skip(n)` or `take(n)` after `chain`, on each part in
+    /// turn with what the parts before it counted: part `k` is numbered
+    /// from the items before it; skips (takes) `min(n, len)` of its `len`
+    /// items, `n` then going down by `len` (to zero).
+    fn counted_parts(&mut self, call: &ExprMethodCall, parts: Vec<Chain>) -> Result<Chain, Poison> {
+        let span = call.span();
+        let name = call.method.to_string();
+        let mut left = match call.args.first() {
+            Some(n) => self.expr(n)?,
+            None => self.int_lit(0, span),
+        };
+        let mut counted = Vec::new();
+        for mut part in parts {
+            self.equalize(&mut part, span);
+            let count = self.chain_count(&part, span);
+            if name == "enumerate" {
+                let end = self.int_add(left, count, span);
+                part.leaves
+                    .push((Leaf::Index, Seq::forward(left, end, None)));
+                let index = Shape::Leaf(part.leaves.len() - 1);
+                part.shape = Shape::Tuple(vec![index, part.shape]);
+                left = end;
+            } else {
+                let here = self.int_min(left, count, span);
+                for k in 0..part.leaves.len() {
+                    let seq = part.leaves[k].1;
+                    part.leaves[k].1 = if name == "skip" {
+                        self.seq_skip(seq, here, span)
+                    } else {
+                        self.seq_take(seq, here, span)
+                    };
+                }
+                left = self.sat_sub(left, count, span);
+            }
+            counted.push(part);
+        }
+        let mut parts = counted.into_iter();
         let mut head = parts.next().expect("two parts or more");
         head.then = parts.collect();
         Ok(head)
