@@ -216,7 +216,7 @@ pub(crate) mod msg {
 
     pub(crate) fn after_chain(method: &str) -> String {
         format!(
-            "`.{method}()` after `.chain()` is not supported by `#[differentiate]` yet: each part of a chain is a loop of its own, and after `chain` come `map`, `filter`, `copied`, `cloned`, `rev`, `enumerate`, `skip`, `take`, more `chain`s and the consumers `sum`, `product`, `count`, `fold`, `any`, `all`, `position`, `find`, `next`, `last`, `for_each`, `collect` (and `for` loops); fold from a start value instead of `reduce`, `max_by` or `min_by` (`.fold(f64::NEG_INFINITY, f64::max)`), or write a loop over each part"
+            "`.{method}()` after `.chain()` is not supported by `#[differentiate]` yet: each part of a chain is a loop of its own, and after `chain` come `map`, `filter`, `copied`, `cloned`, `rev`, `enumerate`, `skip`, `take`, more `chain`s and the consumers `sum`, `product`, `count`, `fold`, `reduce`, `max_by` and `min_by` (of numbers, not pairs), `any`, `all`, `position`, `find`, `next`, `last`, `for_each`, `collect` (and `for` loops); write a loop over each part"
         )
     }
 

@@ -6319,7 +6319,19 @@ mod chains_of_parts {
             .unwrap_or(0.0);
         let last = *y.iter().chain(x).last().unwrap();
         let positive = x.iter().chain(y).filter(|&&a| a > 0.0).count();
-        m + v[k] * v[0] + first * last + positive as f64 + v.len() as f64
+        let top = x
+            .iter()
+            .chain(&y[2..])
+            .max_by(|a, b| a.total_cmp(b))
+            .unwrap();
+        let low = y[y.len()..].iter().chain(x).copied().reduce(f64::min).unwrap();
+        let none = x[x.len()..]
+            .iter()
+            .chain(&y[y.len()..])
+            .copied()
+            .reduce(|a, b| a * b)
+            .unwrap_or(0.5);
+        m + v[k] * v[0] + first * last + positive as f64 + v.len() as f64 + top * low + none
     }
 
     fn mixed_by_hand(x: &[f64], y: &[f64]) -> f64 {
@@ -6332,7 +6344,12 @@ mod chains_of_parts {
         let first = both.iter().find(|&&a| a > 1.0).copied().unwrap_or(0.0);
         let last = x[x.len() - 1];
         let positive = both.iter().filter(|&&a| a > 0.0).count();
-        m + v[k] * v[0] + first * last + positive as f64 + v.len() as f64
+        let top = x
+            .iter()
+            .chain(&y[2..])
+            .fold(f64::NEG_INFINITY, |a, &b| a.max(b));
+        let low = x.iter().fold(f64::INFINITY, |a, &b| a.min(b));
+        m + v[k] * v[0] + first * last + positive as f64 + v.len() as f64 + top * low + 0.5
     }
 
     #[test]

@@ -1487,7 +1487,9 @@ impl Lower<'_> {
         mut chain: Chain,
     ) -> Result<Item, Poison> {
         let span = inner.span();
-        self.one_part(inner, &chain)?;
+        if !chain.then.is_empty() {
+            return self.reduce_parts(call, inner, &chain);
+        }
         if !chain.filters.is_empty() {
             self.cx
                 .error_spanned_by(&inner.method, msg::REDUCE_AFTER_FILTER);
@@ -1547,6 +1549,71 @@ impl Lower<'_> {
         };
         let value = self.unwrapped(call, empty, span, fold)?;
         // `x.iter().max_by(…).unwrap()` is an `&f64`, as in the function.
+        Ok(element_item(value, !by_ref))
+    }
+
+    /// `reduce(f)`, `max_by(cmp)` or `min_by(cmp)` of a chain of parts
+    /// (`a.chain(b)`), whose first item may be in any of them: a loop over
+    /// each part carrying whether an item was seen and the accumulator,
+    /// which the first item sets and each later one is folded into (`f`
+    /// runs only then). Items that are numbers only.
+    fn reduce_parts(
+        &mut self,
+        call: &ExprMethodCall,
+        inner: &ExprMethodCall,
+        chain: &Chain,
+    ) -> Result<Item, Poison> {
+        let span = inner.span();
+        let method = inner.method.to_string();
+        if chain
+            .parts()
+            .iter()
+            .any(|part| matches!(part.shape, Shape::Tuple(_)))
+        {
+            self.cx
+                .error_spanned_by(&inner.method, msg::after_chain(&method));
+            return Err(Poison);
+        }
+        let f = match method.as_str() {
+            "reduce" => Some(self.callable(&inner.args[0])?),
+            _ => None,
+        };
+        let by_ref = !chain.by_value;
+        let seen = self.hidden_name("found");
+        let key = self.hidden_name(match method.as_str() {
+            "reduce" => "acc",
+            "max_by" => "max",
+            _ => "min",
+        });
+        let no = self.push(Inst::Const(Const::Bool(false)), Ty::Bool, span);
+        let zero = self.push(Inst::Const(Const::Zero), Ty::Float, span);
+        self.bind(&seen, Ok(no));
+        self.bind(&key, Ok(zero));
+        let keys = vec![seen.clone(), key.clone()];
+        self.chain_loop(chain, keys, span, &mut |this, item| {
+            let found = this.lookup(&seen).expect("bound")?;
+            let acc = this.lookup(&key).expect("bound")?;
+            let x = this.scalar_item(item.clone(), span)?;
+            let combined = |this: &mut Self| -> Result<Option<Value>, Poison> {
+                let next = match &f {
+                    Some(f) => {
+                        let next = this.apply(f, vec![Item::Value(acc), item.clone()], span)?;
+                        this.scalar_item(next, span)?
+                    }
+                    None => this.pick(&method, &inner.args[0], acc, x, by_ref, span)?,
+                };
+                Ok(Some(next))
+            };
+            let next = this.branch(Ok(found), true, span, combined, |_| Ok(Some(x)))?;
+            let yes = this.push(Inst::Const(Const::Bool(true)), Ty::Bool, span);
+            this.set_hidden(&seen, Ok(yes));
+            this.set_hidden(&key, Ok(next.expect("a value")));
+            Ok(())
+        })?;
+        let found = self.lookup(&seen).expect("bound")?;
+        let none = self.push(Inst::Unary(UnOp::Not, found), Ty::Bool, span);
+        let acc = self.lookup(&key).expect("bound")?;
+        let value = self.unwrapped(call, none, span, |_| Ok(acc))?;
         Ok(element_item(value, !by_ref))
     }
 

@@ -11,7 +11,8 @@ fn f(x: &[f64], y: &[f64]) -> f64 {
 
 #[differentiate]
 fn g(x: &[f64], y: &[f64]) -> f64 {
-    x.iter().chain(y).copied().reduce(f64::max).unwrap()
+    let best = x.iter().chain(y).enumerate().max_by(|a, b| a.1.total_cmp(b.1)).unwrap();
+    best.0 as f64 * best.1
 }
 
 fn main() {}
