@@ -6324,7 +6324,12 @@ mod chains_of_parts {
             .chain(&y[2..])
             .max_by(|a, b| a.total_cmp(b))
             .unwrap();
-        let low = y[y.len()..].iter().chain(x).copied().reduce(f64::min).unwrap();
+        let low = y[y.len()..]
+            .iter()
+            .chain(x)
+            .copied()
+            .reduce(f64::min)
+            .unwrap();
         let none = x[x.len()..]
             .iter()
             .chain(&y[y.len()..])
@@ -6413,6 +6418,43 @@ mod chains_of_parts {
                 &point,
             );
         }
+    }
+
+    /// Collected in a loop: a buffer as long as the parts' bounds made
+    /// before it (`2 + x.len()`), its first items written; and a tail
+    /// `x[k..]`, bounded by `x.len()`.
+    #[differentiate(vjp, jvp)]
+    fn collected_in_a_loop(x: &[f64]) -> f64 {
+        let mut s = 0.0;
+        for k in 0..3 {
+            let v: Vec<f64> = x[..2]
+                .iter()
+                .chain(&x[k..])
+                .map(|a| a * (k as f64 + 1.0))
+                .collect();
+            let tail: Vec<f64> = x[k..].iter().map(|a| a * a).collect();
+            s += v.iter().map(|a| a.sin()).sum::<f64>() + tail[0] * v.len() as f64;
+        }
+        s
+    }
+
+    #[test]
+    fn collected_in_a_loop_from_parts() {
+        let grad = check_slice(
+            collected_in_a_loop,
+            collected_in_a_loop_vjp,
+            collected_in_a_loop_jvp,
+            &X,
+        );
+        let mut expected = vec![0.0; 7];
+        for k in 0..3 {
+            let w = k as f64 + 1.0;
+            for i in (0..2).chain(k..7) {
+                expected[i] += w * (X[i] * w).cos();
+            }
+            expected[k] += 2.0 * X[k] * (2 + 7 - k) as f64;
+        }
+        assert_close(&grad, &expected);
     }
 
     /// Generic over the float type, inside a loop: the norm of each row of

@@ -413,9 +413,11 @@ impl Lower<'_> {
     /// A bound on the length `value` computed before the loops and branches
     /// being lowered, and whether it is the value itself: the value if it is
     /// available there, else a bound of one operand of a `min` (`min(n,
-    /// rest)`, the length of a row of `chunks(n)`), or of `n` in the count
+    /// rest)`, the length of a row of `chunks(n)`), of `n` in the count
     /// `(start + n).saturating_sub(start)` of a sequence over a sub-slice,
-    /// written `max(start + n, start) - start`, which is `n` for lengths.
+    /// written `max(start + n, start) - start`, which is `n` for lengths,
+    /// of `len` in `len - k` (`x[k..]`), or the sum (larger) of bounds of
+    /// both operands of a `+` (`max`).
     fn bound_before_regions(&mut self, value: Value, span: Span) -> Option<(Value, bool)> {
         if let Some(value) = self.before_regions(value, span) {
             return Some((value, true));
@@ -429,19 +431,48 @@ impl Lower<'_> {
                     .find_map(|arg| self.bound_before_regions(arg, span))
                     .map(|(bound, _)| (bound, false));
             }
+            // The items of `a.chain(b)`: the sum of the parts' bounds; of a
+            // `max`, the larger bound.
+            &Inst::Binary(BinOp::Add, a, b) if func.ty(value) == &Ty::Int => {
+                return self.both_bounded(a, b, |a, b| Inst::Binary(BinOp::Add, a, b), span);
+            }
+            Inst::Prim(crate::ir::Prim::Max, args) if args.len() == 2 => {
+                let (a, b) = (args[0], args[1]);
+                return self.both_bounded(
+                    a,
+                    b,
+                    |a, b| Inst::Prim(crate::ir::Prim::Max, vec![a, b]),
+                    span,
+                );
+            }
             &Inst::Binary(BinOp::Sub, larger, start) => match func.inst(larger) {
                 Inst::Prim(crate::ir::Prim::Max, args) if args[1] == start => {
                     match *func.inst(args[0]) {
                         Inst::Binary(BinOp::Add, from, n) if from == start => n,
-                        _ => return None,
+                        _ => larger,
                     }
                 }
-                _ => return None,
+                // `len - k` of unsigned integers is at most `len`.
+                _ => larger,
             },
             _ => return None,
         };
         self.bound_before_regions(operand, span)
             .map(|(bound, _)| (bound, false))
+    }
+
+    /// `combine` of bounds of `a` and `b` before the regions, if both have
+    /// one (a bound, never the value itself).
+    fn both_bounded(
+        &mut self,
+        a: Value,
+        b: Value,
+        combine: impl FnOnce(Value, Value) -> Inst,
+        span: Span,
+    ) -> Option<(Value, bool)> {
+        let (a, _) = self.bound_before_regions(a, span)?;
+        let (b, _) = self.bound_before_regions(b, span)?;
+        Some((self.push_at_top(combine(a, b), Ty::Int, span), false))
     }
 
     /// A buffer for `len` elements written in a loop or a branch, made
