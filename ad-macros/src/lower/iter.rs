@@ -428,7 +428,9 @@ impl Lower<'_> {
     }
 
     /// An adapter after `a.chain(b)`: applied to each part, `rev` also
-    /// reversing their order. Adapters that count positions are an error.
+    /// reversing their order; `enumerate`, `skip` and `take` count across
+    /// the parts ([`Lower::counted_parts`]); more `chain`s add parts. Any
+    /// other (`zip`, `step_by`) is the `after_chain` error.
     fn chained_adapter(&mut self, call: &ExprMethodCall, chain: Chain) -> Result<Chain, Poison> {
         let name = call.method.to_string();
         let mut parts = chain.parts();
