@@ -1921,9 +1921,26 @@ pub(super) fn is_let_else(stmt: &Stmt) -> bool {
                 if some.path.is_ident("Some") && some.elems.len() == 1))
 }
 
+/// Whether a statement is `let Some(p) = chain.find(f) else { … };` (or
+/// `rfind`, `.copied()` after either), which [`let_else_nested`] lowers;
+/// any other `let … else` that [`let_else_split`] does not take is the
+/// `LET_ELSE` error.
+pub(super) fn let_else_of_find(stmt: &Stmt) -> bool {
+    if !is_let_else(stmt) {
+        return false;
+    }
+    let Stmt::Local(local) = stmt else {
+        return false;
+    };
+    local.init.as_ref().is_some_and(|init| {
+        matches!(super::strip_parens(&init.expr), Expr::MethodCall(call)
+            if super::iter::is_find(super::iter::through_copied(call).0))
+    })
+}
+
 /// `let Some(p) = opt else { … }; rest` as `if let Some(p) = opt { rest }
-/// else { … }`: the `if let` the lowering knows (`chain.find(f)`), or its
-/// error. The `if` is the block's value if `want_value`.
+/// else { … }`: the `if let` the lowering knows (`chain.find(f)`). The
+/// `if` is the block's value if `want_value`.
 pub(super) fn let_else_nested(stmt: &Stmt, rest: &[Stmt], want_value: bool) -> Stmt {
     let Stmt::Local(local) = stmt else {
         unreachable!("is_let_else");

@@ -273,7 +273,9 @@ fn desugared(stmts: &[Stmt], want_value: bool) -> Option<Vec<Stmt>> {
                 .collect(),
         );
     }
-    let at = stmts.iter().position(expr::is_let_else)?;
+    let at = stmts
+        .iter()
+        .position(|stmt| expr::let_else_split(stmt).is_some() || expr::let_else_of_find(stmt))?;
     let mut desugared = stmts[..at].to_vec();
     match expr::let_else_split(&stmts[at]) {
         Some(pair) => {
@@ -1053,6 +1055,19 @@ impl Lower<'_> {
         };
         if let Some((else_token, _)) = &init.diverge {
             self.cx.error_spanned_by(else_token, msg::LET_ELSE);
+            // Reported: the names it binds are not reported again.
+            struct Names<'a>(&'a mut Vec<String>);
+            impl<'ast> syn::visit::Visit<'ast> for Names<'_> {
+                fn visit_pat_ident(&mut self, ident: &'ast syn::PatIdent) {
+                    self.0.push(ident.ident.unraw().to_string());
+                }
+            }
+            let mut names = Vec::new();
+            syn::visit::Visit::visit_pat(&mut Names(&mut names), &local.pat);
+            for name in names {
+                self.bind(&name, Err(Poison));
+            }
+            return;
         }
         // `let f = |x| …;`: inlined where it is called.
         if let (Some(name), Expr::Closure(closure)) = (&name, strip_parens(&init.expr)) {
