@@ -536,17 +536,7 @@ impl Lower<'_> {
 
     /// The first name `pattern` binds (a name that is no constant), if any.
     fn binding_in(&self, pattern: &Pat) -> Option<syn::Ident> {
-        struct Names(Vec<syn::Ident>);
-        impl<'ast> syn::visit::Visit<'ast> for Names {
-            fn visit_pat_ident(&mut self, ident: &'ast syn::PatIdent) {
-                self.0.push(ident.ident.clone());
-                syn::visit::visit_pat_ident(self, ident);
-            }
-        }
-        let mut names = Names(Vec::new());
-        syn::visit::Visit::visit_pat(&mut names, pattern);
-        names
-            .0
+        pattern_idents(pattern)
             .into_iter()
             .find(|ident| !self.is_constant_name(ident))
     }
@@ -1911,6 +1901,20 @@ pub(super) fn try_into_split(stmt: &Stmt) -> Option<[Stmt; 2]> {
         panic,
         syn::parse_quote_spanned!(span=> #(#attrs)* let #pat = #array;),
     ])
+}
+
+/// The names a pattern binds (or compares with, for a constant), in order.
+pub(super) fn pattern_idents(pattern: &Pat) -> Vec<syn::Ident> {
+    struct Names(Vec<syn::Ident>);
+    impl<'ast> syn::visit::Visit<'ast> for Names {
+        fn visit_pat_ident(&mut self, ident: &'ast syn::PatIdent) {
+            self.0.push(ident.ident.clone());
+            syn::visit::visit_pat_ident(self, ident);
+        }
+    }
+    let mut names = Names(Vec::new());
+    syn::visit::Visit::visit_pat(&mut names, pattern);
+    names.0
 }
 
 /// Whether a statement is `let Some(p) = … else { … };`.

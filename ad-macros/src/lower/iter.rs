@@ -243,9 +243,8 @@ impl Lower<'_> {
                     None => syn::parse_quote_spanned!(span=> [#item]),
                 };
                 Some(self.expr(&buffer).map(|buf| {
-                    let start = self.int_lit(0, span);
-                    let len = self.push(Inst::Len(buf), Ty::Int, span);
-                    let mut chain = self.elements_of(View { buf, start, len }, false, span);
+                    let whole = self.whole(buf, span);
+                    let mut chain = self.elements_of(whole, false, span);
                     chain.by_value = !by_ref;
                     chain
                 }))
@@ -336,9 +335,8 @@ impl Lower<'_> {
                                 .error_spanned_by(&call.receiver, msg::BUFFER_ARGUMENT);
                             return Err(Poison);
                         }
-                        let start = self.int_lit(0, span);
-                        let len = self.push(Inst::Len(buf), Ty::Int, span);
-                        Ok(self.elements_of(View { buf, start, len }, mutable, span))
+                        let whole = self.whole(buf, span);
+                        Ok(self.elements_of(whole, mutable, span))
                     }));
                 }
             }
@@ -914,12 +912,14 @@ impl Lower<'_> {
             return Some(view);
         }
         let buf = self.buffer_of(expr)?;
-        Some(buf.map(|buf| {
-            let span = expr.span();
-            let start = self.int_lit(0, span);
-            let len = self.push(Inst::Len(buf), Ty::Int, span);
-            View { buf, start, len }
-        }))
+        Some(buf.map(|buf| self.whole(buf, expr.span())))
+    }
+
+    /// All of a buffer's elements, as a view.
+    pub(super) fn whole(&mut self, buf: Value, span: Span) -> View {
+        let start = self.int_lit(0, span);
+        let len = self.push(Inst::Len(buf), Ty::Int, span);
+        View { buf, start, len }
     }
 
     /// Where `range` starts in a sequence of `len` items, and how many
@@ -1017,9 +1017,7 @@ impl Lower<'_> {
     /// value) long.
     pub(super) fn bind_rows_with(&mut self, name: &str, buf: Value, width: Value) {
         let span = self.builder.func().span(buf);
-        let start = self.int_lit(0, span);
-        let len = self.push(Inst::Len(buf), Ty::Int, span);
-        let flat = View { buf, start, len };
+        let flat = self.whole(buf, span);
         self.bind_special(name, Special::Rows(Rows { flat, width }));
     }
 
@@ -1425,9 +1423,7 @@ impl Lower<'_> {
                     })?;
                     if let Some(width) = width {
                         let width = self.int_lit(width as u64, span);
-                        let start = self.int_lit(0, span);
-                        let len = self.push(Inst::Len(buf), Ty::Int, span);
-                        let flat = View { buf, start, len };
+                        let flat = self.whole(buf, span);
                         return Ok(Item::Rows(Rows { flat, width }));
                     }
                     Ok(Item::Value(buf))

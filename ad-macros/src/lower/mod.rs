@@ -259,36 +259,22 @@ pub(crate) fn body(cx: &Ctxt, func: &ItemFn, sig: &Signature) -> Option<Function
 /// rest`, `if let Some(v) = chain.find(p) { rest } else { … }`, the block's
 /// value if `want_value`.
 fn desugared(stmts: &[Stmt], want_value: bool) -> Option<Vec<Stmt>> {
-    if stmts
-        .iter()
-        .any(|stmt| expr::try_into_split(stmt).is_some())
-    {
-        return Some(
-            stmts
-                .iter()
-                .flat_map(|stmt| match expr::try_into_split(stmt) {
-                    Some(pair) => pair.to_vec(),
-                    None => vec![stmt.clone()],
-                })
-                .collect(),
-        );
-    }
-    let at = stmts
-        .iter()
-        .position(|stmt| expr::let_else_split(stmt).is_some() || expr::let_else_of_find(stmt))?;
-    let mut desugared = stmts[..at].to_vec();
-    match expr::let_else_split(&stmts[at]) {
-        Some(pair) => {
+    let mut changed = false;
+    let mut desugared = Vec::with_capacity(stmts.len());
+    for (at, stmt) in stmts.iter().enumerate() {
+        if let Some(pair) = expr::try_into_split(stmt).or_else(|| expr::let_else_split(stmt)) {
             desugared.extend(pair);
-            desugared.extend_from_slice(&stmts[at + 1..]);
+            changed = true;
+        } else if expr::let_else_of_find(stmt) {
+            // The rest of the block is lowered in the `if let`'s branch,
+            // desugared there.
+            desugared.push(expr::let_else_nested(stmt, &stmts[at + 1..], want_value));
+            return Some(desugared);
+        } else {
+            desugared.push(stmt.clone());
         }
-        None => desugared.push(expr::let_else_nested(
-            &stmts[at],
-            &stmts[at + 1..],
-            want_value,
-        )),
     }
-    Some(desugared)
+    changed.then_some(desugared)
 }
 
 struct Lower<'a> {
@@ -1056,16 +1042,8 @@ impl Lower<'_> {
         if let Some((else_token, _)) = &init.diverge {
             self.cx.error_spanned_by(else_token, msg::LET_ELSE);
             // Reported: the names it binds are not reported again.
-            struct Names<'a>(&'a mut Vec<String>);
-            impl<'ast> syn::visit::Visit<'ast> for Names<'_> {
-                fn visit_pat_ident(&mut self, ident: &'ast syn::PatIdent) {
-                    self.0.push(ident.ident.unraw().to_string());
-                }
-            }
-            let mut names = Vec::new();
-            syn::visit::Visit::visit_pat(&mut Names(&mut names), &local.pat);
-            for name in names {
-                self.bind(&name, Err(Poison));
+            for ident in expr::pattern_idents(&local.pat) {
+                self.bind(&ident.unraw().to_string(), Err(Poison));
             }
             return;
         }
