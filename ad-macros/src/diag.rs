@@ -104,7 +104,7 @@ pub(crate) mod msg {
     pub(crate) const RETURN_TYPE: &str = "a `#[differentiate]` function must return `f64`, `f32`, a tuple of them such as `(f64, f64)`, `Vec<f64>` or `[f64; N]` (or nothing, if it updates a `&mut [f64]` parameter)";
     pub(crate) const NO_VALUE: &str = "`#[differentiate]` needs the function's value as its final expression; end the body with the returned expression";
     pub(crate) const LET_WITHOUT_INIT: &str = "`let` without a value is not supported; give the variable its value where it is declared: `let x = …;`";
-    pub(crate) const LET_ELSE: &str = "`let … else` is supported for `let Some(v) = … else { … };` of what `if let Some(v) = …` takes apart (`x.first()`, `x.last()`, `x.get(i)`, `x.split_first()`, a chain's `find(p)`, `next()`, `reduce(f)`, …); otherwise bind the value with a plain `let` and test a condition with `if`";
+    pub(crate) const LET_ELSE: &str = "`let … else` is supported for `let Some(v) = … else { … };` of what `if let Some(v) = …` takes apart (`x.first()`, `x.last()`, `x.get(i)`, `x.split_first()`, a chain's `find(p)`, `position(p)`, `next()`, `reduce(f)`, …); otherwise bind the value with a plain `let` and test a condition with `if`";
     pub(crate) const LET_PATTERN: &str =
         "destructuring patterns are not supported; bind each value with its own `let x = …;`";
     pub(crate) const REF_BINDING: &str =

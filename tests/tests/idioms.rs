@@ -6691,6 +6691,99 @@ mod rpositions {
     }
 }
 
+mod positions_taken_apart {
+    use super::*;
+    use ad_runtime::Float;
+
+    /// `if let Some(i) = ….position(p)` in a loop, with an `else`.
+    #[differentiate(vjp, jvp)]
+    fn first_above_each(x: &[f64]) -> f64 {
+        let mut acc = 0.0;
+        for k in 0..4 {
+            if let Some(i) = x.iter().position(|&v| v > x[k]) {
+                acc += x[i] * x[k];
+            } else {
+                acc -= x[k];
+            }
+        }
+        acc
+    }
+
+    #[test]
+    fn if_let_of_position() {
+        let grad = check_slice(
+            first_above_each,
+            first_above_each_vjp,
+            first_above_each_jvp,
+            &X,
+        );
+        // k = 0..3 find indices 2, 0, 3; nothing is above 2.1 (k = 3).
+        let expected = [X[2] + X[1], X[0], X[0] + X[3], X[2] - 1.0, 0.0, 0.0, 0.0];
+        assert_close(&grad, &expected);
+    }
+
+    /// `let Some(i) = ….rposition(p) else { return … };`, generic.
+    #[differentiate(vjp, jvp)]
+    fn tail_after_last_negative<T: Float>(x: &[T]) -> T {
+        let Some(i) = x.iter().rposition(|&v| v < T::ZERO) else {
+            return x[0] * x[0];
+        };
+        let tail = x[i + 1..].iter().fold(T::ZERO, |a, &v| a + v);
+        tail * x[i]
+    }
+
+    #[test]
+    fn let_else_of_rposition() {
+        let grad = check_slice(
+            tail_after_last_negative,
+            tail_after_last_negative_vjp,
+            tail_after_last_negative_jvp,
+            &X,
+        );
+        // The last negative item is -0.4 (index 4), the tail 1.5 + 0.9.
+        assert_close(&grad, &[0.0, 0.0, 0.0, 0.0, 2.4, X[4], X[4]]);
+        // None negative: the `else` returns x[0]².
+        let grad = check_slice(
+            tail_after_last_negative,
+            tail_after_last_negative_vjp,
+            tail_after_last_negative_jvp,
+            &[1.5, 2.0, 0.5],
+        );
+        assert_close(&grad, &[3.0, 0.0, 0.0]);
+        let x32 = [1.5_f32, -2.0, 0.5];
+        let mut dx = [0.0_f32; 3];
+        let out = tail_after_last_negative_vjp(&x32, &mut dx, 1.0);
+        assert_eq!(out, tail_after_last_negative(&x32));
+        assert_eq!(dx, [0.0, 0.5, -2.0]);
+    }
+
+    /// A function of the user's named like `std::iter::once`: a call
+    /// followed by a float method is the user's call.
+    #[differentiate(vjp, jvp)]
+    fn once(a: f64) -> f64 {
+        a * a
+    }
+
+    #[differentiate(vjp, jvp)]
+    fn through_own_once(x: &[f64]) -> f64 {
+        once(x[0]).exp() + once(x[1]).max(x[2])
+    }
+
+    #[test]
+    fn users_function_named_once() {
+        let grad = check_slice(
+            through_own_once,
+            through_own_once_vjp,
+            through_own_once_jvp,
+            &X,
+        );
+        let mut expected = vec![0.0; 7];
+        expected[0] = (X[0] * X[0]).exp() * 2.0 * X[0];
+        expected[1] = 2.0 * X[1]; // 1.44 > 0.8
+        assert_close(&grad, &expected);
+    }
+}
+
 mod arrays_of_slices_and_single_items {
     use super::*;
 

@@ -245,6 +245,24 @@ impl Lower<'_> {
                 )
             }));
         }
+        // `if let Some(i) = x.iter().position(|&v| v > 0.0)`: `if` an item
+        // passed, `i` bound to the position of the first that did.
+        if super::iter::is_position(outer) {
+            let chain = self.chain_of(&outer.receiver)?;
+            let span = expr.span();
+            return Some(chain.and_then(|chain| {
+                let (seen, at) = self.positioned(outer, chain)?;
+                self.branch(
+                    Ok(seen),
+                    want_value,
+                    span,
+                    |this| {
+                        this.then_bound(pattern, super::closures::Item::Value(at), expr, want_value)
+                    },
+                    |this| this.else_branch(expr, want_value),
+                )
+            }));
+        }
         match (which.as_str(), end.args.len()) {
             ("first" | "last", 0) | ("get", 1) => {}
             _ => return None,
@@ -890,7 +908,11 @@ impl Lower<'_> {
         // `x.iter().nth(2)`: a method of an iterator none of the above knows;
         // or a known one of a chain that starts from what is no iterator
         // the lowering knows (`m.values().sum()`).
-        if super::iter::is_iterator(&call.receiver) {
+        // `once(x).exp()` of a function of the user's called `once`: no
+        // iterator has such a method, so the call is the user's.
+        let users_fn = matches!(super::strip_parens(&call.receiver), Expr::Call(inner) if super::iter::bare_iter_fn(inner))
+            && !super::iter::iterator_method(&name, call.args.len());
+        if super::iter::is_iterator(&call.receiver) && !users_fn {
             if super::iter::CONSUMERS.contains(&name.as_str()) {
                 let source = super::iter::chain_source(&call.receiver);
                 return self.unsupported(source, msg::ITERATOR_SOURCE);
@@ -1926,10 +1948,11 @@ pub(super) fn is_let_else(stmt: &Stmt) -> bool {
 }
 
 /// Whether a statement is `let Some(p) = chain.find(f) else { … };` (or
-/// `rfind`, `.copied()` after either), which [`let_else_nested`] lowers;
+/// `rfind`, `.copied()` after either, `position`, `rposition`), which
+/// [`let_else_nested`] lowers;
 /// any other `let … else` that [`let_else_split`] does not take is the
 /// `LET_ELSE` error.
-pub(super) fn let_else_of_find(stmt: &Stmt) -> bool {
+pub(super) fn let_else_of_search(stmt: &Stmt) -> bool {
     if !is_let_else(stmt) {
         return false;
     }
@@ -1938,12 +1961,13 @@ pub(super) fn let_else_of_find(stmt: &Stmt) -> bool {
     };
     local.init.as_ref().is_some_and(|init| {
         matches!(super::strip_parens(&init.expr), Expr::MethodCall(call)
-            if super::iter::is_find(super::iter::through_copied(call).0))
+            if super::iter::is_find(super::iter::through_copied(call).0)
+                || super::iter::is_position(call))
     })
 }
 
 /// `let Some(p) = opt else { … }; rest` as `if let Some(p) = opt { rest }
-/// else { … }`: the `if let` the lowering knows (`chain.find(f)`). The
+/// else { … }`: the `if let` the lowering knows (`chain.find(f)`, `position(p)`). The
 /// `if` is the block's value if `want_value`.
 pub(super) fn let_else_nested(stmt: &Stmt, rest: &[Stmt], want_value: bool) -> Stmt {
     let Stmt::Local(local) = stmt else {

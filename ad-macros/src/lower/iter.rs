@@ -1049,7 +1049,7 @@ impl Lower<'_> {
             let unwrap_or: ExprMethodCall =
                 syn::parse_quote_spanned!(call.span()=> #inner.unwrap_or(#fallback));
             // `chain.position(p).map_or(d, |i| x[i])`.
-            if is_position(inner) && inner.args.len() == 1 && is_iterator_expr(&inner.receiver) {
+            if is_position(inner) {
                 let chain = self.chain_of(&inner.receiver)?;
                 return Some(chain.and_then(|chain| {
                     let map = self.callable(&call.args[1])?;
@@ -1697,6 +1697,27 @@ impl Lower<'_> {
         map: Option<&Rc<Callable>>,
     ) -> Result<Item, Poison> {
         let span = inner.span();
+        let (seen, position) = self.positioned(inner, chain)?;
+        let none = self.push(Inst::Unary(UnOp::Not, seen), Ty::Bool, span);
+        let value = self.unwrapped(call, none, span, |this| match map {
+            Some(map) => {
+                let mapped = this.apply(map, vec![Item::Value(position)], span)?;
+                this.scalar_item(mapped, span)
+            }
+            None => Ok(position),
+        })?;
+        Ok(Item::Value(value))
+    }
+
+    /// The loop of `chain.position(p)` (`rposition(p)`): whether an item
+    /// passed, and the position of the first (last) that did, zero if none
+    /// did. See [`Lower::position`].
+    pub(super) fn positioned(
+        &mut self,
+        inner: &ExprMethodCall,
+        chain: Chain,
+    ) -> Result<(Value, Value), Poison> {
+        let span = inner.span();
         let p = self.callable(&inner.args[0])?;
         let last = inner.method == "rposition";
         let found = self.hidden_name("found");
@@ -1729,16 +1750,8 @@ impl Lower<'_> {
             Ok(())
         })?;
         let seen = self.lookup(&found).expect("bound")?;
-        let none = self.push(Inst::Unary(UnOp::Not, seen), Ty::Bool, span);
         let position = self.lookup(&at).expect("bound")?;
-        let value = self.unwrapped(call, none, span, |this| match map {
-            Some(map) => {
-                let mapped = this.apply(map, vec![Item::Value(position)], span)?;
-                this.scalar_item(mapped, span)
-            }
-            None => Ok(position),
-        })?;
-        Ok(Item::Value(value))
+        Ok((seen, position))
     }
 
     /// `if cond { a } else { b }` of two values already made.
@@ -2785,8 +2798,10 @@ fn tuple_row(item: &Item) -> Option<Vec<Value>> {
 
 /// `chain.position(p)` or `chain.rposition(p)`, lowered by
 /// [`Lower::position`].
-fn is_position(call: &ExprMethodCall) -> bool {
+pub(super) fn is_position(call: &ExprMethodCall) -> bool {
     matches!(call.method.to_string().as_str(), "position" | "rposition")
+        && call.args.len() == 1
+        && is_iterator_expr(&call.receiver)
 }
 
 /// `chain.find(p)` or `chain.rfind(p)`, lowered by [`Lower::find`].
@@ -2839,6 +2854,98 @@ pub(super) fn iter_fn(call: &syn::ExprCall) -> Option<&'static str> {
         ("repeat_n", 2) => Some("repeat_n"),
         _ => None,
     }
+}
+
+/// Whether `call` is `zip(a, b)`, `once(v)`, … by a bare name, which may
+/// be a function of the user's as well as the imported one of `std::iter`.
+pub(super) fn bare_iter_fn(call: &syn::ExprCall) -> bool {
+    matches!(&*call.func, Expr::Path(path) if path.path.get_ident().is_some())
+        && iter_fn(call).is_some()
+}
+
+/// Whether `method` with `args` arguments can be a method of an iterator:
+/// one of `Iterator`'s, `DoubleEndedIterator`'s or `ExactSizeIterator`'s
+/// (`max` and `min` without arguments; with one they are `f64`'s).
+pub(super) fn iterator_method(method: &str, args: usize) -> bool {
+    const ITERATOR_METHODS: [&str; 76] = [
+        "next",
+        "size_hint",
+        "count",
+        "last",
+        "advance_by",
+        "nth",
+        "step_by",
+        "chain",
+        "zip",
+        "intersperse",
+        "map",
+        "for_each",
+        "filter",
+        "filter_map",
+        "enumerate",
+        "peekable",
+        "skip_while",
+        "take_while",
+        "map_while",
+        "skip",
+        "take",
+        "scan",
+        "flat_map",
+        "flatten",
+        "map_windows",
+        "fuse",
+        "inspect",
+        "by_ref",
+        "collect",
+        "collect_into",
+        "partition",
+        "try_fold",
+        "try_for_each",
+        "fold",
+        "reduce",
+        "try_reduce",
+        "all",
+        "any",
+        "find",
+        "find_map",
+        "try_find",
+        "position",
+        "rposition",
+        "max_by_key",
+        "max_by",
+        "min_by_key",
+        "min_by",
+        "rev",
+        "unzip",
+        "copied",
+        "cloned",
+        "cycle",
+        "array_chunks",
+        "sum",
+        "product",
+        "cmp",
+        "cmp_by",
+        "partial_cmp",
+        "partial_cmp_by",
+        "eq",
+        "eq_by",
+        "ne",
+        "lt",
+        "le",
+        "gt",
+        "ge",
+        "is_sorted",
+        "is_sorted_by",
+        "is_sorted_by_key",
+        "is_partitioned",
+        "next_back",
+        "rfind",
+        "rfold",
+        "nth_back",
+        "len",
+        "into_iter",
+    ];
+    ITERATOR_METHODS.contains(&method) || matches!((method, args), ("max" | "min", 0))
 }
 
 /// `e` of `&e` (not `&mut e`): a reference to a value where the value does.

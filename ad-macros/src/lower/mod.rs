@@ -265,7 +265,7 @@ fn desugared(stmts: &[Stmt], want_value: bool) -> Option<Vec<Stmt>> {
         if let Some(pair) = expr::try_into_split(stmt).or_else(|| expr::let_else_split(stmt)) {
             desugared.extend(pair);
             changed = true;
-        } else if expr::let_else_of_find(stmt) {
+        } else if expr::let_else_of_search(stmt) {
             // The rest of the block is lowered in the `if let`'s branch,
             // desugared there.
             desugared.push(expr::let_else_nested(stmt, &stmts[at + 1..], want_value));
