@@ -167,6 +167,7 @@ pub(crate) mod msg {
     pub(crate) const LOOP_WITHOUT_VALUE: &str =
         "this `loop` has no value; leave it with `break value`";
     pub(crate) const EMPTY_MATCH: &str = "an empty `match` has no value to differentiate";
+    pub(crate) const SLICE_PATTERN: &str = "in a slice pattern, each element is a name, `_` or `&name`, with at most one `..` or `rest @ ..`; test the elements' values with a guard or an `if` inside the arm";
     pub(crate) const MATCH_PATTERN: &str = "only integer and `bool` literals, ranges of them, constants, `_`, bindings, `|` and guards are supported as `match` patterns; write the test as an `if`";
     pub(crate) const ASYNC_CLOSURE: &str =
         "async closures are not supported; write a plain closure `|x| …`";

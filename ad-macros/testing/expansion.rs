@@ -1275,6 +1275,17 @@ check!(
     }"
 );
 check!(
+    slice_pattern_match,
+    "",
+    "fn f(x: &[f64]) -> f64 {
+        match x {
+            [] => 0.0,
+            [a] => a * a,
+            [a, rest @ .., z] => a * z + rest.len() as f64,
+        }
+    }"
+);
+check!(
     array_of_a_slice,
     "",
     "fn f(x: &[f64]) -> f64 {

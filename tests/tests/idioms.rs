@@ -6784,6 +6784,203 @@ mod positions_taken_apart {
     }
 }
 
+mod slice_patterns {
+    use super::*;
+    use ad_runtime::Float;
+
+    /// `if let [a, b, rest @ ..] = …` over the tails of `x`, with an `else`.
+    #[differentiate(vjp, jvp)]
+    fn heads_and_rests(x: &[f64]) -> f64 {
+        let mut acc = 0.0;
+        for k in 0..x.len() {
+            if let [a, b, rest @ ..] = &x[k..] {
+                acc += a * b + rest.iter().sum::<f64>();
+            } else {
+                acc -= x[k];
+            }
+        }
+        acc
+    }
+
+    #[test]
+    fn if_let_of_a_slice_pattern() {
+        let grad = check_slice(
+            heads_and_rests,
+            heads_and_rests_vjp,
+            heads_and_rests_jvp,
+            &X,
+        );
+        let mut expected = vec![0.0; 7];
+        for k in 0..=5 {
+            expected[k] += X[k + 1];
+            expected[k + 1] += X[k];
+            for e in &mut expected[k + 2..] {
+                *e += 1.0;
+            }
+        }
+        expected[6] -= 1.0;
+        assert_close(&grad, &expected);
+    }
+
+    /// A `match` on the length of each sub-slice: empty, one, or more.
+    #[differentiate(vjp, jvp)]
+    fn ends(x: &[f64]) -> f64 {
+        let mut t = 0.0;
+        for k in 0..4 {
+            t += match &x[2 * k..] {
+                [] => 1.0,
+                [a] => a * a,
+                [a, .., z] => a * z,
+            };
+        }
+        t
+    }
+
+    #[test]
+    fn match_on_slice_lengths() {
+        // Seven items: the last sub-slice holds one, `x[6]`.
+        let grad = check_slice(ends, ends_vjp, ends_jvp, &X);
+        let expected = [
+            X[6],
+            0.0,
+            X[6],
+            0.0,
+            X[6],
+            0.0,
+            X[0] + X[2] + X[4] + 2.0 * X[6],
+        ];
+        assert_close(&grad, &expected);
+        // Six: the last is empty.
+        let grad = check_slice(ends, ends_vjp, ends_jvp, &X[..6]);
+        let expected = [X[5], 0.0, X[5], 0.0, X[5], X[0] + X[2] + X[4]];
+        assert_close(&grad, &expected);
+    }
+
+    /// `let [.., y, z] = x else { panic!(…); };`, generic.
+    #[differentiate(vjp, jvp)]
+    fn ratio_of_last_two<T: Float>(x: &[T]) -> T {
+        let [.., y, z] = x else {
+            panic!("need two items");
+        };
+        *y / *z
+    }
+
+    #[test]
+    fn let_else_of_a_slice_pattern() {
+        let grad = check_slice(
+            ratio_of_last_two,
+            ratio_of_last_two_vjp,
+            ratio_of_last_two_jvp,
+            &X,
+        );
+        let expected = [0.0, 0.0, 0.0, 0.0, 0.0, 1.0 / X[6], -X[5] / (X[6] * X[6])];
+        assert_close(&grad, &expected);
+        let x32 = [3.0_f32, 2.0, 4.0];
+        let mut dx = [0.0_f32; 3];
+        let out = ratio_of_last_two_vjp(&x32, &mut dx, 1.0);
+        assert_eq!(out, ratio_of_last_two(&x32));
+        assert_eq!(dx, [0.0, 0.25, -0.125]);
+    }
+
+    #[test]
+    #[should_panic(expected = "need two items")]
+    fn let_else_of_a_slice_pattern_panics_as_written() {
+        ratio_of_last_two_vjp(&[1.0_f64], &mut [0.0], 1.0);
+    }
+
+    /// Elements bound by value (`match x[..]`), and a name for the whole.
+    #[differentiate(vjp, jvp)]
+    fn by_place_and_whole(x: &[f64]) -> f64 {
+        let head = match x[..] {
+            [a, b, ..] => a * b,
+            _ => 0.0,
+        };
+        let tail = match &x[3..] {
+            [p, q] => p - q,
+            whole => whole.iter().sum::<f64>(),
+        };
+        head + tail
+    }
+
+    #[test]
+    fn elements_by_value_and_the_whole() {
+        let grad = check_slice(
+            by_place_and_whole,
+            by_place_and_whole_vjp,
+            by_place_and_whole_jvp,
+            &X,
+        );
+        assert_close(&grad, &[X[1], X[0], 0.0, 1.0, 1.0, 1.0, 1.0]);
+        // Five items: the tail is the pair.
+        let grad = check_slice(
+            by_place_and_whole,
+            by_place_and_whole_vjp,
+            by_place_and_whole_jvp,
+            &X[..5],
+        );
+        assert_close(&grad, &[X[1], X[0], 0.0, 1.0, -1.0]);
+    }
+
+    /// Guards on slice arms, and a guarded name for the whole.
+    #[differentiate(vjp, jvp)]
+    fn guarded_arms(x: &[f64]) -> f64 {
+        let mut t = 0.0;
+        for k in 0..x.len() {
+            t += match &x[k..] {
+                [a, b, ..] if a > b => a - b,
+                [a, ..] if *a < 0.0 => a * a,
+                whole if whole.len() > 3 => whole[0] * 3.0,
+                _ => x[k] * 0.5,
+            };
+        }
+        t
+    }
+
+    #[test]
+    fn guards_on_slice_arms() {
+        let grad = check_slice(guarded_arms, guarded_arms_vjp, guarded_arms_jvp, &X);
+        // k = 0, 3, 5: a falling pair; k = 1, 4: a negative head; k = 2: a
+        // long tail; k = 6: none of these.
+        let expected = [
+            1.0,
+            -1.0 + 2.0 * X[1],
+            3.0,
+            1.0,
+            -1.0 + 2.0 * X[4],
+            1.0,
+            -1.0 + 0.5,
+        ];
+        assert_close(&grad, &expected);
+    }
+
+    /// A `let … else` whose `else` ends in `panic!(…);` with its semicolon,
+    /// as the function's last statement but one.
+    #[differentiate(vjp, jvp)]
+    fn first_large_squared(x: &[f64]) -> f64 {
+        let Some(&y) = x.iter().find(|&&v| v > 0.5) else {
+            panic!("nothing above one half");
+        };
+        y * y
+    }
+
+    #[test]
+    fn let_else_ending_in_a_panic_statement() {
+        let grad = check_slice(
+            first_large_squared,
+            first_large_squared_vjp,
+            first_large_squared_jvp,
+            &X,
+        );
+        assert_close(&grad, &[0.0, 0.0, 2.0 * X[2], 0.0, 0.0, 0.0, 0.0]);
+        let caught = std::panic::catch_unwind(|| first_large_squared_vjp(&[0.1], &mut [0.0], 1.0));
+        let message = caught
+            .expect_err("panics")
+            .downcast::<&str>()
+            .expect("a literal");
+        assert_eq!(*message, "nothing above one half");
+    }
+}
+
 mod arrays_of_slices_and_single_items {
     use super::*;
 

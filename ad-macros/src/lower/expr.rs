@@ -169,6 +169,11 @@ impl Lower<'_> {
             return lowered;
         }
         if let Expr::Let(binding) = &*expr.cond
+            && let Some(lowered) = self.if_let_slice(expr, binding, want_value)
+        {
+            return lowered;
+        }
+        if let Expr::Let(binding) = &*expr.cond
             && let Some(desugared) = if_let_reduced(expr, binding)
         {
             return self.if_(&desugared, want_value);
@@ -367,6 +372,15 @@ impl Lower<'_> {
         if let Expr::Tuple(tuple) = &*expr.expr {
             return self.unsupported(tuple, msg::MATCH_TUPLE).map(Some);
         }
+        if expr.arms.iter().any(|arm| match &arm.pat {
+            Pat::Guard(guarded) => is_slice_pattern(&guarded.pat),
+            pattern => is_slice_pattern(pattern),
+        }) && let Some(view) = self.view_or_buffer(&expr.expr)
+        {
+            let by_value = places_by_value(&expr.expr);
+            return view
+                .and_then(|view| self.slice_arms(&expr.arms, view, by_value, want_value, parts));
+        }
         let scrutinee = self.scrutinee(&expr.expr)?;
         if expr.arms.iter().any(|arm| names_variant(&arm.pat)) {
             self.opaque_use(scrutinee);
@@ -405,22 +419,7 @@ impl Lower<'_> {
                     .map(|name| (name.clone(), Ok(scrutinee)))
                     .collect(),
             );
-            let value = match parts {
-                // An arm that panics assigns nothing: its values are never read.
-                Some(_) if super::macros::diverges_expr(&arm.body) => {
-                    this.expr_stmt(&arm.body);
-                    Ok(None)
-                }
-                Some(parts) => this
-                    .item_expr(&arm.body)
-                    .and_then(|item| this.assign_hidden(parts, item, arm.body.span()))
-                    .map(|()| None),
-                None if want_value => this.expr(&arm.body).map(Some),
-                None => {
-                    this.expr_stmt(&arm.body);
-                    Ok(None)
-                }
-            };
+            let value = this.arm_body(arm, want_value, parts);
             this.scopes.pop();
             value
         };
@@ -433,6 +432,265 @@ impl Lower<'_> {
             Ok(_) => body(self),
             Err(Poison) => Err(Poison),
         }
+    }
+
+    /// An arm's body, its names bound: its value if `want_value`, or the
+    /// hidden locals `parts` assigned from the tuple it ends in.
+    fn arm_body(
+        &mut self,
+        arm: &Arm,
+        want_value: bool,
+        parts: Option<&[String]>,
+    ) -> Result<Option<Value>, Poison> {
+        match parts {
+            // An arm that panics assigns nothing: its values are never read.
+            Some(_) if super::macros::diverges_expr(&arm.body) => {
+                self.expr_stmt(&arm.body);
+                Ok(None)
+            }
+            Some(parts) => self
+                .item_expr(&arm.body)
+                .and_then(|item| self.assign_hidden(parts, item, arm.body.span()))
+                .map(|()| None),
+            None if want_value => self.expr(&arm.body).map(Some),
+            None => {
+                self.expr_stmt(&arm.body);
+                Ok(None)
+            }
+        }
+    }
+
+    /// `if let [a, b, rest @ ..] = x { … } else { … }` of a buffer or a
+    /// sub-slice: `if` its length fits the pattern, with the names bound to
+    /// the elements and `rest` to the sub-slice between. `None` if the
+    /// condition is not of this form.
+    fn if_let_slice(
+        &mut self,
+        expr: &ExprIf,
+        binding: &syn::ExprLet,
+        want_value: bool,
+    ) -> Option<Result<Option<Value>, Poison>> {
+        if !matches!(strip_pat(&binding.pat), Pat::Slice(_)) {
+            return None;
+        }
+        let view = self.view_or_buffer(&binding.expr)?;
+        let by_value = places_by_value(&binding.expr);
+        let span = expr.span();
+        Some(view.and_then(|view| {
+            let shape = self.slice_shape(&binding.pat)?;
+            let fits = self.slice_fits(&shape, view, span);
+            let bound = |this: &mut Self| {
+                this.slice_bound(&shape, view, by_value, span, |this| {
+                    this.block(&expr.then_branch, want_value)
+                })
+            };
+            match fits {
+                Some(fits) => self.branch(Ok(fits), want_value, span, bound, |this| {
+                    this.else_branch(expr, want_value)
+                }),
+                None => bound(self),
+            }
+        }))
+    }
+
+    /// `match x { [] => …, [a] => …, [a, .., z] => … }` of a buffer or a
+    /// sub-slice: an `if` chain testing each arm's length in turn, the last
+    /// untested (Rust has checked that the arms cover every length).
+    fn slice_arms(
+        &mut self,
+        arms: &[Arm],
+        view: super::iter::View,
+        by_value: bool,
+        want_value: bool,
+        parts: Option<&[String]>,
+    ) -> Result<Option<Value>, Poison> {
+        let (arm, rest) = arms.split_first().expect("at least one arm");
+        let span = arm.pat.span();
+        let (pattern, guard) = match &arm.pat {
+            Pat::Guard(guarded) => (&*guarded.pat, Some(&*guarded.guard)),
+            pattern => (pattern, None),
+        };
+        let shape = self.slice_shape(pattern)?;
+        let fits = match rest.is_empty() {
+            true => None,
+            false => self.slice_fits(&shape, view, span),
+        };
+        // `[a, b] if a > b`: the guard, with the names bound, where the
+        // length fits, `false` elsewhere; the names are bound again in
+        // the arm (loads, which cost nothing to repeat).
+        let guarded = |this: &mut Self| {
+            this.slice_bound(&shape, view, by_value, span, |this| {
+                this.expr(guard.expect("a guard"))
+            })
+        };
+        let fits = match (fits, guard) {
+            (fits, None) => fits,
+            _ if rest.is_empty() => None,
+            (None, Some(_)) => Some(guarded(self)?),
+            (Some(fits), Some(_)) => self.branch(
+                Ok(fits),
+                true,
+                span,
+                |this| guarded(this).map(Some),
+                |this| {
+                    Ok(Some(this.push(
+                        Inst::Const(Const::Bool(false)),
+                        Ty::Bool,
+                        span,
+                    )))
+                },
+            )?,
+        };
+        let body = |this: &mut Self| {
+            this.slice_bound(&shape, view, by_value, span, |this| {
+                this.arm_body(arm, want_value, parts)
+            })
+        };
+        match fits {
+            Some(fits) => self.branch(Ok(fits), want_value, span, body, |this| {
+                this.slice_arms(rest, view, by_value, want_value, parts)
+            }),
+            // An arm that matches every length: the later ones never run.
+            None => body(self),
+        }
+    }
+
+    /// The parts of a slice pattern, each checked: names, `_` and `&name`
+    /// for elements, one `..` or `rest @ ..`; or a pattern for the whole.
+    fn slice_shape<'p>(&mut self, pattern: &'p Pat) -> Result<SliceShape<'p>, Poison> {
+        let elems = match strip_pat(pattern) {
+            whole @ (Pat::Wild(_) | Pat::Ident(_)) if rest_binding(whole).is_none() => {
+                if let Pat::Ident(ident) = whole
+                    && (ident.by_ref.is_some() || ident.subpat.is_some())
+                {
+                    self.cx.error_spanned_by(whole, msg::SLICE_PATTERN);
+                    return Err(Poison);
+                }
+                return Ok(SliceShape::Whole(whole));
+            }
+            Pat::Slice(slice) => &slice.elems,
+            other => {
+                self.cx.error_spanned_by(other, msg::SLICE_PATTERN);
+                return Err(Poison);
+            }
+        };
+        let mut shape = SliceShape::Parts {
+            front: Vec::new(),
+            rest: None,
+            back: Vec::new(),
+        };
+        let SliceShape::Parts { front, rest, back } = &mut shape else {
+            unreachable!("made above")
+        };
+        for elem in elems {
+            let is_rest = matches!(strip_pat(elem), Pat::Rest(_)) || rest_binding(elem).is_some();
+            if is_rest && rest.is_none() {
+                *rest = Some(rest_binding(elem));
+                continue;
+            }
+            if !element_pattern(elem) {
+                self.cx.error_spanned_by(elem, msg::SLICE_PATTERN);
+                return Err(Poison);
+            }
+            match rest {
+                None => front.push(elem),
+                Some(_) => back.push(elem),
+            }
+        }
+        Ok(shape)
+    }
+
+    /// Whether the view's length fits the shape: `len == n` without a
+    /// `..`, `len >= n` with one; `None` if any length does.
+    fn slice_fits(
+        &mut self,
+        shape: &SliceShape<'_>,
+        view: super::iter::View,
+        span: Span,
+    ) -> Option<Value> {
+        let SliceShape::Parts { front, rest, back } = shape else {
+            return None;
+        };
+        let n = front.len() + back.len();
+        if rest.is_some() && n == 0 {
+            return None;
+        }
+        let n = self.int_lit(n as u64, span);
+        let op = match rest {
+            Some(_) => BinOp::Ge,
+            None => BinOp::Eq,
+        };
+        Some(self.binary(op, view.len, n, span))
+    }
+
+    /// `lower` run in a scope of its own with the names of a slice pattern
+    /// bound (see [`Lower::bind_slice`]).
+    fn slice_bound<T>(
+        &mut self,
+        shape: &SliceShape<'_>,
+        view: super::iter::View,
+        by_value: bool,
+        span: Span,
+        lower: impl FnOnce(&mut Self) -> Result<T, Poison>,
+    ) -> Result<T, Poison> {
+        self.scopes.push(super::Scope::default());
+        let lowered = self
+            .bind_slice(shape, view, by_value, span)
+            .and_then(|()| lower(self));
+        self.scopes.pop();
+        lowered
+    }
+
+    /// The names of a slice pattern bound, in the scope on top: elements by
+    /// reference (by value when the slice is a place, `match x[..]`), the
+    /// rest and the whole as views.
+    fn bind_slice(
+        &mut self,
+        shape: &SliceShape<'_>,
+        view: super::iter::View,
+        by_value: bool,
+        span: Span,
+    ) -> Result<(), Poison> {
+        let (front, rest, back) = match shape {
+            SliceShape::Whole(Pat::Ident(ident)) => {
+                let name = ident.ident.unraw().to_string();
+                self.bind_special(&name, super::Special::View(view));
+                return Ok(());
+            }
+            SliceShape::Whole(_) => return Ok(()),
+            SliceShape::Parts { front, rest, back } => (front, rest, back),
+        };
+        let mut bound = Ok(());
+        for (k, pat) in front.iter().enumerate() {
+            let offset = self.int_lit(k as u64, span);
+            let at = self.int_add(view.start, offset, span);
+            let element = self.load(view.buf, at, span);
+            let item = super::iter::element_item(element, by_value);
+            bound = bound.and(self.bind_pattern(pat, item));
+        }
+        let n_back = self.int_lit(back.len() as u64, span);
+        let back_start = self.int_op(BinOp::Sub, view.len, n_back, span);
+        for (k, pat) in back.iter().enumerate() {
+            let offset = self.int_lit(k as u64, span);
+            let from_front = self.int_add(back_start, offset, span);
+            let at = self.int_add(view.start, from_front, span);
+            let element = self.load(view.buf, at, span);
+            let item = super::iter::element_item(element, by_value);
+            bound = bound.and(self.bind_pattern(pat, item));
+        }
+        if let Some(Some(name)) = rest {
+            let n_front = self.int_lit(front.len() as u64, span);
+            let start = self.int_add(view.start, n_front, span);
+            let len = self.int_op(BinOp::Sub, back_start, n_front, span);
+            let name = name.unraw().to_string();
+            let rest = super::iter::View {
+                buf: view.buf,
+                start,
+                len,
+            };
+            self.bind_special(&name, super::Special::View(rest));
+        }
+        bound
     }
 
     /// The test that `pattern` matches `scrutinee` (`None`: it always does),
@@ -1717,7 +1975,7 @@ fn describe(expr: &Expr) -> (&'static str, &'static str) {
         ),
         Expr::Async(_) | Expr::Await(_) => ("`async` code is", "write synchronous code"),
         Expr::Let(_) => (
-            "`if let` and `let` expressions other than `if let Some(v) = xs.first()` (or `.last()`, `.get(i)`, `.split_first()`, a chain's `.find(p)`, `.reduce(f)`, `.max_by(cmp)`, `.min_by(cmp)`) are",
+            "`if let` and `let` expressions other than `if let Some(v) = xs.first()` (or `.last()`, `.get(i)`, `.split_first()`, a chain's `.find(p)`, `.position(p)`, `.reduce(f)`, `.max_by(cmp)`, `.min_by(cmp)`) and `if let [a, b, rest @ ..] = xs` are",
             "test the value with `==` or a `match` on integers, or bind it with a `let` statement",
         ),
         Expr::Const(_) => (
@@ -1939,6 +2197,69 @@ pub(super) fn pattern_idents(pattern: &Pat) -> Vec<syn::Ident> {
     names.0
 }
 
+/// The parts of a slice pattern (see [`Lower::slice_shape`]).
+enum SliceShape<'p> {
+    /// `_` or a name: any length, the name bound to the whole.
+    Whole(&'p Pat),
+    /// `[a, b, rest @ .., z]`: the patterns before the `..`, the name of the
+    /// rest (`Some(None)` for a bare `..`), and the patterns after it.
+    Parts {
+        front: Vec<&'p Pat>,
+        rest: Option<Option<syn::Ident>>,
+        back: Vec<&'p Pat>,
+    },
+}
+
+/// Whether an arm's pattern is a slice pattern, `[a, .., z]`.
+fn is_slice_pattern(pattern: &Pat) -> bool {
+    matches!(strip_pat(pattern), Pat::Slice(_))
+}
+
+/// `p` of `(p)`.
+fn strip_pat(pattern: &Pat) -> &Pat {
+    match pattern {
+        Pat::Paren(paren) => strip_pat(&paren.pat),
+        other => other,
+    }
+}
+
+/// `rest` of `rest @ ..`.
+fn rest_binding(pattern: &Pat) -> Option<syn::Ident> {
+    match strip_pat(pattern) {
+        Pat::Ident(ident)
+            if ident.by_ref.is_none()
+                && ident.mutability.is_none()
+                && matches!(&ident.subpat, Some((_, sub)) if matches!(**sub, Pat::Rest(_))) =>
+        {
+            Some(ident.ident.clone())
+        }
+        _ => None,
+    }
+}
+
+/// A pattern of one element of a slice pattern the lowering binds: `_`, a
+/// name, or `&name`.
+fn element_pattern(pattern: &Pat) -> bool {
+    match strip_pat(pattern) {
+        Pat::Wild(_) => true,
+        Pat::Ident(ident) => ident.by_ref.is_none() && ident.subpat.is_none(),
+        Pat::Reference(reference) => {
+            reference.mutability.is_none() && element_pattern(&reference.pat)
+        }
+        _ => false,
+    }
+}
+
+/// Whether a slice matched is a place (`match x[..]`, `match *x`), whose
+/// elements the pattern binds by value, not by reference.
+fn places_by_value(scrutinee: &Expr) -> bool {
+    match super::strip_parens(scrutinee) {
+        Expr::Index(_) => true,
+        Expr::Unary(unary) => matches!(unary.op, syn::UnOp::Deref(_)),
+        _ => false,
+    }
+}
+
 /// Whether a statement is `let Some(p) = … else { … };`.
 pub(super) fn is_let_else(stmt: &Stmt) -> bool {
     matches!(stmt, Stmt::Local(local)
@@ -1948,17 +2269,26 @@ pub(super) fn is_let_else(stmt: &Stmt) -> bool {
 }
 
 /// Whether a statement is `let Some(p) = chain.find(f) else { … };` (or
-/// `rfind`, `.copied()` after either, `position`, `rposition`), which
-/// [`let_else_nested`] lowers;
+/// `rfind`, `.copied()` after either, `position`, `rposition`), or `let
+/// [a, b, ..] = x else { … };`, which [`let_else_nested`] lowers;
 /// any other `let … else` that [`let_else_split`] does not take is the
 /// `LET_ELSE` error.
 pub(super) fn let_else_of_search(stmt: &Stmt) -> bool {
-    if !is_let_else(stmt) {
-        return false;
-    }
     let Stmt::Local(local) = stmt else {
         return false;
     };
+    // `let [a, b, ..] = x else { … };`: the `if let` of a slice pattern.
+    if is_slice_pattern(&local.pat)
+        && local
+            .init
+            .as_ref()
+            .is_some_and(|init| init.diverge.is_some())
+    {
+        return true;
+    }
+    if !is_let_else(stmt) {
+        return false;
+    }
     local.init.as_ref().is_some_and(|init| {
         matches!(super::strip_parens(&init.expr), Expr::MethodCall(call)
             if super::iter::is_find(super::iter::through_copied(call).0)
@@ -1967,14 +2297,15 @@ pub(super) fn let_else_of_search(stmt: &Stmt) -> bool {
 }
 
 /// `let Some(p) = opt else { … }; rest` as `if let Some(p) = opt { rest }
-/// else { … }`: the `if let` the lowering knows (`chain.find(f)`, `position(p)`). The
-/// `if` is the block's value if `want_value`.
+/// else { … }`: the `if let` the lowering knows (`chain.find(f)`,
+/// `position(p)`, a slice pattern). The `if` is the block's value if
+/// `want_value`.
 pub(super) fn let_else_nested(stmt: &Stmt, rest: &[Stmt], want_value: bool) -> Stmt {
     let Stmt::Local(local) = stmt else {
-        unreachable!("is_let_else");
+        unreachable!("let_else_of_search");
     };
-    let init = local.init.as_ref().expect("is_let_else");
-    let (_, diverge) = init.diverge.as_ref().expect("is_let_else");
+    let init = local.init.as_ref().expect("let_else_of_search");
+    let (_, diverge) = init.diverge.as_ref().expect("let_else_of_search");
     let span = local.span();
     let pattern = &local.pat;
     let scrutinee = &init.expr;

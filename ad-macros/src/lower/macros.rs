@@ -56,6 +56,11 @@ pub(super) fn diverges_expr(expr: &Expr) -> bool {
         },
         _ => return false,
     };
+    diverges_macro(mac)
+}
+
+/// Whether `mac` panics (`unreachable!()`, `panic!(…)`).
+pub(super) fn diverges_macro(mac: &Macro) -> bool {
     std_path(mac)
         && mac
             .path

@@ -586,6 +586,20 @@ impl Lower<'_> {
                 }
                 _ => self.stmt_among(stmts, index),
             }
+            // `{ …; panic!("…"); }`: the block never ends, so its value is
+            // never read.
+            let panics = match stmt {
+                Stmt::Macro(mac) => macros::diverges_macro(&mac.mac),
+                Stmt::Expr(expr, Some(_)) => macros::diverges_expr(expr),
+                _ => false,
+            };
+            if is_last && want_value && panics {
+                return Ok(Some(self.push(
+                    Inst::Const(Const::Zero),
+                    Ty::Unknown,
+                    stmt.span(),
+                )));
+            }
             let exits = exits::Exits::of_stmt(stmt);
             if !exits.any() {
                 continue;
