@@ -6981,6 +6981,70 @@ mod slice_patterns {
     }
 }
 
+mod read_before_the_first_push {
+    use super::*;
+    use ad_runtime::Float;
+
+    /// The `Vec` is read (`out.last()`) before anything is pushed: rustc
+    /// must learn its elements' type from the generated code itself.
+    #[allow(clippy::unnecessary_map_or)]
+    #[differentiate(vjp, jvp)]
+    fn sines_of_spread_items<T: Float>(x: &[T]) -> T {
+        let mut out: Vec<T> = Vec::new();
+        for &v in x {
+            if out
+                .last()
+                .map_or(true, |&l| (l - v).abs() > T::from_f64(0.5))
+            {
+                out.push(v);
+            }
+        }
+        out.iter().map(|v| v.sin()).sum::<T>()
+    }
+
+    #[differentiate(vjp, jvp)]
+    fn kept_with_capacity(x: &[f64]) -> f64 {
+        let mut kept: Vec<f64> = Vec::with_capacity(x.len());
+        for &v in x {
+            if kept.last().is_none_or(|&l| v > l) {
+                kept.push(v);
+            }
+        }
+        kept.iter().map(|v| v * v).sum()
+    }
+
+    #[test]
+    fn vecs_read_before_a_push() {
+        let x = [0.3, 0.5, 1.2, 1.0, -0.4];
+        let grad = check_slice(
+            sines_of_spread_items,
+            sines_of_spread_items_vjp,
+            sines_of_spread_items_jvp,
+            &x,
+        );
+        // 0.5 is within 0.5 of 0.3, and 1.0 of 1.2: not kept.
+        let expected = [x[0].cos(), 0.0, x[2].cos(), 0.0, x[4].cos()];
+        assert_close(&grad, &expected);
+        let x32: Vec<f32> = x.iter().map(|&v| v as f32).collect();
+        let mut dx = vec![0.0_f32; 5];
+        sines_of_spread_items_vjp(&x32, &mut dx, 1.0);
+        for (a, e) in dx.iter().zip(&expected) {
+            assert!((f64::from(*a) - e).abs() < 1e-5, "{a} vs {e}");
+        }
+        // Kept: the running maxima 0.3, 0.8, 2.1.
+        let grad = check_slice(
+            kept_with_capacity,
+            kept_with_capacity_vjp,
+            kept_with_capacity_jvp,
+            &X,
+        );
+        assert_close(
+            &grad,
+            &[2.0 * X[0], 0.0, 2.0 * X[2], 2.0 * X[3], 0.0, 0.0, 0.0],
+        );
+    }
+}
+
 mod arrays_of_slices_and_single_items {
     use super::*;
 

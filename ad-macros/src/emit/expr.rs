@@ -309,15 +309,21 @@ impl Emitter<'_> {
                 let fill = self.expr(*fill).at(Prec::Or);
                 postfix(quote_spanned!(span=> [#fill; #len]))
             }
+            // `Vec::<f64>::new()` where the elements' type is known: an
+            // element may be read before the first push (`out.last()` in
+            // the loop that pushes), and the user's annotation, which
+            // told rustc, is not kept.
             Inst::NewBuf(NewBuf::Empty { capacity: None }) => {
-                postfix(quote_spanned!(span=> ::std::vec::Vec::new()))
+                let elem = self.vec_elem(value);
+                postfix(quote_spanned!(span=> ::std::vec::Vec #elem::new()))
             }
             Inst::NewBuf(NewBuf::Output) => postfix(quote_spanned!(span=> __ad::output_buffer())),
             Inst::NewBuf(NewBuf::Empty {
                 capacity: Some(capacity),
             }) => {
+                let elem = self.vec_elem(value);
                 let capacity = self.expr(*capacity).at(Prec::Or);
-                postfix(quote_spanned!(span=> ::std::vec::Vec::with_capacity(#capacity)))
+                postfix(quote_spanned!(span=> ::std::vec::Vec #elem::with_capacity(#capacity)))
             }
             Inst::Effect { mac, args } => {
                 let mut args = args.iter().map(|&arg| self.expr(arg));
@@ -576,6 +582,20 @@ impl Emitter<'_> {
         Expr {
             tokens: quote_spanned!(span=> #arg as #to_ident),
             prec: Prec::Cast,
+        }
+    }
+
+    /// `::<f64>` for a `Vec` made empty whose elements are floats (or
+    /// `bool`s): what the user's `let v: Vec<f64> = Vec::new();` told
+    /// rustc. Nothing for elements whose type only rustc knows.
+    fn vec_elem(&self, buf: Value) -> TokenStream {
+        match self.func.ty(buf) {
+            Ty::Buf(elem) if matches!(**elem, Ty::F64 | Ty::F32 | Ty::Float) => {
+                let elem = self.float_tokens(elem);
+                quote!(::<#elem>)
+            }
+            Ty::Buf(elem) if **elem == Ty::Bool => quote!(::<bool>),
+            _ => TokenStream::new(),
         }
     }
 

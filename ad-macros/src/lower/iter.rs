@@ -1038,6 +1038,18 @@ impl Lower<'_> {
     /// `collect`. `None` if `call` is none of them on a chain.
     pub(super) fn consume(&mut self, call: &ExprMethodCall) -> Option<Result<Item, Poison>> {
         let name = call.method.to_string();
+        // `opt.is_none_or(p)`, `opt.is_some_and(p)` (clippy's spellings):
+        // `opt.map_or(true, p)`, `opt.map_or(false, p)`.
+        if matches!(name.as_str(), "is_none_or" | "is_some_and")
+            && call.args.len() == 1
+            && matches!(&*call.receiver, Expr::MethodCall(_))
+        {
+            let (receiver, p) = (&call.receiver, &call.args[0]);
+            let otherwise = name == "is_none_or";
+            let map_or: ExprMethodCall =
+                syn::parse_quote_spanned!(call.span()=> #receiver.map_or(#otherwise, #p));
+            return self.consume(&map_or);
+        }
         // `x.get(i).map_or(0.0, |v| v * 2.0)` (`first()`, `last()`): the
         // function of the element if there is one, else the default.
         if name == "map_or"
