@@ -109,7 +109,9 @@ pub(crate) mod msg {
         "destructuring patterns are not supported; bind each value with its own `let x = …;`";
     pub(crate) const REF_BINDING: &str =
         "`ref` bindings are not supported; bind the value: `let x = …;`";
-    pub(crate) const ITEM: &str = "of the items inside a `#[differentiate]` function, `use`, `const` and `static` are supported; move this item out of the function";
+    pub(crate) const ITEM: &str = "of the items inside a `#[differentiate]` function, `use`, `const`, `static` and `fn` are supported; move this item out of the function";
+    pub(crate) const NESTED_FN: &str = "a `fn` inside a `#[differentiate]` function is differentiated as if inlined where it is called, which needs a plain function of typed parameters: no generics, `self`, `async`, `unsafe` or `extern`; move it out of the function (with `#[differentiate]` if it computes with active values)";
+    pub(crate) const NESTED_FN_RECURSIVE: &str = "a `fn` inside a `#[differentiate]` function is inlined where it is called, so it cannot call itself (or another that calls it back); move it out of the function and put `#[differentiate]` on it";
     pub(crate) const DBG_ARGUMENTS: &str =
         "`dbg!` is supported with one argument; write one `dbg!` per value";
     pub(crate) const CURSOR_IN_MACRO: &str = "an iterator kept in a variable (`let mut it = x.iter();`, `let pairs = x.iter().zip(y);`) cannot be named inside a macro in a `#[differentiate]` function; take the item first, `let v = it.next().unwrap();`, and name `v`";
@@ -171,7 +173,7 @@ pub(crate) mod msg {
     pub(crate) const MATCH_PATTERN: &str = "only integer and `bool` literals, ranges of them, constants, `_`, bindings, `|` and guards are supported as `match` patterns; write the test as an `if`";
     pub(crate) const ASYNC_CLOSURE: &str =
         "async closures are not supported; write a plain closure `|x| …`";
-    pub(crate) const RETURN_IN_CLOSURE: &str = "`return` inside a closure is not supported; end the closure's body with its value (use `if … else …` for an early value)";
+    pub(crate) const RETURN_IN_CLOSURE: &str = "`return` inside a closure (or a `fn` in the body) is supported as a guard, `if c { …; return e; }` before the rest of its body, and at its end, not in a loop, a `match` or a nested block; end the body with its value (use `if … else …` for an early value)";
     pub(crate) const NOT_CALLABLE: &str = "this cannot be called or passed as a function here: pass a closure (`|x| x * x`), a name bound to a closure, a float function such as `f64::max`, or a function with a derivative";
     pub(crate) const CLOSURE_ASSIGNS: &str = "this `move` closure assigns to its own copy of a variable it captures, which it keeps between calls; `#[differentiate]` inlines closures, so drop `move` (the closure then assigns the variable itself), or return the new value and assign it outside: `s = f(s, x);`";
     pub(crate) const CLOSURE_AS_VALUE: &str = "a closure can be called (`f(x)`) or passed to an iterator adapter (`.map(f)`), not used as a value";
@@ -310,7 +312,7 @@ pub(crate) mod msg {
 
     pub(crate) fn runtime_path(func: &str) -> String {
         format!(
-            "write the runtime's primitive with its path, `ad_runtime::{func}(…)`: `#[differentiate]` recognises it by that path"
+            "`{func}(…)` may be the runtime's primitive or a function of yours, and `#[differentiate]` cannot tell which: write `ad_runtime::{func}(…)` for the runtime's, `self::{func}(…)` (or any path to it) for your own"
         )
     }
 

@@ -1286,6 +1286,28 @@ check!(
     }"
 );
 check!(
+    nested_fn_inlined,
+    "",
+    "fn f(x: &[f64]) -> f64 {
+        fn leaky(v: f64) -> f64 {
+            if v < 0.0 {
+                return 0.01 * v;
+            }
+            v
+        }
+        x.iter().map(|&v| leaky(v) * v).sum()
+    }"
+);
+check!(
+    last_element_written,
+    "",
+    "fn f(x: &[f64]) -> f64 {
+        let mut v = x.to_vec();
+        *v.last_mut().unwrap() *= 2.0;
+        v.iter().sum()
+    }"
+);
+check!(
     array_of_a_slice,
     "",
     "fn f(x: &[f64]) -> f64 {

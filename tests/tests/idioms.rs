@@ -7192,3 +7192,140 @@ mod buffer_conveniences {
         assert_close(&grad, &expected);
     }
 }
+
+/// `fn`s written inside the body, inlined where they are called like the
+/// closures they are; early `return`s as guards, in closures and in them.
+mod functions_in_the_body {
+    use super::*;
+    use ad_runtime::Float;
+
+    // The items stand after the statement that calls them on purpose.
+    #[allow(clippy::items_after_statements)]
+    #[differentiate(vjp, jvp)]
+    fn leaky_energy(x: &[f64]) -> f64 {
+        // Called before it is written, and by the `fn` after it.
+        let s: f64 = x.iter().map(|&v| leaky(v) * v + cube(v)).sum();
+        fn leaky(v: f64) -> f64 {
+            if v < 0.0 {
+                return SLOPE * v;
+            }
+            v
+        }
+        fn cube(v: f64) -> f64 {
+            leaky(v) * v * v
+        }
+        const SLOPE: f64 = 0.1;
+        s + x.iter().copied().map(leaky).sum::<f64>()
+    }
+
+    #[differentiate(vjp, jvp)]
+    fn soft_threshold<T: Float>(x: &[T]) -> T {
+        let shrink = |v: T, t: T| {
+            if v > t {
+                return v - t;
+            }
+            if v < -t {
+                return v + t;
+            }
+            T::ZERO
+        };
+        let mut s = T::ZERO;
+        for &v in x {
+            let r = shrink(v, T::from_f64(0.5));
+            s += r * r;
+        }
+        s
+    }
+
+    /// A `fn` of the body named like a runtime primitive is the body's.
+    #[differentiate(vjp, jvp)]
+    fn halves_dot(x: &[f64]) -> f64 {
+        fn dot(a: &[f64], b: &[f64]) -> f64 {
+            a.iter().zip(b).map(|(p, q)| p * q).sum()
+        }
+        dot(&x[..3], &x[3..6]) + dot(x, x)
+    }
+
+    #[test]
+    fn functions_in_the_body_are_inlined() {
+        let leaky = |v: f64| if v < 0.0 { 0.1 * v } else { v };
+        let d_leaky = |v: f64| if v < 0.0 { 0.1 } else { 1.0 };
+        let grad = check_slice(leaky_energy, leaky_energy_vjp, leaky_energy_jvp, &X);
+        // d/dv of leaky(v) v + leaky(v) v² + leaky(v).
+        let expected: Vec<f64> = X
+            .iter()
+            .map(|&v| {
+                let (l, dl) = (leaky(v), d_leaky(v));
+                dl * v + l + dl * v * v + 2.0 * l * v + dl
+            })
+            .collect();
+        assert_close(&grad, &expected);
+        let grad = check_slice(halves_dot, halves_dot_vjp, halves_dot_jvp, &X);
+        let mut expected: Vec<f64> = X.iter().map(|v| 2.0 * v).collect();
+        for k in 0..3 {
+            expected[k] += X[k + 3];
+            expected[k + 3] += X[k];
+        }
+        assert_close(&grad, &expected);
+    }
+
+    #[test]
+    fn guards_in_closures_return_early() {
+        let shrunk = |v: f64| {
+            if v > 0.5 {
+                v - 0.5
+            } else if v < -0.5 {
+                v + 0.5
+            } else {
+                0.0
+            }
+        };
+        let grad = check_slice(
+            soft_threshold::<f64>,
+            soft_threshold_vjp,
+            soft_threshold_jvp,
+            &X,
+        );
+        let expected: Vec<f64> = X.iter().map(|&v| 2.0 * shrunk(v)).collect();
+        assert_close(&grad, &expected);
+        let x32: Vec<f32> = X.iter().map(|&v| v as f32).collect();
+        let mut dx = vec![0.0_f32; x32.len()];
+        soft_threshold_vjp(&x32, &mut dx, 1.0);
+        for (a, e) in dx.iter().zip(&expected) {
+            assert!((f64::from(*a) - e).abs() < 1e-5, "{a} vs {e}");
+        }
+    }
+}
+
+/// `*v.last_mut().unwrap()` and `*v.first_mut().unwrap()` as places.
+mod ends_written_in_place {
+    use super::*;
+
+    #[differentiate(vjp, jvp)]
+    fn bumped_ends(x: &[f64]) -> f64 {
+        let mut v = x.to_vec();
+        *v.last_mut().unwrap() += 1.0;
+        *v.first_mut().expect("a first element") *= x[1];
+        *v.last_mut().unwrap() = v[0] * v[v.len() - 1];
+        v.iter().map(|a| a * a).sum()
+    }
+
+    #[test]
+    fn ends_are_elements() {
+        let grad = check_slice(bumped_ends, bumped_ends_vjp, bumped_ends_jvp, &X);
+        let n = X.len();
+        // v0 = x0 x1, v_last = v0 (x_last + 1), the rest x_i.
+        let v0 = X[0] * X[1];
+        let vl = v0 * (X[n - 1] + 1.0);
+        let mut expected: Vec<f64> = X.iter().map(|v| 2.0 * v).collect();
+        // d(v0² + vl²) by x0, x1, x_last.
+        let dv0 = 2.0 * v0 + 2.0 * vl * (X[n - 1] + 1.0);
+        expected[0] = dv0 * X[1];
+        expected[1] += dv0 * X[0];
+        expected[n - 1] = 2.0 * vl * v0;
+        assert_close(&grad, &expected);
+        let empty = std::panic::catch_unwind(|| bumped_ends_vjp(&[], &mut [], 1.0));
+        let message = *empty.unwrap_err().downcast::<&str>().unwrap();
+        assert_eq!(message, "called `Option::unwrap()` on a `None` value");
+    }
+}

@@ -858,11 +858,35 @@ impl Lower<'_> {
             // `points[i].0 = …` of a row that is a tuple.
             Expr::Field(field) => self.tuple_row_element(field),
             Expr::Unary(unary) if matches!(unary.op, syn::UnOp::Deref(_)) => {
+                if let Some((take, receiver, last)) = end_mut(&unary.expr) {
+                    return self.element_at_end(take, receiver, last);
+                }
                 let name = super::expr::local_name(&unary.expr)?;
                 self.element(&name).map(Ok)
             }
             _ => None,
         }
+    }
+
+    /// `*v.last_mut().unwrap()` as a place: the element `v[v.len() - 1]`
+    /// (`v[0]` for `first_mut`), after the panic `unwrap` (`expect`) makes
+    /// on an empty buffer.
+    fn element_at_end(
+        &mut self,
+        take: &ExprMethodCall,
+        receiver: &Expr,
+        last: bool,
+    ) -> Option<Result<(Value, Value), Poison>> {
+        let view = self.view_or_buffer(receiver)?;
+        let span = take.span();
+        Some(view.and_then(|view| {
+            let zero = self.int_lit(0, span);
+            let empty = self.binary(BinOp::Eq, view.len, zero, span);
+            let index = self.unwrapped(take, empty, span, |this| {
+                Ok(this.end_index(view, last, span))
+            })?;
+            Ok((view.buf, index))
+        }))
     }
 
     /// Where `points[i].0` (`p.1` of a row `p`) is, of rows that are tuples
@@ -1359,4 +1383,29 @@ fn is_empty_vec(expr: &Expr) -> bool {
                 && matches!(path.path.segments[1].ident.to_string().as_str(), "new" | "with_capacity")),
         _ => false,
     }
+}
+
+/// `v.last_mut().unwrap()` (or `first_mut`, or `.expect(…)`): the
+/// `unwrap`, `v`, and whether it is the last element.
+fn end_mut(expr: &Expr) -> Option<(&ExprMethodCall, &Expr, bool)> {
+    let Expr::MethodCall(take) = super::strip_parens(expr) else {
+        return None;
+    };
+    let arity = match take.method.to_string().as_str() {
+        "unwrap" => 0,
+        "expect" => 1,
+        _ => return None,
+    };
+    if take.args.len() != arity {
+        return None;
+    }
+    let Expr::MethodCall(end) = super::strip_parens(&take.receiver) else {
+        return None;
+    };
+    let last = match end.method.to_string().as_str() {
+        "last_mut" => true,
+        "first_mut" => false,
+        _ => return None,
+    };
+    end.args.is_empty().then_some((take, &*end.receiver, last))
 }

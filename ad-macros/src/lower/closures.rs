@@ -96,13 +96,18 @@ impl Lower<'_> {
             self.cx.error_spanned_by(token, msg::ASYNC_CLOSURE);
             return Err(Poison);
         }
-        if Exits::of_expr(&closure.body).returns {
-            let at = first_return(&closure.body).expect("a closure body that returns");
-            self.cx.error_spanned_by(at, msg::RETURN_IN_CLOSURE);
-            return Err(Poison);
-        }
+        let body = if Exits::of_expr(&closure.body).returns {
+            let Some(body) = returns_as_branches(&closure.body) else {
+                let at = first_return(&closure.body).expect("a closure body that returns");
+                self.cx.error_spanned_by(at, msg::RETURN_IN_CLOSURE);
+                return Err(Poison);
+            };
+            body
+        } else {
+            (*closure.body).clone()
+        };
         let visible = |name: &String| self.scopes.iter().any(|scope| scope.contains(name));
-        let mut mutates: Vec<String> = super::loops::assigned_in_expr(&closure.body)
+        let mut mutates: Vec<String> = super::loops::assigned_in_expr(&body)
             .into_iter()
             .filter(visible)
             .collect();
@@ -129,7 +134,7 @@ impl Lower<'_> {
         }
         Ok(Rc::new(Closure {
             inputs: closure.inputs.iter().cloned().collect(),
-            body: (*closure.body).clone(),
+            body,
             mutates,
             env,
             elements: self.elements.clone(),
@@ -852,6 +857,57 @@ fn yields_item(expr: &Expr) -> bool {
 }
 
 /// The first `return` keyword in a closure body (not in a closure inside it).
+/// A function item in the body, `fn sq(v: f64) -> f64 { v * v }`, as the
+/// closure it is to the lowering (it captures nothing, and names only its
+/// parameters, items and globals): `|v: f64| -> f64 { v * v }`, bound where
+/// the block starts. `Err` (what to report) if it is generic, a method,
+/// `async`, `unsafe`, `extern` or variadic.
+pub(super) fn nested_fn_closure(item: &syn::ItemFn) -> Result<ExprClosure, Span> {
+    let sig = &item.sig;
+    if let Some(param) = sig.generics.params.first() {
+        return Err(param.span());
+    }
+    if let Some(at) = sig
+        .asyncness
+        .map(|token| token.span)
+        .or(match &sig.safety {
+            syn::Safety::Unsafe(token) => Some(token.span),
+            _ => None,
+        })
+        .or(sig.abi.as_ref().map(Spanned::span))
+        .or(sig.variadic.as_ref().map(Spanned::span))
+        .or(sig.generics.where_clause.as_ref().map(Spanned::span))
+    {
+        return Err(at);
+    }
+    let mut inputs = Vec::new();
+    for input in &sig.inputs {
+        match input {
+            syn::FnArg::Typed(typed) => inputs.push(Pat::Type(typed.clone())),
+            syn::FnArg::Receiver(receiver) => return Err(receiver.span()),
+        }
+    }
+    let output = &sig.output;
+    let block = &item.block;
+    Ok(syn::parse_quote_spanned!(sig.ident.span()=> |#(#inputs),*| #output #block))
+}
+
+/// A closure's body whose `return`s are guards, `if c { …; return e; }`
+/// before the rest, or a last `return e;`, as the branches they stand for
+/// (see [`super::guards_as_branches`]): `None` if a `return` stands
+/// anywhere else.
+fn returns_as_branches(body: &Expr) -> Option<Expr> {
+    match body {
+        Expr::Return(ret) => ret.expr.as_deref().cloned(),
+        Expr::Block(block) if block.label.is_none() => {
+            let mut block = block.clone();
+            block.block.stmts = super::guards_as_branches(&block.block.stmts)?;
+            Some(Expr::Block(block))
+        }
+        _ => None,
+    }
+}
+
 fn first_return(body: &Expr) -> Option<syn::token::Return> {
     struct Find(Option<syn::token::Return>);
     impl Visit<'_> for Find {
@@ -867,7 +923,7 @@ fn first_return(body: &Expr) -> Option<syn::token::Return> {
 
 /// The names `expr` reads as plain paths (`a` in `a[0] * t`), each once,
 /// in the order they first appear.
-fn path_names(expr: &Expr) -> Vec<String> {
+pub(super) fn path_names(expr: &Expr) -> Vec<String> {
     struct Names(Vec<String>);
     impl syn::visit::Visit<'_> for Names {
         fn visit_expr_path(&mut self, path: &ExprPath) {

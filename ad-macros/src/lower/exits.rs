@@ -84,6 +84,9 @@ impl Scan {
 }
 
 impl Visit<'_> for Scan {
+    /// A `fn` in the body exits only itself.
+    fn visit_item(&mut self, _: &syn::Item) {}
+
     fn visit_expr(&mut self, expr: &Expr) {
         match expr {
             Expr::Break(brk) => {

@@ -2039,7 +2039,7 @@ impl Lower<'_> {
     /// `option.unwrap()`, `.expect(msg)` or `.unwrap_or(fallback)` of an
     /// `Option` that is `None` when `empty`, `Some(value(…))` otherwise: the
     /// panic `Option` makes (same message), or the fallback, and the value.
-    fn unwrapped(
+    pub(super) fn unwrapped(
         &mut self,
         call: &ExprMethodCall,
         empty: Value,

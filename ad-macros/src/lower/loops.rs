@@ -792,6 +792,9 @@ struct Assigned {
 }
 
 impl Visit<'_> for Assigned {
+    /// A `fn` in the body assigns only its own locals.
+    fn visit_item(&mut self, _: &syn::Item) {}
+
     fn visit_expr_assign(&mut self, assign: &syn::ExprAssign) {
         // `x = …`, and each local of `(a, (b, _)) = …`.
         let mut targets = vec![&*assign.left];

@@ -385,6 +385,7 @@ impl Lower<'_> {
         }
         // A function that returns nothing updates `&mut` buffers.
         self.consts_first(&block.stmts, true);
+        self.fns_first(&block.stmts);
         if *output_ty == Ty::Unit {
             // `return;` anywhere: a returned tuple of no elements.
             if block
@@ -560,6 +561,7 @@ impl Lower<'_> {
         // carried by the loops of this block only.
         let n_pending = self.pending_mutations.len();
         self.consts_first(stmts, false);
+        self.fns_first(stmts);
         let lowered = lower(self);
         self.pending_mutations.truncate(n_pending);
         self.scopes.pop();
@@ -852,6 +854,8 @@ impl Lower<'_> {
                     .items
                     .push(item_use.to_token_stream());
             }
+            // Bound as closures where the block starts (`fns_first`).
+            syn::Item::Fn(_) => {}
             item if const_item(item).is_some() => {}
             item => self.cx.error_spanned_by(item, msg::ITEM),
         }
@@ -910,6 +914,47 @@ impl Lower<'_> {
                 self.bind(&name, value);
             }
             self.consts.insert(name);
+        }
+    }
+
+    /// The function items of a block, each bound to the closure it is to
+    /// the lowering (see [`closures::nested_fn_closure`]) before the
+    /// block's statements, after its constants, which they may name. One
+    /// that calls another is bound after it; one that calls itself, or a
+    /// cycle of them, is an error (its calls would be inlined forever).
+    fn fns_first(&mut self, stmts: &[Stmt]) {
+        let mut pending: Vec<(String, syn::ExprClosure)> = Vec::new();
+        for stmt in stmts {
+            let Stmt::Item(syn::Item::Fn(item)) = stmt else {
+                continue;
+            };
+            match closures::nested_fn_closure(item) {
+                Ok(closure) => pending.push((item.sig.ident.unraw().to_string(), closure)),
+                Err(at) => self.cx.error_at(at, msg::NESTED_FN),
+            }
+        }
+        while !pending.is_empty() {
+            let names: Vec<String> = pending.iter().map(|(name, _)| name.clone()).collect();
+            let ready = pending.iter().position(|(_, closure)| {
+                closures::path_names(&closure.body)
+                    .iter()
+                    .all(|name| !names.contains(name))
+            });
+            let Some(ready) = ready else {
+                for (_, closure) in &pending {
+                    self.cx.error_at(closure.span(), msg::NESTED_FN_RECURSIVE);
+                    // Poisoned: a call of it reports nothing more.
+                }
+                for (name, _) in pending {
+                    self.bind(&name, Err(Poison));
+                }
+                return;
+            };
+            let (name, closure) = pending.remove(ready);
+            match self.closure(&closure) {
+                Ok(closure) => self.bind_special(&name, Special::Closure(closure)),
+                Err(Poison) => self.bind(&name, Err(Poison)),
+            }
         }
     }
 
@@ -2018,7 +2063,7 @@ fn flatten_tokens(tree: proc_macro2::TokenTree) -> Vec<String> {
 /// `if` it stands for, `…; if c { …; e } else { rest… }` (for each such
 /// guard; a last `return e;` is `e`). `None` if a `return` stands anywhere
 /// else, or nothing follows a guard.
-fn guards_as_branches(stmts: &[Stmt]) -> Option<Vec<Stmt>> {
+pub(super) fn guards_as_branches(stmts: &[Stmt]) -> Option<Vec<Stmt>> {
     let mut out = Vec::new();
     for (index, stmt) in stmts.iter().enumerate() {
         if let Stmt::Expr(Expr::If(guard), _) = stmt

@@ -1,6 +1,6 @@
 use ad_runtime::differentiate;
 
-// `use`, `const` and `static` items are supported; other items are not.
+// `use`, `const`, `static` and `fn` items are supported; other items are not.
 #[differentiate]
 fn f(x: f64) -> f64 {
     const SCALE: f64 = 2.0;
