@@ -1308,6 +1308,15 @@ check!(
     }"
 );
 check!(
+    matrix_by_value,
+    "",
+    "fn f(m: [[f64; 2]; 2], v: &[f64]) -> f64 {
+        let mut w = m;
+        w[0][0] += v[0];
+        w[0][0] * m[1][1] + w[0][1] * v[1]
+    }"
+);
+check!(
     array_of_a_slice,
     "",
     "fn f(x: &[f64]) -> f64 {

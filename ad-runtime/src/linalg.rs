@@ -964,6 +964,15 @@ impl<T, const N: usize> core::ops::Deref for SavedArray<T, N> {
     }
 }
 
+/// The adjoint of a matrix taken by value, `m: [[f64; 3]; 3]`.
+impl<T: Float, const N: usize, const M: usize> ZerosLike for [[T; N]; M] {
+    type Zeros = [[T; N]; M];
+    #[inline]
+    fn zeros_like(&self) -> [[T; N]; M] {
+        [[T::ZERO; N]; M]
+    }
+}
+
 impl<T: Float, const N: usize> ZerosLike for SavedArray<T, N> {
     type Zeros = [T; N];
     #[inline]

@@ -7329,3 +7329,152 @@ mod ends_written_in_place {
         assert_eq!(message, "called `Option::unwrap()` on a `None` value");
     }
 }
+
+/// Matrices taken by value (`m: [[f64; 3]; 3]`), as geometry and physics
+/// code writes rotations and inertia tensors, and 2-D arrays copied by `let`.
+mod matrices_by_value {
+    use super::*;
+    use ad_runtime::Float;
+
+    #[differentiate(vjp, jvp)]
+    fn matvec3(m: [[f64; 3]; 3], v: [f64; 3]) -> [f64; 3] {
+        let mut out = [0.0; 3];
+        for i in 0..3 {
+            for j in 0..3 {
+                out[i] += m[i][j] * v[j];
+            }
+        }
+        out
+    }
+
+    /// `vᵀ M v · M₀₀`, with a copy of `M` changed in a loop: the copy is
+    /// fresh in each iteration and `M` stays as it was.
+    #[differentiate(vjp, jvp)]
+    fn shifted_forms(m: [[f64; 3]; 3], v: &[f64]) -> f64 {
+        let mut s = 0.0;
+        for k in 0..3 {
+            let mut w = m;
+            w[k][k] += v[k];
+            for i in 0..3 {
+                for j in 0..3 {
+                    s += v[i] * w[i][j] * v[j];
+                }
+            }
+        }
+        s * m[0][0]
+    }
+
+    /// A rotation about `z` by `x[0]`, built in the body and passed by value.
+    #[differentiate(vjp, jvp)]
+    fn rotated(x: &[f64]) -> f64 {
+        let (s, c) = x[0].sin_cos();
+        let r = [[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]];
+        let mut total = 0.0;
+        for k in 0..2 {
+            let mut q = r;
+            q[2][2] += x[k + 1];
+            let p = matvec3(q, [x[1], x[2], x[3]]);
+            total += p[0] * p[1] + p[2];
+        }
+        total
+    }
+
+    #[differentiate(vjp, jvp)]
+    fn trace_product<T: Float>(a: [[T; 2]; 2], b: &[T]) -> T {
+        a[0][0] * b[0] * a[1][1] + a[0][1] * b[1]
+    }
+
+    fn split(p: &[f64]) -> [[f64; 3]; 3] {
+        std::array::from_fn(|i| std::array::from_fn(|j| p[3 * i + j]))
+    }
+
+    #[test]
+    fn a_matrix_by_value_has_its_adjoint_returned() {
+        let p: Vec<f64> = (0..12).map(|k| 0.3 * k as f64 - 1.1).collect();
+        let f = |p: &[f64]| shifted_forms(split(p), &p[9..]);
+        let grad = check_scalar(
+            f,
+            |p, seed| {
+                let mut d_v = vec![0.0; 3];
+                let (out, d_m) = shifted_forms_vjp(split(p), &p[9..], &mut d_v, seed);
+                (
+                    out,
+                    d_m.as_flattened().iter().chain(&d_v).copied().collect(),
+                )
+            },
+            &p,
+        );
+        check_jvp(
+            f,
+            |p, u| shifted_forms_jvp(split(p), split(u), &p[9..], &u[9..]),
+            &grad,
+            &p,
+        );
+        // Closed form: s = 3 vᵀMv + Σ_k v_k³, times M₀₀.
+        let m = split(&p);
+        let v = &p[9..];
+        let vmv: f64 = (0..9).map(|k| v[k / 3] * m[k / 3][k % 3] * v[k % 3]).sum();
+        let s = 3.0 * vmv + v.iter().map(|a| a * a * a).sum::<f64>();
+        for k in 0..9 {
+            let (i, j) = (k / 3, k % 3);
+            let direct = 3.0 * v[i] * v[j] * m[0][0];
+            let expected = if k == 0 { direct + s } else { direct };
+            assert!((grad[k] - expected).abs() < 1e-9, "m[{i}][{j}]");
+        }
+        // The `_forward` pullback takes the matrix flat.
+        let (out, pullback) = shifted_forms_forward(m, v);
+        let (mut d_m, mut d_v) = ([0.0; 9], [0.0; 3]);
+        pullback(m.as_flattened(), &mut d_m, v, &mut d_v, 1.0);
+        assert_eq!(out, f(&p));
+        assert_close(&d_m.iter().chain(&d_v).copied().collect::<Vec<_>>(), &grad);
+    }
+
+    #[test]
+    fn a_matrix_made_in_the_body_is_copied_and_passed_by_value() {
+        let x = [0.4, -0.7, 1.3, 0.6];
+        let grad = check_slice(rotated, rotated_vjp, rotated_jvp, &x);
+        // Against the same function with the matrix written out.
+        let by_hand = |x: &[f64]| {
+            let (s, c) = x[0].sin_cos();
+            (0..2)
+                .map(|k| {
+                    let p = [
+                        c * x[1] - s * x[2],
+                        s * x[1] + c * x[2],
+                        (1.0 + x[k + 1]) * x[3],
+                    ];
+                    p[0] * p[1] + p[2]
+                })
+                .sum::<f64>()
+        };
+        assert_eq!(rotated(&x), by_hand(&x));
+        ad_runtime::check::gradient(by_hand, |_| grad.clone(), &x).assert_within(1e-7);
+    }
+
+    #[test]
+    fn a_generic_matrix_in_f32_and_f64() {
+        let (out, d_a) = {
+            let mut d_b = [0.0; 2];
+            let (out, d_a) =
+                trace_product_vjp([[1.0, 2.0], [3.0, 4.0]], &[0.5, -1.5], &mut d_b, 1.0);
+            assert_eq!(d_b, [4.0, 2.0]);
+            (out, d_a)
+        };
+        assert_eq!(out, 1.0 * 0.5 * 4.0 - 2.0 * 1.5);
+        assert_eq!(d_a, [[2.0, -1.5], [0.0, 0.5]]);
+        let mut d_b = [0.0_f32; 2];
+        let (out, d_a) =
+            trace_product_vjp([[1.0_f32, 2.0], [3.0, 4.0]], &[0.5, -1.5], &mut d_b, 1.0);
+        assert_eq!(
+            (out, d_a, d_b),
+            (-1.0, [[2.0, -1.5], [0.0, 0.5]], [4.0, 2.0])
+        );
+        let (_, tangent) = trace_product_jvp(
+            [[1.0, 2.0], [3.0, 4.0]],
+            [[0.0, 1.0], [0.0, 0.0]],
+            &[0.5, -1.5],
+            &[0.0, 0.0],
+        );
+        assert_eq!(tangent, -1.5);
+    }
+}

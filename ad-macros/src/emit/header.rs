@@ -428,6 +428,16 @@ pub(crate) fn by_value_prologue(
         let name = ident(&param.name, param.span);
         let tangent = tangents.get(k).and_then(Option::as_ref);
         if param.rows.as_ref().is_some_and(RowsParam::passed_flat) && rows_flat {
+            // A matrix taken by value comes flat from callers: read as the
+            // flat array it is.
+            if let Some(flat) = param.by_value.as_ref().and_then(flat_array) {
+                for name in std::iter::once(&param.name).chain(tangent) {
+                    let name = ident(name, param.span);
+                    stmts.extend(quote!(
+                        let #name: &#flat = ::core::convert::TryInto::try_into(#name).unwrap();
+                    ));
+                }
+            }
             continue;
         }
         if let Some(rows) = param.rows.as_ref().filter(|rows| rows.vecs) {
@@ -469,6 +479,28 @@ pub(crate) fn by_value_prologue(
             } else {
                 quote!(as_flattened)
             };
+            // `m: [[f64; 3]; 3]` by value: its adjoint is made here, returned
+            // whole, and added into flat.
+            if let Some(flat) = param.by_value.as_ref().and_then(flat_array) {
+                if let (true, Some(shadow)) = (shadows, &param.shadow) {
+                    let storage = by_value_adjoint(param);
+                    let shadow = ident(&shadow.name, param.span);
+                    stmts.extend(quote!(
+                        let mut #storage = ::ad_runtime::__private::zeros_like(&#name);
+                        let #shadow: &mut #flat = ::core::convert::TryInto::try_into(#storage.as_flattened_mut()).unwrap();
+                    ));
+                }
+                stmts.extend(quote!(
+                    let #name: &#flat = ::core::convert::TryInto::try_into(#name.as_flattened()).unwrap();
+                ));
+                if let Some(tangent) = tangent {
+                    let tangent = ident(tangent, param.span);
+                    stmts.extend(quote!(
+                        let #tangent: &#flat = ::core::convert::TryInto::try_into(#tangent.as_flattened()).unwrap();
+                    ));
+                }
+                continue;
+            }
             stmts.extend(quote!(let #name = #name.#flatten();));
             if let (true, Some(shadow)) = (shadows, &param.shadow) {
                 let shadow = ident(&shadow.name, param.span);
@@ -496,6 +528,26 @@ pub(crate) fn by_value_prologue(
         }
     }
     stmts
+}
+
+/// `[T; M * N]`, the flat array a matrix `[[T; N]; M]` taken by value is
+/// read as (an array, so that `let w = m;` copies it as Rust does); `None`
+/// for any other type.
+fn flat_array(ty: &syn::Type) -> Option<TokenStream> {
+    let syn::Type::Array(outer) = ty else {
+        return None;
+    };
+    let syn::Type::Array(row) = &*outer.elem else {
+        return None;
+    };
+    let (elem, m, n) = (&row.elem, &outer.len, &row.len);
+    Some(quote!([#elem; (#m) * (#n)]))
+}
+
+/// Where `_vjp` keeps the adjoint of a matrix taken by value (`m: [[f64; 3];
+/// 3]`), which the body adds into flat (see [`by_value_prologue`]).
+pub(crate) fn by_value_adjoint(param: &crate::lower::SigParam) -> Ident {
+    ident(&format!("__ad_adjoint_{}", param.name), param.span)
 }
 
 /// What [`by_value_prologue`] copied flat and the function may have

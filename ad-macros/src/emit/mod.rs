@@ -88,6 +88,9 @@ pub(crate) fn vjp(item: &ItemFn, sig: &Signature, func: &Function) -> TokenStrea
     }
     for param in sig.params.iter().filter(|param| param.adjoint_returned()) {
         match (&param.by_value, &param.shadow) {
+            (Some(_), Some(_)) if param.rows.is_some() => {
+                returned.push(header::by_value_adjoint(param).to_token_stream());
+            }
             (Some(_), Some(shadow)) => {
                 let shadow = ident(&shadow.name, param.span);
                 returned.push(quote!(*#shadow));

@@ -163,9 +163,10 @@ fn pullback_inputs(sig: &Signature) -> Vec<(Option<Ident>, TokenStream)> {
             _ => unreachable!("rows are taken by reference"),
         });
         // A buffer of rows is read flat, as the body reads it.
-        let array_elem = match &param.by_value {
-            Some(Type::Array(array)) => Some(&*array.elem),
-            _ => row,
+        let array_elem = match (&param.by_value, row) {
+            (_, Some(row)) => Some(row),
+            (Some(Type::Array(array)), None) => Some(&*array.elem),
+            _ => None,
         };
         if let Some(elem) = array_elem {
             inputs.push((Some(name), quote!(&[#elem])));

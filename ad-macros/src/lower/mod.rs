@@ -208,7 +208,15 @@ pub(crate) fn body(cx: &Ctxt, func: &ItemFn, sig: &Signature) -> Option<Function
             }
             if let syn::Type::Array(array) = ty {
                 let len = &array.len;
-                lower.by_value.insert(value, quote::quote!(#len));
+                // `[[T; N]; M]` is held flat: `M * N` elements.
+                let len = match &*array.elem {
+                    syn::Type::Array(row) => {
+                        let width = &row.len;
+                        quote::quote!((#len * #width))
+                    }
+                    _ => quote::quote!(#len),
+                };
+                lower.by_value.insert(value, len);
             }
         }
         // `p: &Params`: its methods are called as `Params::m(p, …)` (a path
@@ -1179,6 +1187,25 @@ impl Lower<'_> {
                 }
                 (Ok(buf), false) => self.bind_rows(name, buf, &width, local.span()),
                 (Err(Poison), _) => {}
+            }
+            return;
+        }
+        // `let mut w = m;` of a matrix (`[[f64; 2]; 2]`, made here or taken
+        // by value): a copy, as Rust makes; rows of a `Vec` are moved, and
+        // rows behind a reference shared.
+        if let Some(name) = &name
+            && expr::local_name(&init.expr).is_some()
+            && let Some(Ok(rows)) = self.rows_of(&init.expr)
+            && self.may_be_array(rows.flat.buf)
+        {
+            let copy = self.copy_of(rows.flat.buf, true, &init.expr, init.expr.span());
+            if let Ok(copy) = copy {
+                self.name(copy, name);
+                self.arrays.insert(copy);
+                self.bind(name, Ok(copy));
+                self.bind_rows_with(name, copy, rows.width);
+            } else {
+                self.bind(name, copy);
             }
             return;
         }

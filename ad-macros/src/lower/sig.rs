@@ -237,6 +237,11 @@ pub(crate) fn signature(cx: &Ctxt, func: &ItemFn, args: &Args) -> Signature {
                 };
                 let shadow_ty = |buffer: BufferParam| match &rows {
                     // The shadow of a buffer of rows is rows too.
+                    // `m: [[f64; 3]; 3]` by value: `&mut [[f64; 3]; 3]`.
+                    Some(rows) if by_value.is_some() => {
+                        let outer = &rows.outer;
+                        syn::parse_quote!(&mut #outer)
+                    }
                     Some(rows) => {
                         let syn::Type::Reference(outer) = &rows.outer else {
                             unreachable!("rows are taken by reference")
@@ -483,10 +488,13 @@ fn rows_param(ty: &Type, generic: Option<&Ident>) -> Option<(Type, Option<syn::E
     Some((flat, width, copied))
 }
 
-/// `[T; N]` of numbers, taken by value.
+/// `[T; N]` of numbers, or `[[T; N]; M]` (rows), taken by value.
 fn array_by_value<'a>(ty: &'a Type, generic: Option<&Ident>) -> Option<&'a Type> {
     match ty {
         Type::Array(array) if scalar_type(&array.elem, generic).is_some() => Some(ty),
+        Type::Array(array) if matches!(&*array.elem, Type::Array(row) if scalar_type(&row.elem, generic).is_some()) => {
+            Some(ty)
+        }
         Type::Paren(paren) => array_by_value(&paren.elem, generic),
         _ => None,
     }
