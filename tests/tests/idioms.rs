@@ -7478,3 +7478,105 @@ mod matrices_by_value {
         assert_eq!(tangent, -1.5);
     }
 }
+
+/// `let b = a;` and `let row = m[i];` of matrices and rows copy them, as
+/// Rust does: writing the copy leaves the original as it was, and the
+/// other way round. (These were shared once: a wrong primal and gradient.)
+mod copies_of_matrices_and_rows {
+    use super::*;
+
+    #[differentiate(vjp, jvp)]
+    fn row_copied(x: &[f64]) -> f64 {
+        let m = [[x[0], x[1]], [x[2], x[3]]];
+        let mut row = m[0];
+        row[1] += x[2];
+        m[0][1] * row[1] + row[0]
+    }
+
+    #[differentiate(vjp, jvp)]
+    fn written_after_the_copy(x: &[f64]) -> f64 {
+        let mut a = [[0.5; 2]; 2];
+        let b = a;
+        a[0][0] = x[0];
+        a[1][0] = x[1] * b[0][0];
+        b[0][0] + a[0][0] * a[1][0]
+    }
+
+    /// Two generations of a grid, the old one a copy taken in the loop.
+    #[differentiate(vjp, jvp)]
+    fn generations(x: &[f64]) -> f64 {
+        let mut g = [[0.0; 3]; 2];
+        let mut s = 0.0;
+        for k in 0..3 {
+            let prev = g;
+            for j in 0..3 {
+                g[0][j] = prev[1][j] + x[j] * (k as f64 + 1.0);
+                g[1][j] = prev[0][j] * x[j];
+            }
+            s += g[0][k] * prev[1][k];
+        }
+        s
+    }
+
+    /// The same grid as a `Vec` of rows, copied by hand: the reference.
+    fn generations_by_hand(x: &[f64]) -> f64 {
+        let mut g = vec![vec![0.0; 3]; 2];
+        let mut s = 0.0;
+        for k in 0..3 {
+            let prev = g.clone();
+            for j in 0..3 {
+                g[0][j] = prev[1][j] + x[j] * (k as f64 + 1.0);
+                g[1][j] = prev[0][j] * x[j];
+            }
+            s += g[0][k] * prev[1][k];
+        }
+        s
+    }
+
+    #[differentiate(vjp, jvp)]
+    fn tuple_rows_copied(x: &[f64]) -> f64 {
+        let mut pts: Vec<(f64, f64)> = x.chunks(2).map(|c| (c[0], c[1])).collect();
+        let first = pts[0];
+        pts[0].1 *= 3.0;
+        let mut s = first.0 * first.1 + pts[0].1;
+        for i in 0..pts.len() {
+            let p = pts[i];
+            s += p.1 * p.0;
+        }
+        s
+    }
+
+    #[test]
+    fn copies_are_fresh() {
+        let x = [1.0, 2.0, 3.0, 4.0];
+        assert_eq!(row_copied(&x), 2.0 * 5.0 + 1.0);
+        let grad = check_slice(row_copied, row_copied_vjp, row_copied_jvp, &x);
+        assert_close(&grad, &[1.0, x[1] + x[2] + x[1], x[1], 0.0]);
+        assert_eq!(written_after_the_copy(&x), 0.5 + 1.0 * 2.0 * 0.5);
+        let grad = check_slice(
+            written_after_the_copy,
+            written_after_the_copy_vjp,
+            written_after_the_copy_jvp,
+            &x,
+        );
+        assert_close(&grad, &[0.5 * x[1], 0.5 * x[0], 0.0, 0.0]);
+        let x = [0.7, -1.1, 0.4];
+        assert_eq!(generations(&x), generations_by_hand(&x));
+        let grad = check_slice(generations, generations_vjp, generations_jvp, &x);
+        ad_runtime::check::gradient(generations_by_hand, |_| grad.clone(), &x).assert_within(1e-7);
+    }
+
+    #[test]
+    fn copies_of_tuple_rows() {
+        let x = [0.5, 1.0, 1.5, 2.5, -1.0, 0.3];
+        let grad = check_slice(
+            tuple_rows_copied,
+            tuple_rows_copied_vjp,
+            tuple_rows_copied_jvp,
+            &x,
+        );
+        // s = x0 x1 + 3 x1 + 3 x0 x1 + x2 x3 + x4 x5.
+        let expected = [4.0 * x[1], 4.0 * x[0] + 3.0, x[3], x[2], x[5], x[4]];
+        assert_close(&grad, &expected);
+    }
+}

@@ -540,10 +540,10 @@ impl Lower<'_> {
     }
 
     /// `s.to_vec()` of a sub-slice: a new `Vec` of its elements.
-    fn view_to_vec(
+    pub(super) fn view_to_vec(
         &mut self,
         view: super::iter::View,
-        call: &ExprMethodCall,
+        call: &dyn ToTokens,
         span: Span,
     ) -> Lowered {
         let elem = self.elem_ty(view.buf);
@@ -889,9 +889,9 @@ impl Lower<'_> {
         }))
     }
 
-    /// Where `points[i].0` (`p.1` of a row `p`) is, of rows that are tuples
-    /// (`points: &[(f64, f64)]`, stored flat): `None` if `field` is no such
-    /// element.
+    /// Where `points[i].0` (`p.1` of a row `p`, or of its copy `let p =
+    /// points[i];`) is, of rows that are tuples (`points: &[(f64, f64)]`,
+    /// stored flat): `None` if `field` is no such element.
     pub(super) fn tuple_row_element(
         &mut self,
         field: &syn::ExprField,
@@ -899,7 +899,12 @@ impl Lower<'_> {
         let syn::Member::Unnamed(k) = &field.member else {
             return None;
         };
-        let row = self.view_of(&field.base)?;
+        let row = match self.view_of(&field.base) {
+            Some(row) => row,
+            // A copy of a row is a buffer of its own.
+            None if self.names_buffer(&field.base) => self.view_or_buffer(&field.base)?,
+            None => return None,
+        };
         let span = field.span();
         Some(row.map(|row| {
             let offset = self.int_lit(u64::from(k.index), span);

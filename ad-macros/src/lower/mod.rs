@@ -1175,6 +1175,11 @@ impl Lower<'_> {
             let buf = self.expr(&flat);
             if let Ok(buf) = buf {
                 self.name(buf, name);
+                // `[[0.0; 3]; 2]`, held in a `Vec`, is an array all the
+                // same: `let w = m;` copies it.
+                if matches!(strip_parens(&init.expr), Expr::Array(_) | Expr::Repeat(_)) {
+                    self.arrays.insert(buf);
+                }
             }
             self.bind(name, buf);
             match (buf, vecs) {
@@ -1207,6 +1212,25 @@ impl Lower<'_> {
             } else {
                 self.bind(name, copy);
             }
+            return;
+        }
+        // `let mut row = m[i];` of rows (arrays or tuples, both `Copy`): a
+        // copy of the row, as Rust makes (`&m[i]` is the row itself). A
+        // `let p = pts[i];` of rows nothing can write (a `&` parameter's)
+        // reads the row where it is.
+        if let Some(name) = &name
+            && let Expr::Index(index) = strip_parens(&init.expr)
+            && !matches!(strip_parens(&index.index), Expr::Range(_))
+            && let Some(Ok(rows)) = self.rows_of(&index.expr)
+            && (is_mut_binding(&local.pat) || !self.is_shared_param(rows.flat.buf))
+            && let Some(row) = self.view_of(&init.expr)
+        {
+            let copy = row.and_then(|row| self.view_to_vec(row, &init.expr, init.expr.span()));
+            if let Ok(copy) = copy {
+                self.name(copy, name);
+                self.arrays.insert(copy);
+            }
+            self.bind(name, copy);
             return;
         }
         // `let rest = &pts[1..];`: rows of a buffer of rows.
@@ -1451,8 +1475,17 @@ impl Lower<'_> {
                 })
     }
 
+    /// Whether `buf` is a parameter taken by `&` (no write can reach it).
+    fn is_shared_param(&self, buf: Value) -> bool {
+        self.builder
+            .func()
+            .params
+            .iter()
+            .any(|param| param.value == buf && !param.mutable)
+    }
+
     /// Whether `target` is the name of a local bound to a buffer.
-    fn names_buffer(&self, target: &Expr) -> bool {
+    pub(super) fn names_buffer(&self, target: &Expr) -> bool {
         expr::local_name(target)
             .and_then(|name| self.lookup(&name))
             .is_some_and(|value| {
@@ -2245,4 +2278,13 @@ fn from_fn_loop(
         }
     }};
     Some(Ok(stmts.stmts))
+}
+
+/// Whether a `let` binds its name `mut`.
+fn is_mut_binding(pat: &syn::Pat) -> bool {
+    match pat {
+        syn::Pat::Ident(ident) => ident.mutability.is_some(),
+        syn::Pat::Type(typed) => is_mut_binding(&typed.pat),
+        _ => false,
+    }
 }
