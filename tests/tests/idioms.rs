@@ -7566,6 +7566,63 @@ mod copies_of_matrices_and_rows {
         ad_runtime::check::gradient(generations_by_hand, |_| grad.clone(), &x).assert_within(1e-7);
     }
 
+    /// A step of a 2×2 map written the way a person would: the next state
+    /// made from a copy, then assigned back whole.
+    // `.clone()` of a `Copy` matrix (row), as users write it.
+    #[allow(clippy::clone_on_copy)]
+    #[differentiate(vjp, jvp)]
+    fn iterated_map(x: &[f64]) -> f64 {
+        let mut cur = [[x[0], x[1]], [x[2], x[3]]];
+        for _ in 0..3 {
+            let mut next = cur.clone();
+            next[0][0] = cur[0][1] * cur[1][0];
+            next[1][1] = cur[0][0] + cur[1][1];
+            cur = next;
+        }
+        cur[0][0] + cur[1][1] * cur[0][1]
+    }
+
+    fn iterated_map_by_hand(x: &[f64]) -> f64 {
+        let (mut a, b, c, mut d) = (x[0], x[1], x[2], x[3]);
+        for _ in 0..3 {
+            (a, d) = (b * c, a + d);
+        }
+        a + d * b
+    }
+
+    /// Rows written whole, from a literal and from an array.
+    // `.clone()` of a `Copy` matrix (row), as users write it.
+    #[allow(clippy::clone_on_copy)]
+    #[differentiate(vjp, jvp)]
+    fn rows_written_whole(x: &[f64]) -> f64 {
+        let mut v = vec![[0.0; 2]; 3];
+        for i in 0..3 {
+            v[i] = [x[i], x[i + 1] * x[i]];
+        }
+        let r = [x[4], x[5]];
+        v[1] = r;
+        let kept = v[2].clone();
+        v[2][0] = 0.0;
+        v.iter().map(|p| p[0] * p[1]).sum::<f64>() + kept[0]
+    }
+
+    #[test]
+    fn matrices_and_rows_assigned_whole() {
+        let x = [1.0, 2.0, 3.0, 4.0, 0.5, -1.0];
+        assert_eq!(iterated_map(&x), iterated_map_by_hand(&x));
+        let grad = check_slice(iterated_map, iterated_map_vjp, iterated_map_jvp, &x);
+        ad_runtime::check::gradient(iterated_map_by_hand, |_| grad.clone(), &x).assert_within(1e-7);
+        let grad = check_slice(
+            rows_written_whole,
+            rows_written_whole_vjp,
+            rows_written_whole_jvp,
+            &x,
+        );
+        // v = [(x0, x1 x0), (x4, x5), (0, x3 x2)] and kept[0] = x2.
+        let expected = [2.0 * x[0] * x[1], x[0] * x[0], 1.0, 0.0, x[5], x[4]];
+        assert_close(&grad, &expected);
+    }
+
     #[test]
     fn copies_of_tuple_rows() {
         let x = [0.5, 1.0, 1.5, 2.5, -1.0, 0.3];

@@ -224,7 +224,7 @@ impl Lower<'_> {
     }
 
     /// `for j in start..end { body(j) }`, carrying nothing.
-    fn index_loop(
+    pub(super) fn index_loop(
         &mut self,
         start: Value,
         end: Value,
@@ -1162,7 +1162,10 @@ impl Lower<'_> {
                     let zero = self.int_lit(0, call.span());
                     self.binary(BinOp::Eq, view.len, zero, call.span())
                 }),
-                ("to_vec", 0) => {
+                // `g[i].clone()` of a row (a `Vec` row, or an array row,
+                // copied); of a sub-slice, the reference it copies reads
+                // the same elements.
+                ("to_vec" | "clone", 0) => {
                     let span = call.span();
                     view.and_then(|view| self.view_to_vec(view, call, span))
                 }

@@ -1016,6 +1016,9 @@ impl Lower<'_> {
                     Err(Poison) => {}
                 }
             }
+            // `cur = next;` of matrices, `m[i] = [a, b];` of a row: the
+            // elements copied.
+            Expr::Assign(assign) if self.rows_assignment(assign) => {}
             Expr::Assign(assign) => {
                 // `cur = step(&cur);` of a buffer: the callee returns one.
                 let buffer_call = self
@@ -1197,13 +1200,19 @@ impl Lower<'_> {
         }
         // `let mut w = m;` of a matrix (`[[f64; 2]; 2]`, made here or taken
         // by value): a copy, as Rust makes; rows of a `Vec` are moved, and
-        // rows behind a reference shared.
+        // rows behind a reference shared. `m.clone()` is a copy of any rows.
+        let (source, cloned) = match strip_parens(&init.expr) {
+            Expr::MethodCall(call) if call.method == "clone" && call.args.is_empty() => {
+                (&*call.receiver, true)
+            }
+            source => (source, false),
+        };
         if let Some(name) = &name
-            && expr::local_name(&init.expr).is_some()
-            && let Some(Ok(rows)) = self.rows_of(&init.expr)
-            && self.may_be_array(rows.flat.buf)
+            && expr::local_name(source).is_some()
+            && let Some(Ok(rows)) = self.rows_of(source)
+            && (cloned || self.may_be_array(rows.flat.buf))
         {
-            let copy = self.copy_of(rows.flat.buf, true, &init.expr, init.expr.span());
+            let copy = self.copy_of(rows.flat.buf, true, source, init.expr.span());
             if let Ok(copy) = copy {
                 self.name(copy, name);
                 self.arrays.insert(copy);
@@ -1473,6 +1482,59 @@ impl Lower<'_> {
                     } => self.may_be_array(*src),
                     _ => false,
                 })
+    }
+
+    /// `cur = next;` between two buffers of rows, or `m[i] = [a, b];` (or
+    /// `= r;` of a buffer) into a row: the elements copied, in `cur`'s
+    /// buffer (whose length must agree, as for buffers). False if
+    /// `assign` is neither.
+    fn rows_assignment(&mut self, assign: &syn::ExprAssign) -> bool {
+        let span = assign.span();
+        if expr::local_name(&assign.left).is_some()
+            && expr::local_name(&assign.right).is_some()
+            && let Some(to) = self.rows_of(&assign.left)
+            && let Some(from) = self.rows_of(&assign.right)
+        {
+            if let (Ok(to), Ok(from)) = (to, from) {
+                let _ = self.copy_buffer(from.flat.buf, to.flat.buf, &assign.left);
+            }
+            return true;
+        }
+        let Expr::Index(index) = strip_parens(&assign.left) else {
+            return false;
+        };
+        if matches!(strip_parens(&index.index), Expr::Range(_))
+            || self.rows_of(&index.expr).is_none_or(|rows| rows.is_err())
+        {
+            return false;
+        }
+        let Some(row) = self.view_of(&assign.left) else {
+            return false;
+        };
+        let Ok(row) = row else { return true };
+        if let Expr::Array(array) = strip_parens(&assign.right) {
+            for (k, elem) in array.elems.iter().enumerate() {
+                if let Ok(value) = self.expr(elem) {
+                    let offset = self.usize_lit(k, span);
+                    let at = self.int_add(row.start, offset, span);
+                    self.write_element((row.buf, at), None, value, span);
+                }
+            }
+            return true;
+        }
+        let Some(source) = self.view_or_buffer(&assign.right) else {
+            return false;
+        };
+        if let Ok(source) = source {
+            let start = self.usize_lit(0, span);
+            let _ = self.index_loop(start, source.len, span, |this, k| {
+                let from = this.int_add(source.start, k, span);
+                let x = this.load(source.buf, from, span);
+                let to = this.int_add(row.start, k, span);
+                this.write_element((row.buf, to), None, x, span);
+            });
+        }
+        true
     }
 
     /// Whether `buf` is a parameter taken by `&` (no write can reach it).
