@@ -193,7 +193,7 @@ pub(crate) mod msg {
     pub(crate) const ITERATOR_SOURCE: &str = "this iterator is not one `#[differentiate]` can lower yet: a chain starts from a range (`0..n`), a buffer or a sub-slice (`x.iter()`, `&x[a..b]`, `x.windows(k)`, `x.chunks(k)`), `std::iter::once(v)`, `std::iter::repeat(v).take(n)` or `repeat_n(v, n)`; collect the items into a buffer first, or write an index loop";
     pub(crate) const ZIP_ARGUMENT: &str = "`zip` and `chain` take a buffer (`&ys`), a sub-slice, a range or an iterator chain over them";
     pub(crate) const FIND_TUPLE: &str = "taking one item out of a chain of pairs (`enumerate`, `zip`) by `find`, or by `next()` or `last()` after `filter`, is not supported; find the position first: `let i = x.iter().position(|&v| v > 0.0).unwrap();`, then read `x[i]`";
-    pub(crate) const REDUCE_AFTER_FILTER: &str = "`reduce`, `max_by` and `min_by` after `filter` are not supported; fold from a start value instead: `.fold(f64::NEG_INFINITY, f64::max)`";
+    pub(crate) const REDUCE_AFTER_FILTER: &str = "`reduce`, `max_by` and `min_by` of pairs (after `enumerate()` or `zip`) are not supported after `filter`; write the loop, `for (i, &v) in x.iter().enumerate() { if keep(v) && v > best { best = v; at = i; } }`";
     pub(crate) const REDUCE_RESULT: &str = "take the value out of `reduce`, `max_by` or `min_by` where it is made: `.unwrap()`, `.expect(\"…\")` or `.unwrap_or(value)`";
     pub(crate) const SWAP: &str = "`std::mem::swap` is supported between two local variables of the function, both floats or both buffers: `std::mem::swap(&mut a, &mut b)`";
     pub(crate) const FOLD_SHAPE: &str = "`fold`'s accumulator is a number or a tuple of numbers, and the closure returns the same shape as the initial value";

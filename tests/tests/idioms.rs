@@ -7637,3 +7637,81 @@ mod copies_of_matrices_and_rows {
         assert_close(&grad, &expected);
     }
 }
+
+/// `reduce`, `max_by` and `min_by` after `filter`: the first item that
+/// passes starts the reduction.
+mod reductions_after_a_filter {
+    use super::*;
+    use ad_runtime::Float;
+
+    #[differentiate(vjp, jvp)]
+    fn smallest_positive(x: &[f64]) -> f64 {
+        let m = x
+            .iter()
+            .copied()
+            .filter(|v| *v > 0.0)
+            .min_by(f64::total_cmp)
+            .unwrap_or(1.0);
+        m * x[2]
+    }
+
+    #[differentiate(vjp, jvp)]
+    fn largest_square_below<T: Float>(x: &[T]) -> T {
+        x.iter()
+            .map(|&v| v * v)
+            .filter(|s| *s < T::from_f64(2.0))
+            .reduce(T::max)
+            .expect("one square below 2")
+    }
+
+    #[differentiate(vjp, jvp)]
+    fn largest_of_none(x: &[f64]) -> f64 {
+        let m = x
+            .iter()
+            .filter(|&&v| v > 10.0)
+            .max_by(|a, b| a.total_cmp(b))
+            .copied()
+            .unwrap_or(-1.0);
+        m + x[0]
+    }
+
+    #[test]
+    fn the_first_item_that_passes_starts_the_reduction() {
+        // X = [0.3, -1.2, 0.8, 2.1, -0.4, 1.5, 0.9]: 0.3 is the smallest positive.
+        let grad = check_slice(
+            smallest_positive,
+            smallest_positive_vjp,
+            smallest_positive_jvp,
+            &X,
+        );
+        let mut expected = [0.0; 7];
+        expected[0] = X[2];
+        expected[2] = X[0];
+        assert_close(&grad, &expected);
+        // Squares below 2: 0.09, 1.44, 0.64, 0.16, 0.81; the largest is 1.2².
+        let grad = check_slice(
+            largest_square_below::<f64>,
+            largest_square_below_vjp,
+            largest_square_below_jvp,
+            &X,
+        );
+        let mut expected = [0.0; 7];
+        expected[1] = 2.0 * X[1];
+        assert_close(&grad, &expected);
+        let x32: Vec<f32> = X.iter().map(|&v| v as f32).collect();
+        let mut dx = vec![0.0_f32; 7];
+        largest_square_below_vjp(&x32, &mut dx, 1.0);
+        assert!((f64::from(dx[1]) - 2.0 * X[1]).abs() < 1e-5);
+        let grad = check_slice(
+            largest_of_none,
+            largest_of_none_vjp,
+            largest_of_none_jvp,
+            &X,
+        );
+        assert_close(&grad, &[1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]);
+        assert_eq!(largest_of_none(&X), X[0] - 1.0);
+        let none = std::panic::catch_unwind(|| largest_square_below_vjp(&[3.0], &mut [0.0], 1.0));
+        let message = *none.unwrap_err().downcast::<String>().unwrap();
+        assert_eq!(message, "one square below 2");
+    }
+}

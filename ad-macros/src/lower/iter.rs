@@ -1500,10 +1500,15 @@ impl Lower<'_> {
         if !chain.then.is_empty() {
             return self.reduce_parts(call, inner, &chain);
         }
+        // After a `filter` the first item is the first that passes: the
+        // loop carries whether one did, as over parts.
         if !chain.filters.is_empty() {
-            self.cx
-                .error_spanned_by(&inner.method, msg::REDUCE_AFTER_FILTER);
-            return Err(Poison);
+            if matches!(chain.shape, Shape::Tuple(_)) {
+                self.cx
+                    .error_spanned_by(&inner.method, msg::REDUCE_AFTER_FILTER);
+                return Err(Poison);
+            }
+            return self.reduce_parts(call, inner, &chain);
         }
         let method = inner.method.to_string();
         // Tuples of items (`enumerate()`, `zip`), compared as written: an
@@ -1563,8 +1568,9 @@ impl Lower<'_> {
     }
 
     /// `reduce(f)`, `max_by(cmp)` or `min_by(cmp)` of a chain of parts
-    /// (`a.chain(b)`), whose first item may be in any of them: a loop over
-    /// each part carrying whether an item was seen and the accumulator,
+    /// (`a.chain(b)`) or of a filtered chain, whose first item may be in
+    /// any of them (be any item): a loop over each part carrying whether an
+    /// item was seen and the accumulator,
     /// which the first item sets and each later one is folded into (`f`
     /// runs only then). Items that are numbers only.
     fn reduce_parts(
