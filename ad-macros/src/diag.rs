@@ -110,6 +110,7 @@ pub(crate) mod msg {
     pub(crate) const REF_BINDING: &str =
         "`ref` bindings are not supported; bind the value: `let x = …;`";
     pub(crate) const ITEM: &str = "of the items inside a `#[differentiate]` function, `use`, `const`, `static` and `fn` are supported; move this item out of the function";
+    pub(crate) const REBIND_ROWS: &str = "`cur = next;` of rows `cur` only views (a parameter, `&m[..]`, another view) would make `cur` view other rows, which `#[differentiate]` does not follow; copy the rows into a matrix of your own (`let mut cur = m;` of an array, `m.clone()`) and assign to that, or index the rows you mean where you use them";
     pub(crate) const NESTED_FN: &str = "a `fn` inside a `#[differentiate]` function is differentiated as if inlined where it is called, which needs a plain function of typed parameters: no generics, `self`, `async`, `unsafe` or `extern`; move it out of the function (with `#[differentiate]` if it computes with active values)";
     pub(crate) const NESTED_FN_RECURSIVE: &str = "a `fn` inside a `#[differentiate]` function is inlined where it is called, so it cannot call itself (or another that calls it back); move it out of the function and put `#[differentiate]` on it";
     pub(crate) const DBG_ARGUMENTS: &str =

@@ -856,7 +856,6 @@ fn yields_item(expr: &Expr) -> bool {
     }
 }
 
-/// The first `return` keyword in a closure body (not in a closure inside it).
 /// A function item in the body, `fn sq(v: f64) -> f64 { v * v }`, as the
 /// closure it is to the lowering (it captures nothing, and names only its
 /// parameters, items and globals): `|v: f64| -> f64 { v * v }`, bound where
@@ -908,6 +907,7 @@ fn returns_as_branches(body: &Expr) -> Option<Expr> {
     }
 }
 
+/// The first `return` keyword in a closure body (not in a closure inside it).
 fn first_return(body: &Expr) -> Option<syn::token::Return> {
     struct Find(Option<syn::token::Return>);
     impl Visit<'_> for Find {

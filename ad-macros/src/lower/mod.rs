@@ -63,6 +63,10 @@ struct Scope {
     /// Names whose values Rust sees behind a reference (`for e in
     /// xs.iter()`): macros that name them get a reference.
     refs: std::collections::HashSet<String>,
+    /// Names bound to rows they own (a matrix made or copied by their
+    /// `let`), not to a view of someone else's: `cur = next;` may copy
+    /// into them.
+    owned_rows: std::collections::HashSet<String>,
 }
 
 /// What a name can be bound to besides a value.
@@ -250,6 +254,10 @@ pub(crate) fn body(cx: &Ctxt, func: &ItemFn, sig: &Signature) -> Option<Function
                 lower.vec_rows.push(buf);
             }
             lower.bind_rows(&param.name, buf, &rows.width, param.span);
+            // A matrix taken by value is the function's own.
+            if param.by_value.is_some() {
+                lower.own_rows(&param.name);
+            }
         }
     }
     let out = lower
@@ -1191,9 +1199,13 @@ impl Lower<'_> {
                     if let Ok(width) = self.expr(&width) {
                         self.vec_rows.push(buf);
                         self.bind_rows_with(name, buf, width);
+                        self.own_rows(name);
                     }
                 }
-                (Ok(buf), false) => self.bind_rows(name, buf, &width, local.span()),
+                (Ok(buf), false) => {
+                    self.bind_rows(name, buf, &width, local.span());
+                    self.own_rows(name);
+                }
                 (Err(Poison), _) => {}
             }
             return;
@@ -1208,9 +1220,9 @@ impl Lower<'_> {
             source => (source, false),
         };
         if let Some(name) = &name
-            && expr::local_name(source).is_some()
+            && let Some(source_name) = expr::local_name(source)
             && let Some(Ok(rows)) = self.rows_of(source)
-            && (cloned || self.may_be_array(rows.flat.buf))
+            && (cloned || self.owns_rows(&source_name) && self.may_be_array(rows.flat.buf))
         {
             let copy = self.copy_of(rows.flat.buf, true, source, init.expr.span());
             if let Ok(copy) = copy {
@@ -1218,6 +1230,7 @@ impl Lower<'_> {
                 self.arrays.insert(copy);
                 self.bind(name, Ok(copy));
                 self.bind_rows_with(name, copy, rows.width);
+                self.own_rows(name);
             } else {
                 self.bind(name, copy);
             }
@@ -1484,17 +1497,22 @@ impl Lower<'_> {
                 })
     }
 
-    /// `cur = next;` between two buffers of rows, or `m[i] = [a, b];` (or
-    /// `= r;` of a buffer) into a row: the elements copied, in `cur`'s
-    /// buffer (whose length must agree, as for buffers). False if
-    /// `assign` is neither.
+    /// `cur = next;` between two buffers of rows, `cur` owning its rows
+    /// (a view of rows is rebound in Rust, which is not supported), or
+    /// `m[i] = [a, b];` (or `= r;` of a buffer) into a row: the elements
+    /// copied, in `cur`'s buffer (whose length must agree, as for
+    /// buffers). False if `assign` is neither.
     fn rows_assignment(&mut self, assign: &syn::ExprAssign) -> bool {
         let span = assign.span();
-        if expr::local_name(&assign.left).is_some()
+        if let Some(target) = expr::local_name(&assign.left)
             && expr::local_name(&assign.right).is_some()
             && let Some(to) = self.rows_of(&assign.left)
             && let Some(from) = self.rows_of(&assign.right)
         {
+            if !self.owns_rows(&target) {
+                self.cx.error_spanned_by(assign, msg::REBIND_ROWS);
+                return true;
+            }
             if let (Ok(to), Ok(from)) = (to, from) {
                 let _ = self.copy_buffer(from.flat.buf, to.flat.buf, &assign.left);
             }
@@ -1754,7 +1772,24 @@ impl Lower<'_> {
 
     fn bind_special(&mut self, name: &str, special: Special) {
         let scope = self.scopes.last_mut().expect("a scope");
+        scope.owned_rows.remove(name);
         scope.specials.insert(name.to_owned(), special);
+    }
+
+    /// Marks the rows `name` was just bound to as its own (see
+    /// [`Scope::owned_rows`]).
+    fn own_rows(&mut self, name: &str) {
+        let scope = self.scopes.last_mut().expect("a scope");
+        scope.owned_rows.insert(name.to_owned());
+    }
+
+    /// Whether `name` is bound to rows it owns.
+    fn owns_rows(&self, name: &str) -> bool {
+        self.scopes
+            .iter()
+            .rev()
+            .find(|scope| scope.specials.contains_key(name) || scope.index.contains_key(name))
+            .is_some_and(|scope| scope.owned_rows.contains(name))
     }
 
     fn lookup_mut(&mut self, name: &str) -> Option<&mut Lowered> {
