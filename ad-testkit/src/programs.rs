@@ -4966,6 +4966,15 @@ fn is_array(v: Var, init: &Init) -> bool {
     matches!(init, Init::List(_)) && v % 2 == 1
 }
 
+/// Whether the array `v` made by `init` is printed as a matrix of one row,
+/// `[[a, b, c]]`, every use of it naming the row, `v[0]` (`v[0][i]`,
+/// `v[0].iter()`, `&v[0][1..]`): half the arrays. Its copies by `let` are
+/// copies of the matrix (`let w = v;`, a matrix too) or of the row (`let w
+/// = v[0];`), by the copy's number (see [`Printer::new`]).
+fn is_matrix(v: Var, init: &Init) -> bool {
+    is_array(v, init) && v % 4 == 3
+}
+
 /// The statements of `block`, at every depth.
 fn count_stmts(block: &[Stmt]) -> usize {
     block
@@ -6235,6 +6244,9 @@ struct Printer<'p> {
     mutable: Set,
     /// Lists printed as arrays (`[a, b, c]`, not `vec![a, b, c]`).
     arrays: Set,
+    /// Arrays printed as matrices of one row (see [`is_matrix`]), and the
+    /// copies of them that are matrices too; their `names` end in `[0]`.
+    matrices: Set,
     /// The source so far.
     out: String,
     /// Print the next literal with an `_f64` suffix (an all-literal method
@@ -6258,11 +6270,27 @@ impl<'p> Printer<'p> {
         liveness.block(&mut body, live, None, true);
         let mut mutable = Set::new();
         let mut arrays = Set::new();
+        let mut matrices = Set::new();
+        // In program order within each block, outer blocks first: a copy
+        // comes after what it copies.
         retain_deep(&mut body, &mut |s| {
             match s {
-                Stmt::Assign(v, ..) | Stmt::Store(v, ..) => mutable.insert(*v),
+                Stmt::Assign(v, ..) | Stmt::Store(v, ..) => {
+                    mutable.insert(*v);
+                }
                 // Every other list is an array, which `let` copies.
-                Stmt::Buffer(v, init) if is_array(*v, init) => arrays.insert(*v),
+                Stmt::Buffer(v, init) if is_array(*v, init) => {
+                    arrays.insert(*v);
+                    if is_matrix(*v, init) {
+                        matrices.insert(*v);
+                    }
+                }
+                // Half the copies of a matrix by `let` copy it whole.
+                Stmt::Buffer(v, Init::Clone(Buf::Local(w)))
+                    if arrays.contains(w) && matrices.contains(w) && *v % 3 != 0 =>
+                {
+                    matrices.insert(*v);
+                }
                 _ => {}
             }
             true
@@ -6283,7 +6311,8 @@ impl<'p> Printer<'p> {
                     Kind::PairClosure => "g",
                 };
                 let quiet = !read.contains(&v) || liveness.dead_lets.contains(&v);
-                format!("{}{prefix}{v}", if quiet { "_" } else { "" })
+                let row = if matrices.contains(&v) { "[0]" } else { "" };
+                format!("{}{prefix}{v}{row}", if quiet { "_" } else { "" })
             })
             .collect();
         Printer {
@@ -6291,6 +6320,7 @@ impl<'p> Printer<'p> {
             names,
             mutable,
             arrays,
+            matrices,
             out: String::new(),
             suffix: false,
             rems: 0,
@@ -6344,6 +6374,15 @@ impl<'p> Printer<'p> {
         &self.names[v]
     }
 
+    /// The name `v` is declared with: a matrix's without the row.
+    fn base_name(&self, v: Var) -> &str {
+        let name = &self.names[v];
+        match self.matrices.contains(&v) {
+            true => name.strip_suffix("[0]").unwrap_or(name),
+            false => name,
+        }
+    }
+
     /// `mut ` if `v` is assigned.
     fn mutability(&self, v: Var) -> &'static str {
         if self.mutable.contains(&v) {
@@ -6374,7 +6413,7 @@ impl<'p> Printer<'p> {
                 } else {
                     self.mutability(*v)
                 };
-                let head = format!("let {mutability}{} = ", self.name(*v));
+                let head = format!("let {mutability}{} = ", self.base_name(*v));
                 self.out.push_str(&head);
                 match init {
                     Init::Fill(e) => {
@@ -6392,6 +6431,10 @@ impl<'p> Printer<'p> {
                             self.out.push_str("vec!");
                         }
                         self.out.push('[');
+                        let matrix = self.matrices.contains(v);
+                        if matrix {
+                            self.out.push('[');
+                        }
                         self.suffix = !es.iter().any(typed);
                         for (j, e) in es.iter().enumerate() {
                             if j > 0 {
@@ -6400,6 +6443,9 @@ impl<'p> Printer<'p> {
                             self.expr(e, 0, false);
                         }
                         self.out.push(']');
+                        if matrix {
+                            self.out.push(']');
+                        }
                     }
                     Init::Collect(it, map) => {
                         // Both ways to name the type: on the binding, or
@@ -6417,9 +6463,14 @@ impl<'p> Printer<'p> {
                             ".collect::<Vec<f64>>()"
                         });
                     }
-                    // A copy of an array by `let`, as a whole.
+                    // A copy of an array by `let`, as a whole; of a matrix,
+                    // whole (a matrix) or its row (an array).
                     Init::Clone(Buf::Local(w)) if self.arrays.contains(w) => {
-                        let name = self.name(*w).to_string();
+                        let name = match self.matrices.contains(v) {
+                            true => self.base_name(*w),
+                            false => self.name(*w),
+                        }
+                        .to_owned();
                         self.out.push_str(&name);
                     }
                     Init::Clone(b) => {
@@ -7469,6 +7520,38 @@ mod tests {
         assert!(
             counted >= 15 && enumerated >= 15,
             "{counted} programs count items in a closure, {enumerated} enumerate"
+        );
+    }
+
+    #[test]
+    fn matrices_appear_copied_whole_and_by_row() {
+        // Half the arrays are matrices of one row; their copies by `let`
+        // copy the matrix (`let w = v;`) or its row (`let w = v[0];`).
+        let config = Config::default();
+        let (mut matrices, mut whole, mut rows) = (0, 0, 0);
+        for seed in 0..500 {
+            let p = Program::generate(seed, &config);
+            let text = p.to_rust("f");
+            let printer = Printer::new(&p);
+            matrices += usize::from(text.contains(" = [[") && text.contains("[0]["));
+            let (mut copied_whole, mut copied_row) = (false, false);
+            retain_deep(&mut p.body.clone(), &mut |s| {
+                if let Stmt::Buffer(v, Init::Clone(Buf::Local(w))) = s
+                    && printer.matrices.contains(w)
+                    && printer.arrays.contains(w)
+                {
+                    let (copy, source) = (printer.base_name(*v), printer.base_name(*w));
+                    copied_whole |= text.contains(&format!("{copy} = {source};"));
+                    copied_row |= text.contains(&format!("{copy} = {source}[0];"));
+                }
+                true
+            });
+            whole += usize::from(copied_whole);
+            rows += usize::from(copied_row);
+        }
+        assert!(
+            matrices >= 10 && whole >= 2 && rows >= 1,
+            "{matrices} programs make a matrix, {whole} copy one whole, {rows} copy its row"
         );
     }
 
