@@ -1987,6 +1987,35 @@ mod comparisons_by_reference {
         expected[1] = X[3];
         assert_close(&grad, &expected);
     }
+
+    /// After a `map` the items are the values it makes, so `f64::total_cmp`
+    /// takes `&f64`s (it took `&&f64`s, and rustc rejected the expansion),
+    /// also after a `filter`.
+    #[differentiate(vjp, jvp)]
+    fn largest_square(x: &[f64]) -> f64 {
+        let top = x
+            .iter()
+            .map(|v| v * v)
+            .max_by(f64::total_cmp)
+            .unwrap_or(0.0);
+        let low = x
+            .iter()
+            .map(|v| v.sin())
+            .filter(|s| *s > 0.0)
+            .min_by(f64::total_cmp)
+            .unwrap_or(1.0);
+        top * low
+    }
+
+    #[test]
+    fn mapped_items_are_values() {
+        let grad = check_slice(largest_square, largest_square_vjp, largest_square_jvp, &X);
+        // top = 2.1², low = sin(0.3), the smallest positive sine.
+        let mut expected = vec![0.0; X.len()];
+        expected[3] = 2.0 * X[3] * X[0].sin();
+        expected[0] = X[3] * X[3] * X[0].cos();
+        assert_close(&grad, &expected);
+    }
 }
 
 /// A name bound to a float and later, by another `let`, to a buffer; and a

@@ -1521,7 +1521,9 @@ impl Lower<'_> {
             _ => None,
         };
         self.equalize(&mut chain, span);
-        let by_ref = !chain.by_value;
+        // Whether the items are references (`iter()`) or values (after
+        // `copied()`, or what a `map` makes), as `cmp` takes them.
+        let by_ref = std::cell::Cell::new(!chain.by_value);
         let count = self.chain_count(&chain, span);
         let zero = self.int_lit(0, span);
         let empty = self.binary(BinOp::Eq, count, zero, span);
@@ -1530,6 +1532,7 @@ impl Lower<'_> {
             let indices = this.leaf_indices(&chain, false, zero, span);
             let mut first = None;
             this.with_item(&chain, &indices, span, &mut |this, item| {
+                by_ref.set(matches!(item, Item::Ref(_)));
                 first = Some(this.scalar_item(item, span)?);
                 Ok(())
             })?;
@@ -1554,7 +1557,7 @@ impl Lower<'_> {
                     }
                     None => {
                         let x = this.scalar_item(item, span)?;
-                        this.pick(&method, &inner.args[0], acc, x, by_ref, span)?
+                        this.pick(&method, &inner.args[0], acc, x, by_ref.get(), span)?
                     }
                 };
                 this.set_hidden(&key, Ok(next));
@@ -1564,7 +1567,7 @@ impl Lower<'_> {
         };
         let value = self.unwrapped(call, empty, span, fold)?;
         // `x.iter().max_by(…).unwrap()` is an `&f64`, as in the function.
-        Ok(element_item(value, !by_ref))
+        Ok(element_item(value, !by_ref.get()))
     }
 
     /// `reduce(f)`, `max_by(cmp)` or `min_by(cmp)` of a chain of parts
@@ -1594,7 +1597,7 @@ impl Lower<'_> {
             "reduce" => Some(self.callable(&inner.args[0])?),
             _ => None,
         };
-        let by_ref = !chain.by_value;
+        let by_ref = std::cell::Cell::new(!chain.by_value);
         let seen = self.hidden_name("found");
         let key = self.hidden_name(match method.as_str() {
             "reduce" => "acc",
@@ -1609,6 +1612,7 @@ impl Lower<'_> {
         self.chain_loop(chain, keys, span, &mut |this, item| {
             let found = this.lookup(&seen).expect("bound")?;
             let acc = this.lookup(&key).expect("bound")?;
+            by_ref.set(matches!(item, Item::Ref(_)));
             let x = this.scalar_item(item.clone(), span)?;
             let combined = |this: &mut Self| -> Result<Option<Value>, Poison> {
                 let next = match &f {
@@ -1616,7 +1620,7 @@ impl Lower<'_> {
                         let next = this.apply(f, vec![Item::Value(acc), item.clone()], span)?;
                         this.scalar_item(next, span)?
                     }
-                    None => this.pick(&method, &inner.args[0], acc, x, by_ref, span)?,
+                    None => this.pick(&method, &inner.args[0], acc, x, by_ref.get(), span)?,
                 };
                 Ok(Some(next))
             };
@@ -1630,7 +1634,7 @@ impl Lower<'_> {
         let none = self.push(Inst::Unary(UnOp::Not, found), Ty::Bool, span);
         let acc = self.lookup(&key).expect("bound")?;
         let value = self.unwrapped(call, none, span, |_| Ok(acc))?;
-        Ok(element_item(value, !by_ref))
+        Ok(element_item(value, !by_ref.get()))
     }
 
     /// The first, last or `i`-th element of a view, out of its `Option`
