@@ -1308,6 +1308,21 @@ check!(
     }"
 );
 check!(
+    option_local,
+    "",
+    "fn f(x: &[f64]) -> f64 {
+        let mut prev = None;
+        let mut s = 0.0;
+        for &v in x {
+            if let Some(p) = prev {
+                s += (v - p) * (v - p);
+            }
+            prev = Some(v);
+        }
+        s
+    }"
+);
+check!(
     matrix_by_value,
     "",
     "fn f(m: [[f64; 2]; 2], v: &[f64]) -> f64 {

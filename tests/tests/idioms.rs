@@ -7744,3 +7744,203 @@ mod reductions_after_a_filter {
         assert_eq!(message, "one square below 2");
     }
 }
+
+/// `Option`s of numbers kept in locals: the previous item, a running best
+/// that starts as `None`, the index of a first hit, read by `if let`,
+/// `match` (with a guard), `let … else` and the methods of `Option`.
+mod options_in_locals {
+    use super::*;
+    use ad_runtime::Float;
+
+    #[differentiate(vjp, jvp)]
+    fn squared_steps(x: &[f64]) -> f64 {
+        let mut prev = None;
+        let mut s = 0.0;
+        for &v in x {
+            if let Some(p) = prev {
+                s += (v - p) * (v - p);
+            }
+            prev = Some(v);
+        }
+        s
+    }
+
+    fn squared_steps_closed(x: &[f64]) -> Vec<f64> {
+        let n = x.len();
+        (0..n)
+            .map(|i| {
+                let left = if i > 0 { 2.0 * (x[i] - x[i - 1]) } else { 0.0 };
+                let right = if i + 1 < n {
+                    -2.0 * (x[i + 1] - x[i])
+                } else {
+                    0.0
+                };
+                left + right
+            })
+            .collect()
+    }
+
+    #[differentiate(vjp, jvp)]
+    fn running_best<T: Float>(x: &[T]) -> T {
+        let mut best: Option<T> = None;
+        for &v in x {
+            best = Some(match best {
+                None => v,
+                Some(b) => b.max(v),
+            });
+        }
+        best.unwrap_or(T::ZERO) * T::from_f64(2.0)
+    }
+
+    #[differentiate(vjp, jvp)]
+    fn first_hit(x: &[f64]) -> f64 {
+        let mut hit: Option<usize> = None;
+        for (i, &v) in x.iter().enumerate() {
+            if v > 1.0 && hit.is_none() {
+                hit = Some(i);
+            }
+        }
+        match hit {
+            Some(i) => x[i] * x[0],
+            None => 0.0,
+        }
+    }
+
+    #[differentiate(vjp, jvp)]
+    fn last_negative_square(x: &[f64]) -> f64 {
+        let mut m = None;
+        for &v in x {
+            if v < 0.0 {
+                m = Some(v * v);
+            }
+        }
+        let Some(q) = m else {
+            return x[0];
+        };
+        q + m.map_or(0.0, f64::sin) + m.unwrap_or_default()
+    }
+
+    // The forms users write, some of which clippy would rewrite.
+    #[allow(
+        clippy::unnecessary_literal_unwrap,
+        clippy::unnecessary_unwrap,
+        clippy::redundant_pattern_matching
+    )]
+    #[differentiate(vjp, jvp)]
+    fn tests_of_options(x: &[f64]) -> f64 {
+        let a = Some(x[0]);
+        let b: Option<f64> = None;
+        let mut s = 0.0;
+        if a.is_some() && b.is_none() {
+            s += a.unwrap() * 3.0;
+        }
+        if a.is_some_and(|v| v > 0.0) {
+            s += a.expect("a value") * x[1];
+        }
+        if b.is_none_or(|v| v > 0.0) {
+            s += 1.0;
+        }
+        let c = a;
+        if let None = b {
+            s += x[2];
+        }
+        s + c.unwrap()
+    }
+
+    #[differentiate(vjp, jvp)]
+    fn guarded_best(x: &[f64]) -> f64 {
+        let mut best: Option<f64> = None;
+        for &v in x {
+            let s = v.sin();
+            match best {
+                Some(b) if b >= s => {}
+                _ => best = Some(s),
+            }
+        }
+        best.expect("an item")
+    }
+
+    #[test]
+    fn the_previous_item() {
+        let grad = check_slice(squared_steps, squared_steps_vjp, squared_steps_jvp, &X);
+        assert_close(&grad, &squared_steps_closed(&X));
+    }
+
+    #[test]
+    fn a_best_that_starts_as_none() {
+        let grad = check_slice(running_best::<f64>, running_best_vjp, running_best_jvp, &X);
+        let mut expected = [0.0; 7];
+        expected[3] = 2.0;
+        assert_close(&grad, &expected);
+        // In f32 too, and `None` stays `None` on an empty buffer.
+        let x32: Vec<f32> = X.iter().map(|&v| v as f32).collect();
+        let mut d = vec![0.0_f32; 7];
+        let out = running_best_vjp(&x32, &mut d, 1.0);
+        assert_eq!(out, running_best(&x32));
+        assert_eq!(d[3], 2.0);
+        assert_eq!(running_best_vjp::<f64>(&[], &mut [], 1.0), 0.0);
+    }
+
+    #[test]
+    fn an_index_found_once() {
+        // The first item above 1 is x[3] = 2.1.
+        let grad = check_slice(first_hit, first_hit_vjp, first_hit_jvp, &X);
+        let mut expected = [0.0; 7];
+        expected[3] = X[0];
+        expected[0] = X[3];
+        assert_close(&grad, &expected);
+        let low = [0.5, 0.2];
+        let mut d = [0.0; 2];
+        assert_eq!(first_hit_vjp(&low, &mut d, 1.0), 0.0);
+        assert_eq!(d, [0.0, 0.0]);
+    }
+
+    #[test]
+    fn let_else_and_methods() {
+        // The last negative item is x[4] = -0.4: q = 0.16.
+        let grad = check_slice(
+            last_negative_square,
+            last_negative_square_vjp,
+            last_negative_square_jvp,
+            &X,
+        );
+        let mut expected = [0.0; 7];
+        let q = X[4] * X[4];
+        expected[4] = 2.0 * X[4] * (2.0 + q.cos());
+        assert_close(&grad, &expected);
+        // No negative item: the `else` returns x[0].
+        let positive = [0.5, 0.25];
+        let grad = check_slice(
+            last_negative_square,
+            last_negative_square_vjp,
+            last_negative_square_jvp,
+            &positive,
+        );
+        assert_close(&grad, &[1.0, 0.0]);
+
+        let grad = check_slice(
+            tests_of_options,
+            tests_of_options_vjp,
+            tests_of_options_jvp,
+            &X,
+        );
+        // s = 3 x0 + x0 x1 + 1 + x2 + x0 (x0 = 0.3 > 0).
+        let mut expected = [0.0; 7];
+        expected[0] = 4.0 + X[1];
+        expected[1] = X[0];
+        expected[2] = 1.0;
+        assert_close(&grad, &expected);
+    }
+
+    #[test]
+    fn a_guarded_arm() {
+        // The largest sine is sin(1.5).
+        let grad = check_slice(guarded_best, guarded_best_vjp, guarded_best_jvp, &X);
+        let mut expected = [0.0; 7];
+        expected[5] = X[5].cos();
+        assert_close(&grad, &expected);
+        let none = std::panic::catch_unwind(|| guarded_best_vjp(&[], &mut [], 1.0));
+        let message = *none.unwrap_err().downcast::<String>().unwrap();
+        assert_eq!(message, "an item");
+    }
+}

@@ -162,6 +162,7 @@ impl Lower<'_> {
                             | Special::Chain(_)
                             | Special::Rows(_)
                             | Special::Tuple(_)
+                            | Special::Option
                             | Special::Opaque(_),
                         ) => {
                             self.cx.error_spanned_by(expr, msg::NOT_CALLABLE);
@@ -562,6 +563,7 @@ impl Lower<'_> {
                     | Special::Chain(_)
                     | Special::Rows(_)
                     | Special::Tuple(_)
+                    | Special::Option
                     | Special::Opaque(_) => None,
                 }
             }

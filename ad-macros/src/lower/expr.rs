@@ -164,6 +164,11 @@ impl Lower<'_> {
     /// `if c { A } else { B }`, an `else if` chain being an `if` in the `else`.
     pub(super) fn if_(&mut self, expr: &ExprIf, want_value: bool) -> Result<Option<Value>, Poison> {
         if let Expr::Let(binding) = &*expr.cond
+            && let Some(lowered) = self.option_if_let(expr, binding, want_value)
+        {
+            return lowered;
+        }
+        if let Expr::Let(binding) = &*expr.cond
             && let Some(lowered) = self.if_let_element(expr, binding, want_value)
         {
             return lowered;
@@ -209,7 +214,11 @@ impl Lower<'_> {
     }
 
     /// An `if`'s `else`: a block, an `else if`, or nothing.
-    fn else_branch(&mut self, expr: &ExprIf, want_value: bool) -> Result<Option<Value>, Poison> {
+    pub(super) fn else_branch(
+        &mut self,
+        expr: &ExprIf,
+        want_value: bool,
+    ) -> Result<Option<Value>, Poison> {
         match expr.else_branch.as_ref().map(|(_, els)| &**els) {
             None => Ok(None),
             Some(Expr::Block(block)) if block.label.is_none() => {
@@ -332,7 +341,7 @@ impl Lower<'_> {
     }
 
     /// The `if let`'s first block, with `pattern` bound to `item`.
-    fn then_bound(
+    pub(super) fn then_bound(
         &mut self,
         pattern: &Pat,
         item: super::closures::Item,
@@ -353,6 +362,9 @@ impl Lower<'_> {
         expr: &ExprMatch,
         want_value: bool,
     ) -> Result<Option<Value>, Poison> {
+        if let Some(desugared) = self.option_match(expr) {
+            return self.if_(&desugared?, want_value);
+        }
         self.match_with(expr, want_value, None)
     }
 
@@ -1082,6 +1094,9 @@ impl Lower<'_> {
                 Some(super::Special::Tuple(_)) => {
                     return self.unsupported(path, msg::TUPLE_VALUE);
                 }
+                Some(super::Special::Option) => {
+                    return self.unsupported(path, msg::OPTION_VALUE);
+                }
                 Some(super::Special::Opaque(_)) => {
                     return self.unsupported(path, msg::OPAQUE_USE);
                 }
@@ -1124,6 +1139,9 @@ impl Lower<'_> {
     }
 
     fn method(&mut self, call: &ExprMethodCall) -> Lowered {
+        if let Some(lowered) = self.option_method(call) {
+            return lowered;
+        }
         if let Some(item) = self.consume(call) {
             return match item? {
                 // `for_each`: no value.
@@ -2335,10 +2353,15 @@ pub(super) fn let_else_split(stmt: &Stmt) -> Option<[Stmt; 2]> {
     let Pat::TupleStruct(some) = &local.pat else {
         return None;
     };
-    let Expr::MethodCall(call) = &*init.expr else {
-        return None;
+    // `let Some(b) = best else { … };` of a local: an option local (see
+    // `options`), or an error there.
+    let test = match &*init.expr {
+        Expr::Path(path) if path.path.get_ident().is_some() => {
+            syn::parse_quote_spanned!(init.expr.span()=> #path.is_some())
+        }
+        Expr::MethodCall(call) => is_some_test(call)?,
+        _ => return None,
     };
-    let test = is_some_test(call)?;
     let span = local.span();
     let pattern = &some.elems[0];
     let whole = &init.expr;

@@ -827,6 +827,7 @@ impl Lower<'_> {
                     Special::Closure(_)
                     | Special::Chain(_)
                     | Special::Tuple(_)
+                    | Special::Option
                     | Special::Opaque(_) => None,
                     Special::Rows(_) => {
                         self.cx.error_spanned_by(expr, msg::ROWS_AS_BUFFER);

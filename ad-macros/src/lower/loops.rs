@@ -538,6 +538,15 @@ impl Lower<'_> {
         for (name, n) in tuples {
             names.extend((0..n).map(|k| super::tuple_element(&name, k)));
         }
+        // An option local likewise, whether it holds a value and the value.
+        let options: Vec<String> = names
+            .iter()
+            .filter(|name| matches!(self.special(name), Some(super::Special::Option)))
+            .cloned()
+            .collect();
+        for name in options {
+            names.extend((0..2).map(|k| super::options::option_part(&name, k)));
+        }
         // A buffer is one handle for its whole life (`cur = next` copies the
         // elements): the loop writes it, it does not carry it.
         let carried: Vec<(usize, usize)> = self

@@ -212,6 +212,10 @@ impl Lower<'_> {
                         self.cx.error_spanned_by(&ident, msg::TUPLE_VALUE);
                         return Err(Poison);
                     }
+                    Special::Option => {
+                        self.cx.error_spanned_by(&ident, msg::OPTION_VALUE);
+                        return Err(Poison);
+                    }
                     // `kind: Activation`, lent: never moved (a format
                     // string names it, `"{kind:?}"`, so it is bound).
                     Special::Opaque(value) => {

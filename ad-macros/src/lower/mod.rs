@@ -23,6 +23,7 @@ mod fields;
 mod iter;
 mod loops;
 mod macros;
+mod options;
 mod sig;
 
 pub(crate) use sig::{RowsParam, SigParam, Signature, signature, type_string};
@@ -92,6 +93,9 @@ enum Special {
     /// `kind: Activation`, a parameter of a type the macro cannot see into
     /// (`sig::opaque_type`): constant data, only matched on.
     Opaque(Value),
+    /// `let mut best: Option<f64> = None;`: whether it holds a value and
+    /// the value, two hidden variables (see [`options`]).
+    Option,
 }
 
 impl Scope {
@@ -777,6 +781,12 @@ impl Lower<'_> {
             Some(element) if element.contains('.') => {
                 self.builder.name(value, &element.replace('.', "_"));
             }
+            // A part of an option local, `#best?some` and `#best?`:
+            // `best_some` and `best`.
+            Some(part) if part.contains('?') => {
+                self.builder
+                    .name(value, part.replace('?', "_").trim_end_matches('_'));
+            }
             Some(hidden) => self
                 .builder
                 .name(value, hidden.trim_end_matches(|c: char| c.is_ascii_digit())),
@@ -995,6 +1005,8 @@ impl Lower<'_> {
                     self.assign_pattern(&assign.left, item, assign.span());
                 }
             }
+            // `best = Some(v);` of an option local: both parts assigned.
+            Expr::Assign(assign) if self.option_assign(assign) => {}
             // `best = (i, d);` of a tuple variable: each element assigned.
             Expr::Assign(assign)
                 if let Some(name) = expr::local_name(&assign.left)
@@ -1123,6 +1135,12 @@ impl Lower<'_> {
             for ident in expr::pattern_idents(&local.pat) {
                 self.bind(&ident.unraw().to_string(), Err(Poison));
             }
+            return;
+        }
+        // `let mut best: Option<f64> = None;`, `let p = Some(v);`.
+        if let Some(name) = &name
+            && self.option_let(name, annotation, &init.expr)
+        {
             return;
         }
         // `let f = |x| …;`: inlined where it is called.

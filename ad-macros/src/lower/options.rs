@@ -1,0 +1,363 @@
+//! `Option`s of numbers kept in locals: `let mut best: Option<f64> = None;`,
+//! `best = Some(v);`, `prev = Some(x[i]);`, read by `if let Some(b) = best`,
+//! `match best { Some(b) => …, None => … }`, `let Some(b) = best else { … };`,
+//! `best.unwrap()`, `expect`, `unwrap_or(d)`, `unwrap_or_default()`,
+//! `map_or(d, f)`, `is_some()`, `is_none()`, `is_some_and(f)`, `is_none_or(f)`.
+//!
+//! Such a local is two hidden variables, like a tuple's elements
+//! ([`option_part`]): whether it holds a value (a
+//! `bool`, constant data) and the value (a zero while it holds none, which
+//! nothing reads). A loop that assigns it carries both; a branch merges both.
+
+use syn::spanned::Spanned;
+use syn::{Expr, ExprIf, ExprMatch, ExprMethodCall, Pat};
+
+use super::closures::Item;
+use super::{Lower, Lowered, Poison, Special};
+use crate::diag::msg;
+use crate::ir::{Const, Inst, Ty, UnOp, Value};
+
+/// What an option is made of: whether it holds a value, and the value.
+type Parts = Result<(Value, Value), Poison>;
+
+impl Lower<'_> {
+    /// `let [mut] name[: Option<T>] = init;` of an option: `None`,
+    /// `Some(e)`, or another option local (a copy). False if `init` is none
+    /// of these and the annotation names no `Option`.
+    pub(super) fn option_let(
+        &mut self,
+        name: &str,
+        annotation: Option<&syn::Type>,
+        init: &Expr,
+    ) -> bool {
+        let declared = annotation.and_then(option_type);
+        if annotation.is_some() && declared.is_none() && !is_option_form(init) {
+            return false;
+        }
+        let ty = match declared {
+            Some(inner) => {
+                match super::sig::scalar_type(inner, self.builder.func().float_param.as_ref()) {
+                    Some(scalar) => Some(scalar.ty()),
+                    None => {
+                        self.cx.error_spanned_by(inner, msg::OPTION_TYPE);
+                        self.bind(name, Err(Poison));
+                        return true;
+                    }
+                }
+            }
+            None => None,
+        };
+        let Some(parts) = self.option_parts(init, ty.as_ref()) else {
+            if declared.is_none() {
+                return false;
+            }
+            self.cx.error_spanned_by(init, msg::OPTION_VALUE);
+            self.bind(name, Err(Poison));
+            return true;
+        };
+        match parts {
+            Ok((some, value)) => {
+                for (k, part) in [some, value].into_iter().enumerate() {
+                    let key = option_part(name, k);
+                    self.name(part, &key);
+                    self.bind(&key, Ok(part));
+                }
+                self.bind_special(name, Special::Option);
+            }
+            Err(Poison) => self.bind(name, Err(Poison)),
+        }
+        true
+    }
+
+    /// `name = None;`, `name = Some(e);`, `name = other;` of an option
+    /// local: both parts assigned. False if `name` is no option local.
+    pub(super) fn option_assign(&mut self, assign: &syn::ExprAssign) -> bool {
+        let Some(name) = self.option_local(&assign.left) else {
+            return false;
+        };
+        let Ok((_, old_value)) = self.option_of(&name) else {
+            return true;
+        };
+        let ty = self.ty(old_value);
+        let Some(parts) = self.option_parts(&assign.right, Some(&ty)) else {
+            self.cx.error_spanned_by(&assign.right, msg::OPTION_VALUE);
+            return true;
+        };
+        let Ok((some, value)) = parts else {
+            return true;
+        };
+        let new_ty = self.ty(value);
+        if new_ty.is_float() != ty.is_float() && new_ty != Ty::Unknown {
+            self.cx.error_spanned_by(&assign.right, msg::OPTION_TYPE);
+            return true;
+        }
+        self.builder.refine_ty(value, &ty);
+        for (k, part) in [some, value].into_iter().enumerate() {
+            let key = option_part(&name, k);
+            self.set_hidden(&key, Ok(part));
+            self.name(part, &key);
+        }
+        true
+    }
+
+    /// The parts of `expr` as an option of element type `ty` (a float if
+    /// not known): `None`, `Some(e)`, an option local. `None` if `expr` is
+    /// none of these.
+    fn option_parts(&mut self, expr: &Expr, ty: Option<&Ty>) -> Option<Parts> {
+        let span = expr.span();
+        match super::strip_parens(expr) {
+            Expr::Path(path) if path.path.is_ident("None") => {
+                let no = self.push(Inst::Const(Const::Bool(false)), Ty::Bool, span);
+                let ty = ty.cloned().unwrap_or(Ty::Float);
+                let zero = self.push(Inst::Const(Const::Zero), ty, span);
+                Some(Ok((no, zero)))
+            }
+            Expr::Call(call)
+                if matches!(&*call.func, Expr::Path(path) if path.path.is_ident("Some"))
+                    && call.args.len() == 1 =>
+            {
+                let value = self.scalar_expr(&call.args[0]);
+                let yes = self.push(Inst::Const(Const::Bool(true)), Ty::Bool, span);
+                Some(value.map(|value| {
+                    if let Some(ty) = ty {
+                        self.builder.refine_ty(value, ty);
+                    }
+                    (yes, value)
+                }))
+            }
+            _ => {
+                let name = self.option_local(expr)?;
+                Some(self.option_of(&name))
+            }
+        }
+    }
+
+    /// The name of the option local `expr` names, if it names one.
+    fn option_local(&self, expr: &Expr) -> Option<String> {
+        let name = super::expr::local_name(expr)?;
+        matches!(self.special(&name), Some(Special::Option)).then_some(name)
+    }
+
+    /// The current parts of the option local `name`.
+    fn option_of(&self, name: &str) -> Parts {
+        let some = self.lookup(&option_part(name, 0)).unwrap_or(Err(Poison))?;
+        let value = self.lookup(&option_part(name, 1)).unwrap_or(Err(Poison))?;
+        Ok((some, value))
+    }
+
+    /// `if let Some(p) = name { … } else { … }` of an option local: `if`
+    /// it holds a value, `p` bound to it. `None` if the `if` is not of
+    /// this form.
+    pub(super) fn option_if_let(
+        &mut self,
+        expr: &ExprIf,
+        binding: &syn::ExprLet,
+        want_value: bool,
+    ) -> Option<Result<Option<Value>, Poison>> {
+        let name = self.option_local(&binding.expr)?;
+        let span = expr.span();
+        let (some, negated) = match &*binding.pat {
+            Pat::TupleStruct(some) if some.path.is_ident("Some") && some.elems.len() == 1 => {
+                (Some(&some.elems[0]), false)
+            }
+            Pat::Ident(none) if none.ident == "None" => (None, true),
+            Pat::Path(none) if none.path.is_ident("None") => (None, true),
+            _ => {
+                self.cx.error_spanned_by(&binding.pat, msg::OPTION_VALUE);
+                return Some(Err(Poison));
+            }
+        };
+        Some((|| {
+            let (flag, value) = self.option_of(&name)?;
+            let cond = match negated {
+                true => self.push(Inst::Unary(UnOp::Not, flag), Ty::Bool, span),
+                false => flag,
+            };
+            self.branch(
+                Ok(cond),
+                want_value,
+                span,
+                |this| match some {
+                    Some(pattern) => this.then_bound(pattern, Item::Value(value), expr, want_value),
+                    None => this.block(&expr.then_branch, want_value),
+                },
+                |this| this.else_branch(expr, want_value),
+            )
+        })())
+    }
+
+    /// `match name { Some(p) => a, None => b }` (arms in either order, `_`
+    /// for either; `Some(p) if g => a, _ => b` with a guard) of an option
+    /// local, as the `if let` it is. `None` if the
+    /// scrutinee is no option local.
+    pub(super) fn option_match(&mut self, expr: &ExprMatch) -> Option<Result<ExprIf, Poison>> {
+        self.option_local(&expr.expr)?;
+        let scrutinee = &expr.expr;
+        let is_some = |pat: &Pat| {
+            matches!(pat, Pat::TupleStruct(some)
+                if some.path.is_ident("Some") && some.elems.len() == 1)
+        };
+        let arm_is_some = |arm: &syn::Arm| match &arm.pat {
+            Pat::Guard(guarded) => is_some(&guarded.pat),
+            pat => is_some(pat),
+        };
+        let arm_is_rest = |arm: &syn::Arm| match &arm.pat {
+            Pat::Wild(_) => true,
+            Pat::Ident(none) => none.ident == "None" && none.subpat.is_none(),
+            Pat::Path(none) => none.path.is_ident("None"),
+            _ => false,
+        };
+        let (some, rest) = match expr.arms.as_slice() {
+            [a, b] if arm_is_some(a) && arm_is_rest(b) => (a, b),
+            [a, b] if arm_is_rest(a) && arm_is_some(b) && !matches!(b.pat, Pat::Guard(_)) => (b, a),
+            _ => {
+                self.cx
+                    .error_spanned_by(expr.match_token, msg::OPTION_MATCH);
+                return Some(Err(Poison));
+            }
+        };
+        let (then, els) = (&some.body, &rest.body);
+        // `Some(b) if b >= v => a, _ => b`: the rest also when the guard
+        // fails (written twice, one runs).
+        if let Pat::Guard(guarded) = &some.pat {
+            let (pat, guard) = (&guarded.pat, &guarded.guard);
+            return Some(Ok(syn::parse_quote_spanned!(expr.span()=>
+                if let #pat = #scrutinee {
+                    if #guard { #then } else { #els }
+                } else {
+                    #els
+                }
+            )));
+        }
+        let pat = &some.pat;
+        Some(Ok(syn::parse_quote_spanned!(expr.span()=>
+            if let #pat = #scrutinee { #then } else { #els }
+        )))
+    }
+
+    /// The methods of an option local: `is_some()`, `is_none()`,
+    /// `is_some_and(f)`, `is_none_or(f)`, `unwrap()`, `expect(m)`,
+    /// `unwrap_or(d)`, `unwrap_or_default()`, `map_or(d, f)`. `None` if the
+    /// receiver is no option local.
+    pub(super) fn option_method(&mut self, call: &ExprMethodCall) -> Option<Lowered> {
+        let name = self.option_local(&call.receiver)?;
+        let span = call.span();
+        let method = call.method.to_string();
+        Some((|| {
+            let (flag, value) = self.option_of(&name)?;
+            let empty = self.push(Inst::Unary(UnOp::Not, flag), Ty::Bool, span);
+            match (method.as_str(), call.args.len()) {
+                ("is_some", 0) => Ok(flag),
+                ("is_none", 0) => Ok(empty),
+                ("unwrap", 0) | ("expect" | "unwrap_or", 1) => {
+                    self.unwrapped(call, empty, span, |_| Ok(value))
+                }
+                ("unwrap_or_default", 0) => {
+                    let ty = self.ty(value);
+                    self.chosen(
+                        flag,
+                        span,
+                        |_| Ok(value),
+                        |this| Ok(this.push(Inst::Const(Const::Zero), ty, span)),
+                    )
+                }
+                // `map_or(d, f)`: `f` runs only on a value.
+                ("map_or", 2) => {
+                    let f = self.callable(&call.args[1])?;
+                    let fallback = &call.args[0];
+                    self.chosen(
+                        flag,
+                        span,
+                        |this| this.applied(&f, value, span),
+                        |this| this.expr(fallback),
+                    )
+                }
+                // `is_some_and(f)`: likewise, `false` without a value;
+                // `is_none_or(f)`: `true` without one.
+                ("is_some_and" | "is_none_or", 1) => {
+                    let f = self.callable(&call.args[0])?;
+                    let otherwise = Inst::Const(Const::Bool(method == "is_none_or"));
+                    self.chosen(
+                        flag,
+                        span,
+                        |this| this.applied(&f, value, span),
+                        |this| Ok(this.push(otherwise, Ty::Bool, span)),
+                    )
+                }
+                _ => {
+                    self.cx.error_spanned_by(&call.method, msg::OPTION_VALUE);
+                    Err(Poison)
+                }
+            }
+        })())
+    }
+
+    /// `if flag { then } else { otherwise }`, each a value.
+    fn chosen(
+        &mut self,
+        flag: Value,
+        span: proc_macro2::Span,
+        then: impl FnOnce(&mut Self) -> Lowered,
+        otherwise: impl FnOnce(&mut Self) -> Lowered,
+    ) -> Lowered {
+        self.branch(
+            Ok(flag),
+            true,
+            span,
+            |this| then(this).map(Some),
+            |this| otherwise(this).map(Some),
+        )
+        .map(|value| value.expect("both branches have a value"))
+    }
+
+    /// `f(value)`, a number.
+    fn applied(
+        &mut self,
+        f: &super::closures::Callable,
+        value: Value,
+        span: proc_macro2::Span,
+    ) -> Lowered {
+        let item = self.apply(f, vec![Item::Value(value)], span)?;
+        self.scalar_item(item, span)
+    }
+}
+
+/// The hidden variable holding part `k` of the option local `name`:
+/// `#best?some` (whether it holds a value), shown as `best_some`, and
+/// `#best?` (the value), shown as `best`.
+pub(super) fn option_part(name: &str, k: usize) -> String {
+    match k {
+        0 => format!("#{name}?some"),
+        _ => format!("#{name}?"),
+    }
+}
+
+/// `T` of `Option<T>` (or `std::option::Option<T>`), if `ty` is one.
+fn option_type(ty: &syn::Type) -> Option<&syn::Type> {
+    let syn::Type::Path(path) = ty else {
+        return None;
+    };
+    let last = path.path.segments.last()?;
+    if last.ident != "Option" {
+        return None;
+    }
+    let syn::PathArguments::AngleBracketed(args) = &last.arguments else {
+        return None;
+    };
+    match args.args.first() {
+        Some(syn::GenericArgument::Type(inner)) if args.args.len() == 1 => Some(inner),
+        _ => None,
+    }
+}
+
+/// Whether `expr` is written as an option: `None` or `Some(e)`.
+fn is_option_form(expr: &Expr) -> bool {
+    match super::strip_parens(expr) {
+        Expr::Path(path) => path.path.is_ident("None"),
+        Expr::Call(call) => {
+            matches!(&*call.func, Expr::Path(path) if path.path.is_ident("Some"))
+                && call.args.len() == 1
+        }
+        _ => false,
+    }
+}
