@@ -1323,6 +1323,18 @@ check!(
     }"
 );
 check!(
+    option_match_arms,
+    "",
+    "fn f(x: &[f64]) -> f64 {
+        let top = x.iter().copied().reduce(f64::max);
+        match top {
+            Some(m) if m > 1.0 => m.ln(),
+            Some(m) => m,
+            None => 0.0,
+        }
+    }"
+);
+check!(
     matrix_by_value,
     "",
     "fn f(m: [[f64; 2]; 2], v: &[f64]) -> f64 {

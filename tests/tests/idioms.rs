@@ -7860,6 +7860,78 @@ mod options_in_locals {
         best.expect("an item")
     }
 
+    /// Arms in any order, guards, an inner literal, `_` last.
+    #[differentiate(vjp, jvp)]
+    fn steps_by_arms(x: &[f64]) -> f64 {
+        let mut prev: Option<usize> = None;
+        let mut s = 0.0;
+        for i in 0..x.len() {
+            match prev {
+                None => s += x[i],
+                Some(0) => s *= x[i],
+                Some(j) if x[j] > x[i] => s += x[j] - x[i],
+                _ => s -= 0.5 * x[i],
+            }
+            prev = Some(i);
+        }
+        s
+    }
+
+    fn steps_by_arms_by_hand(x: &[f64]) -> f64 {
+        let mut s = x[0] * x[1];
+        for i in 2..x.len() {
+            if x[i - 1] > x[i] {
+                s += x[i - 1] - x[i];
+            } else {
+                s -= 0.5 * x[i];
+            }
+        }
+        s
+    }
+
+    /// Options a chain or a buffer gives, kept in a local.
+    #[differentiate(vjp, jvp)]
+    fn options_of_searches(x: &[f64]) -> f64 {
+        let top = x.iter().max_by(|a, b| a.total_cmp(b));
+        let first = x.first().copied();
+        let third: Option<&f64> = x.get(2);
+        let mut s = match top {
+            Some(&m) => m * x[0],
+            None => 0.0,
+        };
+        s += first.unwrap_or(0.0) * third.copied().unwrap_or_default();
+        let mut best: Option<f64> = None;
+        for k in 1..3 {
+            best = x[..3 * k].iter().copied().reduce(f64::min);
+        }
+        s + best.map_or(1.0, |b| b * b)
+    }
+
+    #[test]
+    fn options_kept_from_searches() {
+        let grad = check_slice(
+            options_of_searches,
+            options_of_searches_vjp,
+            options_of_searches_jvp,
+            &X,
+        );
+        // top = x3, first = x0, third = x2, best = min(x0..x5) = x1.
+        let mut expected = [0.0; 7];
+        expected[3] = X[0];
+        expected[0] = X[3] + X[2];
+        expected[2] = X[0];
+        expected[1] = 2.0 * X[1];
+        assert_close(&grad, &expected);
+    }
+
+    #[test]
+    fn arms_tested_in_order() {
+        let grad = check_slice(steps_by_arms, steps_by_arms_vjp, steps_by_arms_jvp, &X);
+        assert_eq!(steps_by_arms(&X), steps_by_arms_by_hand(&X));
+        ad_runtime::check::gradient(steps_by_arms_by_hand, |_| grad.clone(), &X)
+            .assert_within(1e-7);
+    }
+
     #[test]
     fn the_previous_item() {
         let grad = check_slice(squared_steps, squared_steps_vjp, squared_steps_jvp, &X);

@@ -362,9 +362,6 @@ impl Lower<'_> {
         expr: &ExprMatch,
         want_value: bool,
     ) -> Result<Option<Value>, Poison> {
-        if let Some(desugared) = self.option_match(expr) {
-            return self.if_(&desugared?, want_value);
-        }
         self.match_with(expr, want_value, None)
     }
 
@@ -383,6 +380,9 @@ impl Lower<'_> {
     ) -> Result<Option<Value>, Poison> {
         if let Expr::Tuple(tuple) = &*expr.expr {
             return self.unsupported(tuple, msg::MATCH_TUPLE).map(Some);
+        }
+        if let Some(lowered) = self.option_match(expr, want_value, parts) {
+            return lowered;
         }
         if expr.arms.iter().any(|arm| match &arm.pat {
             Pat::Guard(guarded) => is_slice_pattern(&guarded.pat),
@@ -448,7 +448,7 @@ impl Lower<'_> {
 
     /// An arm's body, its names bound: its value if `want_value`, or the
     /// hidden locals `parts` assigned from the tuple it ends in.
-    fn arm_body(
+    pub(super) fn arm_body(
         &mut self,
         arm: &Arm,
         want_value: bool,
@@ -707,7 +707,7 @@ impl Lower<'_> {
 
     /// The test that `pattern` matches `scrutinee` (`None`: it always does),
     /// collecting the names it binds.
-    fn pattern(
+    pub(super) fn pattern(
         &mut self,
         pattern: &Pat,
         scrutinee: Value,
@@ -2075,7 +2075,7 @@ fn if_let_reduced(expr: &ExprIf, binding: &syn::ExprLet) -> Option<ExprIf> {
 /// `max_by(cmp)` and `min_by(cmp)` of a chain without filters (`copied()`
 /// or `cloned()` after any of them changes nothing). `None` for any other
 /// method (`find` and `position` know only when the loop has run).
-fn is_some_test(call: &ExprMethodCall) -> Option<Expr> {
+pub(super) fn is_some_test(call: &ExprMethodCall) -> Option<Expr> {
     let (end, _) = super::iter::through_copied(call);
     let span = call.span();
     let receiver = &end.receiver;

@@ -1270,6 +1270,12 @@ impl Lower<'_> {
                     _ => None,
                 })
                 .map(|scalar| scalar.ty());
+            // `count()` of items nothing leaves out or computes (no
+            // `filter`, no `map` whose closure could panic or assign): the
+            // length the chain's ranges give.
+            if name == "count" && !chain.filtered() && chain.parts().iter().all(|p| p.maps == 0) {
+                return Ok(Item::Value(self.chain_count(&chain, span)));
+            }
             match name.as_str() {
                 "sum" | "product" | "count" => {
                     let ty = match name.as_str() {
@@ -2077,6 +2083,16 @@ impl Lower<'_> {
                     true,
                     span,
                     |this| this.expr(unreferenced(fallback)).map(Some),
+                    |this| value(this).map(Some),
+                )?
+                .expect("both branches have a value")),
+            // `unwrap_or_default()`: a zero without a value.
+            ("unwrap_or_default", None) => Ok(self
+                .branch(
+                    Ok(empty),
+                    true,
+                    span,
+                    |this| Ok(Some(this.push(Inst::Const(Const::Zero), Ty::Float, span))),
                     |this| value(this).map(Some),
                 )?
                 .expect("both branches have a value")),

@@ -1,6 +1,6 @@
 //! `Option`s of numbers kept in locals: `let mut best: Option<f64> = None;`,
 //! `best = Some(v);`, `prev = Some(x[i]);`, read by `if let Some(b) = best`,
-//! `match best { Some(b) => …, None => … }`, `let Some(b) = best else { … };`,
+//! `match best { Some(b) if b > v => …, Some(b) => …, None => … }`, `let Some(b) = best else { … };`,
 //! `best.unwrap()`, `expect`, `unwrap_or(d)`, `unwrap_or_default()`,
 //! `map_or(d, f)`, `is_some()`, `is_none()`, `is_some_and(f)`, `is_none_or(f)`.
 //!
@@ -20,6 +20,18 @@ use crate::ir::{Const, Inst, Ty, UnOp, Value};
 /// What an option is made of: whether it holds a value, and the value.
 type Parts = Result<(Value, Value), Poison>;
 
+/// An option local matched on, and what the `match` gives (see
+/// [`Lower::arm_body`]).
+#[derive(Clone, Copy)]
+struct Scrutinee<'p> {
+    flag: Value,
+    value: Value,
+    want_value: bool,
+    parts: Option<&'p [String]>,
+    /// The `match` keyword's.
+    span: proc_macro2::Span,
+}
+
 impl Lower<'_> {
     /// `let [mut] name[: Option<T>] = init;` of an option: `None`,
     /// `Some(e)`, or another option local (a copy). False if `init` is none
@@ -34,6 +46,13 @@ impl Lower<'_> {
         if annotation.is_some() && declared.is_none() && !is_option_form(init) {
             return false;
         }
+        // `Option<&f64>` (of `x.first()`) holds the number all the same.
+        let declared = declared.map(|mut inner| {
+            while let syn::Type::Reference(reference) = inner {
+                inner = &reference.elem;
+            }
+            inner
+        });
         let ty = match declared {
             Some(inner) => {
                 match super::sig::scalar_type(inner, self.builder.func().float_param.as_ref()) {
@@ -125,6 +144,30 @@ impl Lower<'_> {
                     (yes, value)
                 }))
             }
+            // `x.first()`, `x.get(i)`, `chain.reduce(f)`, `chain.max_by(cmp)`,
+            // `chain.last()`: whether there is an item, and the item (a zero
+            // if there is none).
+            Expr::MethodCall(call) => {
+                let (end, _) = super::iter::through_copied(call);
+                if matches!(
+                    end.method.to_string().as_str(),
+                    "split_first" | "split_last"
+                ) {
+                    return None;
+                }
+                let test = super::expr::is_some_test(call)?;
+                let span = call.span();
+                let item: Expr = syn::parse_quote_spanned!(span=> #call.unwrap_or_default());
+                let flag = self.scalar_expr(&test);
+                let value = self.scalar_expr(&item);
+                Some(flag.and_then(|flag| {
+                    let value = value?;
+                    if let Some(ty) = ty {
+                        self.builder.refine_ty(value, ty);
+                    }
+                    Ok((flag, value))
+                }))
+            }
             _ => {
                 let name = self.option_local(expr)?;
                 Some(self.option_of(&name))
@@ -132,8 +175,20 @@ impl Lower<'_> {
         }
     }
 
-    /// The name of the option local `expr` names, if it names one.
+    /// The name of the option local `expr` names, if it names one (also
+    /// through `copied()`, `cloned()` and `as_ref()`, which change only
+    /// whether Rust sees the value behind a reference).
     fn option_local(&self, expr: &Expr) -> Option<String> {
+        let mut expr = super::strip_parens(expr);
+        while let Expr::MethodCall(call) = expr
+            && call.args.is_empty()
+            && matches!(
+                call.method.to_string().as_str(),
+                "copied" | "cloned" | "as_ref"
+            )
+        {
+            expr = super::strip_parens(&call.receiver);
+        }
         let name = super::expr::local_name(expr)?;
         matches!(self.special(&name), Some(Special::Option)).then_some(name)
     }
@@ -186,53 +241,139 @@ impl Lower<'_> {
         })())
     }
 
-    /// `match name { Some(p) => a, None => b }` (arms in either order, `_`
-    /// for either; `Some(p) if g => a, _ => b` with a guard) of an option
-    /// local, as the `if let` it is. `None` if the
-    /// scrutinee is no option local.
-    pub(super) fn option_match(&mut self, expr: &ExprMatch) -> Option<Result<ExprIf, Poison>> {
-        self.option_local(&expr.expr)?;
-        let scrutinee = &expr.expr;
-        let is_some = |pat: &Pat| {
-            matches!(pat, Pat::TupleStruct(some)
-                if some.path.is_ident("Some") && some.elems.len() == 1)
+    /// `match name { Some(p) => a, None => b }` of an option local, any
+    /// arms (`Some(p) if g`, `Some(0.0)`, `None`, `_`, in any order): each
+    /// arm tests whether the option holds a value, then its inner pattern
+    /// and its guard with the names bound, falling through to the arms
+    /// after it (lowered again on each path that reaches them). `None` if
+    /// the scrutinee is no option local.
+    pub(super) fn option_match(
+        &mut self,
+        expr: &ExprMatch,
+        want_value: bool,
+        parts: Option<&[String]>,
+    ) -> Option<Result<Option<Value>, Poison>> {
+        let name = self.option_local(&expr.expr)?;
+        if expr.arms.is_empty() {
+            self.cx
+                .error_spanned_by(expr.match_token, msg::OPTION_MATCH);
+            return Some(Err(Poison));
+        }
+        Some(self.option_of(&name).and_then(|(flag, value)| {
+            let option = Scrutinee {
+                flag,
+                value,
+                want_value,
+                parts,
+                span: expr.match_token.span,
+            };
+            self.option_arms(&expr.arms, option, None)
+        }))
+    }
+
+    /// The `match` from `arms` on, on a path where whether the option holds
+    /// a value is `known` (after an arm that tested it): an arm of the
+    /// other variant is skipped there, one of this variant tests nothing
+    /// more.
+    fn option_arms(
+        &mut self,
+        arms: &[syn::Arm],
+        option: Scrutinee<'_>,
+        known: Option<bool>,
+    ) -> Result<Option<Value>, Poison> {
+        let Some((arm, rest)) = arms.split_first() else {
+            // Only a `match` rustc rejects (not exhaustive) gets here.
+            self.cx.error_at(option.span, msg::OPTION_MATCH);
+            return Err(Poison);
         };
-        let arm_is_some = |arm: &syn::Arm| match &arm.pat {
-            Pat::Guard(guarded) => is_some(&guarded.pat),
-            pat => is_some(pat),
+        let (pat, guard) = match &arm.pat {
+            Pat::Guard(guarded) => (&*guarded.pat, Some(&*guarded.guard)),
+            pat => (pat, None),
         };
-        let arm_is_rest = |arm: &syn::Arm| match &arm.pat {
-            Pat::Wild(_) => true,
-            Pat::Ident(none) => none.ident == "None" && none.subpat.is_none(),
-            Pat::Path(none) => none.path.is_ident("None"),
-            _ => false,
-        };
-        let (some, rest) = match expr.arms.as_slice() {
-            [a, b] if arm_is_some(a) && arm_is_rest(b) => (a, b),
-            [a, b] if arm_is_rest(a) && arm_is_some(b) && !matches!(b.pat, Pat::Guard(_)) => (b, a),
+        // `Some(Some(p))` for `Some(p)`, `Some(None)` for `None`, `None`
+        // for `_`.
+        let inner = match pat {
+            Pat::TupleStruct(some) if some.path.is_ident("Some") && some.elems.len() == 1 => {
+                Some(Some(&some.elems[0]))
+            }
+            Pat::Ident(none) if none.ident == "None" && none.subpat.is_none() => Some(None),
+            Pat::Path(none) if none.path.is_ident("None") => Some(None),
+            Pat::Wild(_) => None,
             _ => {
-                self.cx
-                    .error_spanned_by(expr.match_token, msg::OPTION_MATCH);
-                return Some(Err(Poison));
+                self.cx.error_spanned_by(pat, msg::OPTION_MATCH);
+                return Err(Poison);
             }
         };
-        let (then, els) = (&some.body, &rest.body);
-        // `Some(b) if b >= v => a, _ => b`: the rest also when the guard
-        // fails (written twice, one runs).
-        if let Pat::Guard(guarded) = &some.pat {
-            let (pat, guard) = (&guarded.pat, &guarded.guard);
-            return Some(Ok(syn::parse_quote_spanned!(expr.span()=>
-                if let #pat = #scrutinee {
-                    if #guard { #then } else { #els }
-                } else {
-                    #els
-                }
-            )));
+        let variant = inner.map(|inner| inner.is_some());
+        if variant.is_some() && known.is_some() && variant != known {
+            return self.option_arms(rest, option, known);
         }
-        let pat = &some.pat;
-        Some(Ok(syn::parse_quote_spanned!(expr.span()=>
-            if let #pat = #scrutinee { #then } else { #els }
-        )))
+        // The last arm takes what is left (Rust checked that it all
+        // matches), so it tests nothing.
+        let last = rest.is_empty();
+        let span = arm.pat.span();
+        let Scrutinee {
+            value,
+            want_value,
+            parts,
+            ..
+        } = option;
+        // The arm once the option is known to have its variant: the inner
+        // pattern's names bound, its test and the guard, then the body.
+        let matched = |this: &mut Self, known: Option<bool>| -> Result<Option<Value>, Poison> {
+            this.scopes.push(super::Scope::default());
+            let mut bindings = Vec::new();
+            let test = match inner.flatten() {
+                // `Some(&m)` of an `Option<&f64>`: the number.
+                Some(mut inner) => {
+                    while let Pat::Reference(reference) = inner {
+                        inner = &reference.pat;
+                    }
+                    this.pattern(inner, value, &mut bindings)?
+                }
+                None => None,
+            };
+            this.scopes.pop();
+            this.scopes.push(
+                bindings
+                    .iter()
+                    .map(|name| (name.clone(), Ok(value)))
+                    .collect(),
+            );
+            let result = (|| {
+                let body = |this: &mut Self| this.arm_body(arm, want_value, parts);
+                if last {
+                    return body(this);
+                }
+                let rest = |this: &mut Self| this.option_arms(rest, option, known);
+                let guarded = |this: &mut Self| match guard {
+                    Some(guard) => {
+                        let cond = this.scalar_expr(guard);
+                        this.branch(cond, want_value, span, body, rest)
+                    }
+                    None => body(this),
+                };
+                match test {
+                    Some(cond) => this.branch(Ok(cond), want_value, span, guarded, rest),
+                    None => guarded(this),
+                }
+            })();
+            this.scopes.pop();
+            result
+        };
+        let holds = match variant {
+            _ if last || known.is_some() => return matched(self, known),
+            None => return matched(self, known),
+            Some(true) => option.flag,
+            Some(false) => self.push(Inst::Unary(UnOp::Not, option.flag), Ty::Bool, span),
+        };
+        self.branch(
+            Ok(holds),
+            want_value,
+            span,
+            |this| matched(this, variant),
+            |this| this.option_arms(rest, option, variant.map(|v| !v)),
+        )
     }
 
     /// The methods of an option local: `is_some()`, `is_none()`,
