@@ -8016,3 +8016,70 @@ mod options_in_locals {
         assert_eq!(message, "an item");
     }
 }
+
+/// A temporary `Vec` refilled on every iteration: emptied by `clear()`, or
+/// made afresh and filled by a `for` whose length the iteration decides.
+mod buffers_refilled_in_loops {
+    use super::*;
+
+    #[differentiate(vjp, jvp)]
+    fn cleared_each_step(x: &[f64]) -> f64 {
+        let mut tmp = Vec::with_capacity(x.len());
+        let mut total = 0.0;
+        for k in 1..4 {
+            tmp.clear();
+            for &v in x.iter().take(k + 2) {
+                tmp.push(v * k as f64);
+            }
+            total += tmp.iter().map(|t| t.sin()).sum::<f64>();
+        }
+        total
+    }
+
+    #[differentiate(vjp, jvp)]
+    fn made_each_step(x: &[f64]) -> f64 {
+        let mut total = 0.0;
+        for k in 1..x.len() {
+            let mut tmp = Vec::new();
+            for &v in &x[k..] {
+                tmp.push(v * v);
+            }
+            total += tmp.iter().sum::<f64>() * tmp[0];
+        }
+        total
+    }
+
+    fn made_each_step_by_hand(x: &[f64]) -> f64 {
+        (1..x.len())
+            .map(|k| x[k..].iter().map(|v| v * v).sum::<f64>() * x[k] * x[k])
+            .sum()
+    }
+
+    #[test]
+    fn cleared_buffers_hold_each_steps_items() {
+        let grad = check_slice(
+            cleared_each_step,
+            cleared_each_step_vjp,
+            cleared_each_step_jvp,
+            &X,
+        );
+        // d/dx_i of sum_k sum_{i < k + 2} sin(k x_i).
+        let expected: Vec<f64> = (0..X.len())
+            .map(|i| {
+                (1_u32..4)
+                    .filter(|&k| i < k as usize + 2)
+                    .map(|k| f64::from(k) * (f64::from(k) * X[i]).cos())
+                    .sum()
+            })
+            .collect();
+        assert_close(&grad, &expected);
+    }
+
+    #[test]
+    fn a_buffer_as_long_as_the_step_says() {
+        let grad = check_slice(made_each_step, made_each_step_vjp, made_each_step_jvp, &X);
+        assert!((made_each_step(&X) - made_each_step_by_hand(&X)).abs() < 1e-12);
+        ad_runtime::check::gradient(made_each_step_by_hand, |_| grad.clone(), &X)
+            .assert_within(1e-7);
+    }
+}

@@ -252,16 +252,25 @@ impl Emitter<'_> {
     /// so that it must be computed where the IR has it, never moved later.
     pub(super) fn reads_state(&self, value: Value) -> bool {
         match self.func.inst(value) {
-            Inst::Load(buf, _) | Inst::Len(buf) => self.written.contains(buf),
-            Inst::Call(_, args) => args.iter().any(|arg| self.written.contains(arg)),
+            // Of a sub-slice too: what is written is its base.
+            Inst::Load(buf, _) | Inst::Len(buf) => self.is_written(*buf),
+            Inst::Call(_, args) => args.iter().any(|&arg| self.is_written(arg)),
             // A pullback lent a shadow that later code resets (the seed of
             // a call whose output went into a buffer, `UserCall::into`).
             Inst::Apply { args, .. } | Inst::Forward { args, .. } => {
-                args.iter().any(|(arg, _)| self.written.contains(arg))
+                args.iter().any(|&(arg, _)| self.is_written(arg))
                     || self.func.inst(value).is_effect()
             }
             inst => inst.is_effect(),
         }
+    }
+
+    /// Whether a buffer, or the buffer a sub-slice views, is written.
+    fn is_written(&self, buf: Value) -> bool {
+        self.func
+            .bases(vec![buf])
+            .iter()
+            .any(|base| self.written.contains(base))
     }
 
     /// The name of a value that should be bound, or `None` to inline it.

@@ -1487,7 +1487,9 @@ impl Lower<'_> {
             return self.unsupported(init, msg::BUFFER_IN_REGION);
         }
         let count = self.chain_count(&chain, span);
-        let buf = self.hoisted_buf(init, None, Ty::Float, count, None, span)?;
+        // Of a count known only in the loop (`x.iter().take(k)`), a buffer
+        // as long as a bound of it, and its first `count` elements.
+        let (_, buf) = self.hoisted_prefix(init, Ty::Float, count, span)?;
         let key = self.block_counter("position", span);
         self.positional.insert(buf, key);
         Ok(buf)

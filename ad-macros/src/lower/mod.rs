@@ -265,7 +265,10 @@ pub(crate) fn body(cx: &Ctxt, func: &ItemFn, sig: &Signature) -> Option<Function
         }
     }
     let out = lower
-        .fn_body(&extends_as_loops(&func.block), &sig.output_ty)
+        .fn_body(
+            &clears_as_fresh(&extends_as_loops(&func.block)),
+            &sig.output_ty,
+        )
         .ok()?;
     lower.builder.refine_ty(out, &sig.output_ty);
     Some(lower.builder.finish(out))
@@ -1942,13 +1945,6 @@ fn maps_to_float(f: &Expr) -> bool {
 /// supported wherever such a loop is.
 /// The body is copied only when it has one.
 fn extends_as_loops(block: &Block) -> std::borrow::Cow<'_, Block> {
-    struct Find(bool);
-    impl syn::visit::Visit<'_> for Find {
-        fn visit_stmt(&mut self, stmt: &Stmt) {
-            self.0 |= extended(stmt).is_some();
-            syn::visit::visit_stmt(self, stmt);
-        }
-    }
     struct Rewrite;
     impl syn::visit_mut::VisitMut for Rewrite {
         fn visit_stmt_mut(&mut self, stmt: &mut Stmt) {
@@ -1958,14 +1954,108 @@ fn extends_as_loops(block: &Block) -> std::borrow::Cow<'_, Block> {
             syn::visit_mut::visit_stmt_mut(self, stmt);
         }
     }
-    let mut find = Find(false);
-    syn::visit::Visit::visit_block(&mut find, block);
-    if !find.0 {
+    if !any_stmt(block, |stmt| extended(stmt).is_some()) {
         return std::borrow::Cow::Borrowed(block);
     }
     let mut rewritten = block.clone();
     syn::visit_mut::VisitMut::visit_block_mut(&mut Rewrite, &mut rewritten);
     std::borrow::Cow::Owned(rewritten)
+}
+
+/// The body with a local `Vec` emptied at the start of each iteration of a
+/// loop (`tmp.clear();`) made afresh there instead, `let mut tmp =
+/// Vec::new();`: the same values, as a buffer the loop makes per
+/// iteration (which is supported), where a buffer changing length the other
+/// way is not. Only where that is the same program: `tmp` bound by a `let`
+/// before the loop in the same block, the `clear()` a statement of the
+/// loop's body that nothing before it in the body names `tmp`, and nothing
+/// after the loop names it. The body is copied only when it has one.
+fn clears_as_fresh(block: &Block) -> std::borrow::Cow<'_, Block> {
+    struct Rewrite(bool);
+    impl syn::visit_mut::VisitMut for Rewrite {
+        fn visit_block_mut(&mut self, block: &mut Block) {
+            for k in 0..block.stmts.len() {
+                let (before, rest) = block.stmts.split_at_mut(k);
+                let (stmt, after) = rest.split_first_mut().expect("k < len");
+                let body = match stmt {
+                    Stmt::Expr(Expr::ForLoop(l), _) => &mut l.body,
+                    Stmt::Expr(Expr::While(l), _) => &mut l.body,
+                    Stmt::Expr(Expr::Loop(l), _) => &mut l.body,
+                    _ => continue,
+                };
+                for at in 0..body.stmts.len() {
+                    let Some(name) = cleared(&body.stmts[at]) else {
+                        continue;
+                    };
+                    let declared = before.iter().any(|stmt| {
+                        matches!(stmt, Stmt::Local(local)
+                            if bound_name(&local.pat).as_deref() == Some(name.as_str()))
+                    });
+                    if declared
+                        && !names_ident(&body.stmts[..at], &name)
+                        && !names_ident(after, &name)
+                    {
+                        let ident = syn::Ident::new(&name, body.stmts[at].span());
+                        body.stmts[at] = syn::parse_quote_spanned!(ident.span()=>
+                            let mut #ident = Vec::new();
+                        );
+                        self.0 = true;
+                    }
+                    break;
+                }
+            }
+            syn::visit_mut::visit_block_mut(self, block);
+        }
+    }
+    if !any_stmt(block, |stmt| cleared(stmt).is_some()) {
+        return std::borrow::Cow::Borrowed(block);
+    }
+    let mut rewritten = block.clone();
+    let mut rewrite = Rewrite(false);
+    syn::visit_mut::VisitMut::visit_block_mut(&mut rewrite, &mut rewritten);
+    match rewrite.0 {
+        true => std::borrow::Cow::Owned(rewritten),
+        false => std::borrow::Cow::Borrowed(block),
+    }
+}
+
+/// Whether a statement of `block`, at any depth, is one `is` holds for.
+fn any_stmt(block: &Block, is: impl Fn(&Stmt) -> bool) -> bool {
+    struct Find<F>(F, bool);
+    impl<F: Fn(&Stmt) -> bool> syn::visit::Visit<'_> for Find<F> {
+        fn visit_stmt(&mut self, stmt: &Stmt) {
+            self.1 |= (self.0)(stmt);
+            syn::visit::visit_stmt(self, stmt);
+        }
+    }
+    let mut find = Find(is, false);
+    syn::visit::Visit::visit_block(&mut find, block);
+    find.1
+}
+
+/// `name` of a statement `name.clear();`.
+fn cleared(stmt: &Stmt) -> Option<String> {
+    let Stmt::Expr(Expr::MethodCall(call), Some(_)) = stmt else {
+        return None;
+    };
+    (call.method == "clear" && call.args.is_empty())
+        .then(|| expr::local_name(&call.receiver))
+        .flatten()
+}
+
+/// Whether `stmts` name the identifier `name` anywhere (also inside
+/// macros, whose tokens are searched).
+fn names_ident(stmts: &[Stmt], name: &str) -> bool {
+    fn search(tokens: proc_macro2::TokenStream, name: &str) -> bool {
+        tokens.into_iter().any(|token| match token {
+            proc_macro2::TokenTree::Ident(ident) => ident.unraw() == name,
+            proc_macro2::TokenTree::Group(group) => search(group.stream(), name),
+            _ => false,
+        })
+    }
+    stmts
+        .iter()
+        .any(|stmt| search(stmt.to_token_stream(), name))
 }
 
 /// `v.extend(chain);` as `for __ad_item in chain { v.push(__ad_item); }`;
