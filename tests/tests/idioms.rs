@@ -7924,6 +7924,54 @@ mod options_in_locals {
         assert_close(&grad, &expected);
     }
 
+    /// Options an `if` or a `match` makes, compared with `==`, in a
+    /// closure and generic.
+    #[allow(clippy::partialeq_to_none)]
+    #[differentiate(vjp, jvp)]
+    fn options_from_branches<T: Float>(x: &[T]) -> T {
+        let shift: Option<T> = if x[0] > T::ZERO { Some(x[0]) } else { None };
+        let f = |v: T| match shift {
+            Some(s) => v - s,
+            None => v,
+        };
+        let mut acc = None;
+        let mut hit: Option<usize> = None;
+        for (i, &v) in x.iter().enumerate() {
+            acc = match acc {
+                Some(a) => Some(a * T::from_f64(0.5) + f(v)),
+                None => Some(f(v)),
+            };
+            if hit == None && v < T::ZERO {
+                hit = Some(i);
+            }
+        }
+        let bonus = if hit == Some(1) { x[1] * x[1] } else { T::ZERO };
+        acc.expect("an item") + bonus
+    }
+
+    fn options_from_branches_by_hand(x: &[f64]) -> f64 {
+        let s = if x[0] > 0.0 { x[0] } else { 0.0 };
+        let acc = x.iter().fold(0.0, |a, &v| a * 0.5 + (v - s));
+        let hit = x.iter().position(|&v| v < 0.0);
+        acc + if hit == Some(1) { x[1] * x[1] } else { 0.0 }
+    }
+
+    #[test]
+    fn options_made_by_branches() {
+        // The second input's first item is below zero: no shift.
+        for x in [&X[..], &[-0.5, 0.25, 2.0]] {
+            let grad = check_slice(
+                options_from_branches::<f64>,
+                options_from_branches_vjp,
+                options_from_branches_jvp,
+                x,
+            );
+            assert!((options_from_branches(x) - options_from_branches_by_hand(x)).abs() < 1e-12);
+            ad_runtime::check::gradient(options_from_branches_by_hand, |_| grad.clone(), x)
+                .assert_within(1e-7);
+        }
+    }
+
     #[test]
     fn arms_tested_in_order() {
         let grad = check_slice(steps_by_arms, steps_by_arms_vjp, steps_by_arms_jvp, &X);

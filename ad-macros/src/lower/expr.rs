@@ -20,6 +20,7 @@ impl Lower<'_> {
             Expr::Path(path) => self.path(path),
             Expr::Paren(paren) => self.expr(&paren.expr),
             Expr::Group(group) => self.expr(&group.expr),
+            Expr::Binary(binary) if let Some(lowered) = self.option_comparison(binary) => lowered,
             Expr::Binary(binary) => match binary_op(&binary.op) {
                 Some(op) if op.is_logic() && may_panic(&binary.right) => {
                     self.short_circuit(op, binary)

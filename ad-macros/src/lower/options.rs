@@ -15,7 +15,7 @@ use syn::{Expr, ExprIf, ExprMatch, ExprMethodCall, Pat};
 use super::closures::Item;
 use super::{Lower, Lowered, Poison, Special};
 use crate::diag::msg;
-use crate::ir::{Const, Inst, Ty, UnOp, Value};
+use crate::ir::{BinOp, Const, Inst, Ty, UnOp, Value};
 
 /// What an option is made of: whether it holds a value, and the value.
 type Parts = Result<(Value, Value), Poison>;
@@ -168,10 +168,89 @@ impl Lower<'_> {
                     Ok((flag, value))
                 }))
             }
+            // `if c { Some(a) } else { None }`, a `match` whose arms end in
+            // options, a block ending in one: the pairs they stand for,
+            // `(true, a)` and `(false, 0.0)`, which the branches assign.
+            Expr::If(_) | Expr::Match(_) | Expr::Block(_) => {
+                let ty = ty.cloned().unwrap_or(Ty::Float);
+                let zero = self.zero_tokens(&ty, span);
+                let is_local = |path: &syn::Path| {
+                    path.get_ident().is_some_and(|ident| {
+                        matches!(self.special(&ident.to_string()), Some(Special::Option))
+                    })
+                };
+                let tupled = tupled(expr, &zero, &is_local)?;
+                let parts = self.item_expr(&tupled).and_then(|item| {
+                    let mut values = Vec::new();
+                    self.flatten(item, span, &mut values)?;
+                    match values[..] {
+                        [flag, value] => {
+                            self.builder.refine_ty(value, &ty);
+                            Ok((flag, value))
+                        }
+                        _ => {
+                            self.cx.error_spanned_by(expr, msg::OPTION_VALUE);
+                            Err(Poison)
+                        }
+                    }
+                });
+                Some(parts)
+            }
             _ => {
                 let name = self.option_local(expr)?;
                 Some(self.option_of(&name))
             }
+        }
+    }
+
+    /// `o == Some(e)`, `o != None`, `a == b` of option locals (one side at
+    /// least an option local): equal when both hold none, or both hold
+    /// equal values. `None` if neither side is an option local.
+    pub(super) fn option_comparison(&mut self, binary: &syn::ExprBinary) -> Option<Lowered> {
+        let negated = match binary.op {
+            syn::BinOp::Eq(_) => false,
+            syn::BinOp::Ne(_) => true,
+            _ => return None,
+        };
+        let typed = match (
+            self.option_local(&binary.left),
+            self.option_local(&binary.right),
+        ) {
+            (Some(name), _) | (None, Some(name)) => self.option_of(&name).ok().map(|(_, v)| v),
+            (None, None) => return None,
+        };
+        let span = binary.span();
+        let ty = typed.map(|value| self.ty(value));
+        let Some(left) = self.option_parts(&binary.left, ty.as_ref()) else {
+            self.cx.error_spanned_by(&binary.left, msg::OPTION_VALUE);
+            return Some(Err(Poison));
+        };
+        let Some(right) = self.option_parts(&binary.right, ty.as_ref()) else {
+            self.cx.error_spanned_by(&binary.right, msg::OPTION_VALUE);
+            return Some(Err(Poison));
+        };
+        Some((|| {
+            let ((fa, va), (fb, vb)) = (left?, right?);
+            let both = self.binary(BinOp::And, fa, fb, span);
+            let same = self.binary(BinOp::Eq, va, vb, span);
+            let equal_values = self.binary(BinOp::And, both, same, span);
+            let either = self.binary(BinOp::Or, fa, fb, span);
+            let neither = self.push(Inst::Unary(UnOp::Not, either), Ty::Bool, span);
+            let equal = self.binary(BinOp::Or, neither, equal_values, span);
+            Ok(match negated {
+                true => self.push(Inst::Unary(UnOp::Not, equal), Ty::Bool, span),
+                false => equal,
+            })
+        })())
+    }
+
+    /// A zero of `ty` as the function writes it: `0` of an integer, `0.0`,
+    /// or `T::ZERO` in a function generic over `T: Float`.
+    fn zero_tokens(&self, ty: &Ty, span: proc_macro2::Span) -> proc_macro2::TokenStream {
+        match (ty, self.builder.func().float_param.as_ref()) {
+            (Ty::Int, _) => quote::quote_spanned!(span=> 0),
+            (Ty::Float, Some(param)) => quote::quote_spanned!(span=> #param::ZERO),
+            _ => quote::quote_spanned!(span=> 0.0),
         }
     }
 
@@ -473,6 +552,81 @@ pub(super) fn option_part(name: &str, k: usize) -> String {
     }
 }
 
+/// `expr`, whose value is an option, with each option it ends in written as
+/// the pair it is made of: `Some(e)` as `(true, e)`, `None` as `(false,
+/// zero)`, an option local `o` (one `is_local` knows) as `(o.is_some(),
+/// o.unwrap_or_default())`, through the tails of `if`s, blocks and `match`
+/// arms (an arm that panics stays as it is). `None` if some tail is no
+/// option.
+fn tupled(
+    expr: &Expr,
+    zero: &proc_macro2::TokenStream,
+    is_local: &dyn Fn(&syn::Path) -> bool,
+) -> Option<Expr> {
+    let span = expr.span();
+    match super::strip_parens(expr) {
+        Expr::Path(path) if path.path.is_ident("None") => {
+            Some(syn::parse_quote_spanned!(span=> (false, #zero)))
+        }
+        Expr::Path(path) if is_local(&path.path) => Some(syn::parse_quote_spanned!(
+            span=> (#path.is_some(), #path.unwrap_or_default())
+        )),
+        Expr::Call(call)
+            if matches!(&*call.func, Expr::Path(path) if path.path.is_ident("Some"))
+                && call.args.len() == 1 =>
+        {
+            let value = &call.args[0];
+            Some(syn::parse_quote_spanned!(span=> (true, #value)))
+        }
+        Expr::If(if_expr) => {
+            let (else_token, els) = if_expr.else_branch.as_ref()?;
+            let then = tupled_block(&if_expr.then_branch, zero, is_local)?;
+            let els = tupled(els, zero, is_local)?;
+            let mut tupled_if = if_expr.clone();
+            tupled_if.then_branch = then;
+            tupled_if.else_branch = Some((*else_token, Box::new(els)));
+            Some(Expr::If(tupled_if))
+        }
+        Expr::Block(block) if block.label.is_none() => {
+            let inner = tupled_block(&block.block, zero, is_local)?;
+            let mut tupled_block_expr = block.clone();
+            tupled_block_expr.block = inner;
+            Some(Expr::Block(tupled_block_expr))
+        }
+        Expr::Match(match_expr) => {
+            let bodies = match_expr
+                .arms
+                .iter()
+                .map(|arm| match super::macros::diverges_expr(&arm.body) {
+                    true => Some((*arm.body).clone()),
+                    false => tupled(&arm.body, zero, is_local),
+                })
+                .collect::<Option<Vec<Expr>>>()?;
+            let mut tupled_match = match_expr.clone();
+            for (arm, body) in tupled_match.arms.iter_mut().zip(bodies) {
+                *arm.body = body;
+            }
+            Some(Expr::Match(tupled_match))
+        }
+        _ => None,
+    }
+}
+
+/// A block whose tail is an option, its tail [`tupled`].
+fn tupled_block(
+    block: &syn::Block,
+    zero: &proc_macro2::TokenStream,
+    is_local: &dyn Fn(&syn::Path) -> bool,
+) -> Option<syn::Block> {
+    let Some(syn::Stmt::Expr(tail, None)) = block.stmts.last() else {
+        return None;
+    };
+    let tail = tupled(tail, zero, is_local)?;
+    let mut block = block.clone();
+    *block.stmts.last_mut().expect("a tail") = syn::Stmt::Expr(tail, None);
+    Some(block)
+}
+
 /// `T` of `Option<T>` (or `std::option::Option<T>`), if `ty` is one.
 fn option_type(ty: &syn::Type) -> Option<&syn::Type> {
     let syn::Type::Path(path) = ty else {
@@ -494,6 +648,9 @@ fn option_type(ty: &syn::Type) -> Option<&syn::Type> {
 /// Whether `expr` is written as an option: `None` or `Some(e)`.
 fn is_option_form(expr: &Expr) -> bool {
     match super::strip_parens(expr) {
+        Expr::If(_) | Expr::Match(_) | Expr::Block(_) => {
+            tupled(expr, &proc_macro2::TokenStream::new(), &|_| false).is_some()
+        }
         Expr::Path(path) => path.path.is_ident("None"),
         Expr::Call(call) => {
             matches!(&*call.func, Expr::Path(path) if path.path.is_ident("Some"))
