@@ -8001,6 +8001,53 @@ mod options_in_locals {
         assert_eq!(running_best_vjp::<f64>(&[], &mut [], 1.0), 0.0);
     }
 
+    /// `if let` with a test inside the pattern.
+    #[allow(clippy::double_ended_iterator_last)]
+    #[differentiate(vjp, jvp)]
+    fn first_hit_at_zero(x: &[f64]) -> f64 {
+        let hit = x.iter().position(|&v| v > 0.0);
+        let mut first: Option<usize> = None;
+        if let Some(i) = hit {
+            first = Some(i);
+        }
+        let big = x.iter().find(|&&v| v > 1.0);
+        let base = if let Some(0) = first {
+            x[0] * x[0]
+        } else if let Some(&i) = first.as_ref() {
+            x[i]
+        } else {
+            1.0
+        };
+        let small = x.iter().copied().filter(|v| *v < 0.0).last();
+        base + big.copied().unwrap_or(0.0) * 0.5 + small.unwrap_or(0.0)
+    }
+
+    #[test]
+    fn a_literal_in_if_let() {
+        // x[0] = 0.3 > 0: x0².
+        let grad = check_slice(
+            first_hit_at_zero,
+            first_hit_at_zero_vjp,
+            first_hit_at_zero_jvp,
+            &X,
+        );
+        // The first item above 1 is x[3] = 2.1.
+        let mut expected = [0.0; 7];
+        expected[0] = 2.0 * X[0];
+        expected[3] = 0.5;
+        // The last negative item is x[4].
+        expected[4] = 1.0;
+        assert_close(&grad, &expected);
+        // The first positive item is x[1]; none above 1; x[0] negative.
+        let grad = check_slice(
+            first_hit_at_zero,
+            first_hit_at_zero_vjp,
+            first_hit_at_zero_jvp,
+            &[-1.0, 0.5],
+        );
+        assert_close(&grad, &[1.0, 1.0]);
+    }
+
     #[test]
     fn an_index_found_once() {
         // The first item above 1 is x[3] = 2.1.

@@ -889,6 +889,25 @@ impl Lower<'_> {
     /// Two regions of one `if` instruction on `cond`, yielding the expression's
     /// value (when `want_value`) and the new value of every outer variable
     /// either branch assigns.
+    /// The value of `cond` on the path being lowered, if the enclosing
+    /// branches decided it (see [`Lower::decided`]): a condition they
+    /// tested, or its negation.
+    fn decided_value(&self, cond: Value) -> Option<bool> {
+        let negation_of = |v: Value| match self.builder.func().inst(v) {
+            Inst::Unary(UnOp::Not, inner) => Some(*inner),
+            _ => None,
+        };
+        self.decided.iter().rev().find_map(|&(tested, value)| {
+            if tested == cond {
+                Some(value)
+            } else if negation_of(cond) == Some(tested) || negation_of(tested) == Some(cond) {
+                Some(!value)
+            } else {
+                None
+            }
+        })
+    }
+
     pub(super) fn branch(
         &mut self,
         cond: Lowered,
@@ -899,16 +918,30 @@ impl Lower<'_> {
     ) -> Result<Option<Value>, Poison> {
         if let Ok(cond) = cond {
             self.bool_use(cond);
+            // A test the enclosing branches decided: only the branch that
+            // runs.
+            if let Some(known) = self.decided_value(cond) {
+                let tail = if known { then(self) } else { els(self) };
+                return tail.map(|tail| tail.filter(|_| want_value));
+            }
         }
         let before = self.scopes.clone();
 
         self.builder.begin_region();
+        let decided = cond.ok().map(|cond| (cond, true));
+        self.decided.extend(decided);
         let then_tail = then(self);
         let mut then = self.builder.end_region(Vec::new());
         let then_scopes = std::mem::replace(&mut self.scopes, before.clone());
 
         self.builder.begin_region();
+        if let Some(last) = self.decided.last_mut().filter(|_| decided.is_some()) {
+            last.1 = false;
+        }
         let else_tail = els(self);
+        if decided.is_some() {
+            self.decided.pop();
+        }
         let mut els = self.builder.end_region(Vec::new());
         let else_scopes = std::mem::replace(&mut self.scopes, before.clone());
 

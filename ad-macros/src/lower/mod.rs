@@ -163,6 +163,7 @@ pub(crate) fn body(cx: &Ctxt, func: &ItemFn, sig: &Signature) -> Option<Function
         loops: Vec::new(),
         n_loops: 0,
         returning: false,
+        decided: Vec::new(),
         elements: Vec::new(),
         loads: Vec::new(),
         fields: Vec::new(),
@@ -314,6 +315,12 @@ struct Lower<'a> {
     /// Whether the function has an early `return`, lowered to the hidden
     /// variables `#returned` and `#ret`.
     returning: bool,
+    /// The conditions the branches being lowered have decided, innermost
+    /// last: in `if c { … } else { … }`, `c` is `true` in the first block
+    /// and `false` in the second, so a test of `c` there needs no `if`
+    /// (an `else if` of the same flag, which clippy denies as
+    /// `ifs_same_cond`).
+    decided: Vec<(Value, bool)>,
     /// The elements that loop variables of `iter_mut()` stand for, innermost
     /// last.
     elements: Vec<buffers::ElementPlace>,

@@ -145,10 +145,40 @@ impl Lower<'_> {
                 }))
             }
             // `x.first()`, `x.get(i)`, `chain.reduce(f)`, `chain.max_by(cmp)`,
-            // `chain.last()`: whether there is an item, and the item (a zero
-            // if there is none).
+            // `chain.last()`, `position(p)`, `find(p)`: whether there is an
+            // item, and the item (a zero if there is none).
             Expr::MethodCall(call) => {
+                // `chain.position(p)`: whether an item passed, and where.
+                if super::iter::is_position(call) {
+                    let chain = self.chain_of(&call.receiver)?;
+                    return Some(chain.and_then(|chain| self.positioned(call, chain)));
+                }
+                // `chain.filter(p).next()` (`last()`): `chain.find(p)`
+                // (`rfind`).
+                if call.args.is_empty()
+                    && let Expr::MethodCall(filter) = &*call.receiver
+                    && filter.method == "filter"
+                    && filter.args.len() == 1
+                    && let Some(method) = match call.method.to_string().as_str() {
+                        "next" => Some("find"),
+                        "last" => Some("rfind"),
+                        _ => None,
+                    }
+                {
+                    let (chain, p) = (&filter.receiver, &filter.args[0]);
+                    let method = syn::Ident::new(method, call.method.span());
+                    let found: Expr = syn::parse_quote_spanned!(span=> #chain.#method(#p));
+                    return self.option_parts(&found, ty);
+                }
                 let (end, _) = super::iter::through_copied(call);
+                // `chain.find(p)`: whether an item passed, and the first.
+                if super::iter::is_find(end) {
+                    let chain = self.chain_of(&end.receiver)?;
+                    return Some(chain.and_then(|chain| {
+                        let found = self.find(end, chain)?;
+                        Ok((found.found, found.value))
+                    }));
+                }
                 if matches!(
                     end.method.to_string().as_str(),
                     "split_first" | "split_last"
@@ -290,6 +320,22 @@ impl Lower<'_> {
     ) -> Option<Result<Option<Value>, Poison>> {
         let name = self.option_local(&binding.expr)?;
         let span = expr.span();
+        // `if let Some(0) = hit`: a test inside, as a `match` makes it.
+        if let Pat::TupleStruct(some) = &*binding.pat
+            && some.path.is_ident("Some")
+            && some.elems.len() == 1
+            && !binds_only(&some.elems[0])
+        {
+            let (pat, scrutinee, then) = (&binding.pat, &binding.expr, &expr.then_branch);
+            let els = match &expr.else_branch {
+                Some((_, els)) => quote::quote!(#els),
+                None => quote::quote!({}),
+            };
+            let desugared: ExprMatch = syn::parse_quote_spanned!(span=>
+                match #scrutinee { #pat => #then, _ => #els }
+            );
+            return Some(self.match_(&desugared, want_value));
+        }
         let (some, negated) = match &*binding.pat {
             Pat::TupleStruct(some) if some.path.is_ident("Some") && some.elems.len() == 1 => {
                 (Some(&some.elems[0]), false)
@@ -625,6 +671,16 @@ fn tupled_block(
     let mut block = block.clone();
     *block.stmts.last_mut().expect("a tail") = syn::Stmt::Expr(tail, None);
     Some(block)
+}
+
+/// Whether a pattern only binds (`v`, `&v`, `_`, `mut v`), testing nothing.
+fn binds_only(pat: &Pat) -> bool {
+    match pat {
+        Pat::Ident(ident) => ident.subpat.is_none(),
+        Pat::Wild(_) => true,
+        Pat::Reference(reference) => binds_only(&reference.pat),
+        _ => false,
+    }
 }
 
 /// `T` of `Option<T>` (or `std::option::Option<T>`), if `ty` is one.
