@@ -886,9 +886,6 @@ impl Lower<'_> {
         name.starts_with(|c: char| c.is_uppercase()) && self.lookup(&name).is_none()
     }
 
-    /// Two regions of one `if` instruction on `cond`, yielding the expression's
-    /// value (when `want_value`) and the new value of every outer variable
-    /// either branch assigns.
     /// The value of `cond` on the path being lowered, if the enclosing
     /// branches decided it (see [`Lower::decided`]): a condition they
     /// tested, or its negation.
@@ -908,6 +905,24 @@ impl Lower<'_> {
         })
     }
 
+    /// `lower`, on a path where `cond` (if there is one) is `value`.
+    fn deciding<T>(
+        &mut self,
+        cond: Option<Value>,
+        value: bool,
+        lower: impl FnOnce(&mut Self) -> T,
+    ) -> T {
+        self.decided.extend(cond.map(|cond| (cond, value)));
+        let lowered = lower(self);
+        if cond.is_some() {
+            self.decided.pop();
+        }
+        lowered
+    }
+
+    /// Two regions of one `if` instruction on `cond`, yielding the expression's
+    /// value (when `want_value`) and the new value of every outer variable
+    /// either branch assigns.
     pub(super) fn branch(
         &mut self,
         cond: Lowered,
@@ -928,20 +943,12 @@ impl Lower<'_> {
         let before = self.scopes.clone();
 
         self.builder.begin_region();
-        let decided = cond.ok().map(|cond| (cond, true));
-        self.decided.extend(decided);
-        let then_tail = then(self);
+        let then_tail = self.deciding(cond.ok(), true, then);
         let mut then = self.builder.end_region(Vec::new());
         let then_scopes = std::mem::replace(&mut self.scopes, before.clone());
 
         self.builder.begin_region();
-        if let Some(last) = self.decided.last_mut().filter(|_| decided.is_some()) {
-            last.1 = false;
-        }
-        let else_tail = els(self);
-        if decided.is_some() {
-            self.decided.pop();
-        }
+        let else_tail = self.deciding(cond.ok(), false, els);
         let mut els = self.builder.end_region(Vec::new());
         let else_scopes = std::mem::replace(&mut self.scopes, before.clone());
 

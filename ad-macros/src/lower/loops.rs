@@ -527,26 +527,21 @@ impl Lower<'_> {
         // A closure called in the body may assign what it captures.
         let mut names = names;
         names.extend(self.closure_mutations());
-        // A tuple variable is carried element by element.
-        let tuples: Vec<(String, usize)> = names
+        // A tuple variable is carried element by element, an option local
+        // as whether it holds a value and the value.
+        let parts: Vec<String> = names
             .iter()
-            .filter_map(|name| match self.special(name) {
-                Some(super::Special::Tuple(n)) => Some((name.clone(), n)),
-                _ => None,
+            .flat_map(|name| match self.special(name) {
+                Some(super::Special::Tuple(n)) => {
+                    (0..n).map(|k| super::tuple_element(name, k)).collect()
+                }
+                Some(super::Special::Option) => (0..2)
+                    .map(|k| super::options::option_part(name, k))
+                    .collect(),
+                _ => Vec::new(),
             })
             .collect();
-        for (name, n) in tuples {
-            names.extend((0..n).map(|k| super::tuple_element(&name, k)));
-        }
-        // An option local likewise, whether it holds a value and the value.
-        let options: Vec<String> = names
-            .iter()
-            .filter(|name| matches!(self.special(name), Some(super::Special::Option)))
-            .cloned()
-            .collect();
-        for name in options {
-            names.extend((0..2).map(|k| super::options::option_part(&name, k)));
-        }
+        names.extend(parts);
         // A buffer is one handle for its whole life (`cur = next` copies the
         // elements): the loop writes it, it does not carry it.
         let carried: Vec<(usize, usize)> = self
