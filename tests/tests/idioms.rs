@@ -7972,6 +7972,37 @@ mod options_in_locals {
         }
     }
 
+    /// Options of integers: of an index buffer (`unwrap_or_default()` is
+    /// an integer zero), and made by an `if` without a type (its `None`
+    /// holds an integer zero). Both expanded to code rustc rejected.
+    #[differentiate(vjp, jvp)]
+    fn options_of_indices(x: &[f64], idx: &[usize]) -> f64 {
+        let first = idx.first();
+        let top = idx.iter().copied().max_by(|a, b| a.cmp(b));
+        let step = if x[0] > 0.0 { Some(1usize) } else { None };
+        let mut s = x[top.unwrap_or_default()];
+        if let Some(&i) = first {
+            s += x[i] * x[i];
+        }
+        s + x[step.map_or(0, |k| k + 1)]
+    }
+
+    #[test]
+    fn options_holding_integers() {
+        const IDX: [usize; 2] = [2, 5];
+        let grad = check_slice(
+            |x| options_of_indices(x, &IDX),
+            |x, d, s| options_of_indices_vjp(x, d, &IDX, s),
+            |x, t| options_of_indices_jvp(x, t, &IDX),
+            &X,
+        );
+        // top = 5, first = 2, step = Some(1) (x0 > 0): x5 + x2² + x2.
+        let mut expected = [0.0; 7];
+        expected[5] = 1.0;
+        expected[2] = 2.0 * X[2] + 1.0;
+        assert_close(&grad, &expected);
+    }
+
     #[test]
     fn arms_tested_in_order() {
         let grad = check_slice(steps_by_arms, steps_by_arms_vjp, steps_by_arms_jvp, &X);

@@ -679,6 +679,9 @@ pub(crate) fn allows() -> TokenStream {
             // (`break` in one, an update in the other) can yield the same
             // values once the effects are lowered to carried values.
             clippy::if_same_then_else,
+            // An `Option` local holds an integer zero while it holds none:
+            // `if c { Some(1) } else { None }` yields `if c { 1 } else { 0 }`.
+            clippy::bool_to_int_with_if,
             // A pullback or a copy carried out of a branch as `Option` is read
             // back (`.unwrap()`) only in the adjoint of that same branch
             // (clippy skips generated code today; this states the intent).

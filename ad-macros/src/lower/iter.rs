@@ -2088,16 +2088,28 @@ impl Lower<'_> {
                     |this| value(this).map(Some),
                 )?
                 .expect("both branches have a value")),
-            // `unwrap_or_default()`: a zero without a value.
-            ("unwrap_or_default", None) => Ok(self
-                .branch(
-                    Ok(empty),
-                    true,
-                    span,
-                    |this| Ok(Some(this.push(Inst::Const(Const::Zero), Ty::Float, span))),
-                    |this| value(this).map(Some),
-                )?
-                .expect("both branches have a value")),
+            // `unwrap_or_default()`: a zero of the value's type (an
+            // integer's of `idx.first()`) without a value.
+            ("unwrap_or_default", None) => {
+                let ty = std::cell::RefCell::new(Ty::Float);
+                let present = self.not(empty, span);
+                Ok(self
+                    .branch(
+                        Ok(present),
+                        true,
+                        span,
+                        |this| {
+                            let value = value(this)?;
+                            *ty.borrow_mut() = this.ty(value);
+                            Ok(Some(value))
+                        },
+                        |this| {
+                            let zero = Inst::Const(Const::Zero);
+                            Ok(Some(this.push(zero, ty.borrow().clone(), span)))
+                        },
+                    )?
+                    .expect("both branches have a value"))
+            }
             _ => {
                 self.cx.error_spanned_by(&call.method, msg::REDUCE_RESULT);
                 Err(Poison)

@@ -813,6 +813,15 @@ impl Lower<'_> {
                 self.push(Inst::Const(Const::Bool(negated)), Ty::Bool, span)
             }
             Inst::Unary(UnOp::Not, inner) => *inner,
+            // `!(a == b)` is `a != b` for every type (not so `<`, of floats).
+            &Inst::Binary(op @ (BinOp::Eq | BinOp::Ne), a, b) => {
+                let flipped = if op == BinOp::Eq {
+                    BinOp::Ne
+                } else {
+                    BinOp::Eq
+                };
+                self.push(Inst::Binary(flipped, a, b), Ty::Bool, span)
+            }
             _ => self.push(Inst::Unary(UnOp::Not, value), Ty::Bool, span),
         }
     }

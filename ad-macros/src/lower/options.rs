@@ -202,7 +202,20 @@ impl Lower<'_> {
             // options, a block ending in one: the pairs they stand for,
             // `(true, a)` and `(false, 0.0)`, which the branches assign.
             Expr::If(_) | Expr::Match(_) | Expr::Block(_) => {
-                let ty = ty.cloned().unwrap_or(Ty::Float);
+                // Undeclared: an integer if a `Some` it ends in holds one
+                // by its form (`Some(i)` of an index, `Some(3)`), so that
+                // its `None` holds an integer zero.
+                let ty = match ty {
+                    // `hit = match o { … Some(i + 1) … }` of a `hit` that
+                    // started as an untyped `None`, a float.
+                    Some(ty) if ty.is_float() && self.holds_integer(expr) => {
+                        self.cx.error_spanned_by(expr, msg::OPTION_TYPE);
+                        return Some(Err(Poison));
+                    }
+                    Some(ty) => ty.clone(),
+                    None if self.holds_integer(expr) => Ty::Int,
+                    None => Ty::Float,
+                };
                 let zero = self.zero_tokens(&ty, span);
                 let is_local = |path: &syn::Path| {
                     path.get_ident().is_some_and(|ident| {
@@ -272,6 +285,69 @@ impl Lower<'_> {
                 false => equal,
             })
         })())
+    }
+
+    /// Whether an option written as `if`s, blocks and `match` arms ends in
+    /// a `Some(e)` of an integer by its form: an integer literal, a cast to
+    /// an integer type, a local holding an integer, or arithmetic on one.
+    fn holds_integer(&self, expr: &Expr) -> bool {
+        self.holds_integer_with(expr, &[])
+    }
+
+    /// [`Lower::holds_integer`], `ints` being names the arms around bind to
+    /// integers (`Some(i) => Some(i + 1)` of an option local of integers).
+    fn holds_integer_with(&self, expr: &Expr, ints: &[String]) -> bool {
+        let is_integer = |e: &Expr| -> bool {
+            let mut e = super::strip_parens(e);
+            while let Expr::Binary(binary) = e {
+                e = super::strip_parens(&binary.left);
+            }
+            match e {
+                Expr::Lit(lit) => matches!(lit.lit, syn::Lit::Int(_)),
+                Expr::Cast(cast) => super::sig::scalar_type(&cast.ty, None)
+                    .is_some_and(|scalar| scalar.ty() == Ty::Int),
+                _ => super::expr::local_name(e).is_some_and(|name| {
+                    ints.contains(&name)
+                        || matches!(self.lookup(&name), Some(Ok(v)) if self.ty(v) == Ty::Int)
+                }),
+            }
+        };
+        match super::strip_parens(expr) {
+            Expr::Call(call)
+                if matches!(&*call.func, Expr::Path(path) if path.path.is_ident("Some"))
+                    && call.args.len() == 1 =>
+            {
+                is_integer(&call.args[0])
+            }
+            Expr::If(if_expr) => {
+                tail(&if_expr.then_branch).is_some_and(|t| self.holds_integer_with(t, ints))
+                    || if_expr
+                        .else_branch
+                        .as_ref()
+                        .is_some_and(|(_, els)| self.holds_integer_with(els, ints))
+            }
+            Expr::Block(block) => {
+                tail(&block.block).is_some_and(|t| self.holds_integer_with(t, ints))
+            }
+            Expr::Match(m) => {
+                // `Some(i)` of an option local holding integers binds one.
+                let of_integers = self
+                    .option_local(&m.expr)
+                    .and_then(|name| self.option_of(&name).ok())
+                    .is_some_and(|(_, value)| self.ty(value) == Ty::Int);
+                m.arms.iter().any(|arm| {
+                    let mut ints = ints.to_vec();
+                    if of_integers
+                        && let Pat::TupleStruct(some) = &arm.pat
+                        && let Some(Pat::Ident(name)) = some.elems.first()
+                    {
+                        ints.push(name.ident.to_string());
+                    }
+                    self.holds_integer_with(&arm.body, &ints)
+                })
+            }
+            _ => false,
+        }
     }
 
     /// A zero of `ty` as the function writes it: `0` of an integer, `0.0`,
@@ -658,16 +734,21 @@ fn tupled(
     }
 }
 
+/// The expression a block ends in, if any.
+fn tail(block: &syn::Block) -> Option<&Expr> {
+    match block.stmts.last() {
+        Some(syn::Stmt::Expr(tail, None)) => Some(tail),
+        _ => None,
+    }
+}
+
 /// A block whose tail is an option, its tail [`tupled`].
 fn tupled_block(
     block: &syn::Block,
     zero: &proc_macro2::TokenStream,
     is_local: &dyn Fn(&syn::Path) -> bool,
 ) -> Option<syn::Block> {
-    let Some(syn::Stmt::Expr(tail, None)) = block.stmts.last() else {
-        return None;
-    };
-    let tail = tupled(tail, zero, is_local)?;
+    let tail = tupled(tail(block)?, zero, is_local)?;
     let mut block = block.clone();
     *block.stmts.last_mut().expect("a tail") = syn::Stmt::Expr(tail, None);
     Some(block)
