@@ -7984,7 +7984,12 @@ mod options_in_locals {
         if let Some(&i) = first {
             s += x[i] * x[i];
         }
-        s + x[step.map_or(0, |k| k + 1)]
+        let last = if idx.is_empty() {
+            None
+        } else {
+            Some(idx.len() - 1)
+        };
+        s + x[step.map_or(0, |k| k + 1)] + x[last.unwrap_or(0)]
     }
 
     #[test]
@@ -7996,10 +8001,12 @@ mod options_in_locals {
             |x, t| options_of_indices_jvp(x, t, &IDX),
             &X,
         );
-        // top = 5, first = 2, step = Some(1) (x0 > 0): x5 + x2² + x2.
+        // top = 5, first = 2, step = Some(1) (x0 > 0), last = 1:
+        // x5 + x2² + x2 + x1.
         let mut expected = [0.0; 7];
         expected[5] = 1.0;
         expected[2] = 2.0 * X[2] + 1.0;
+        expected[1] = 1.0;
         assert_close(&grad, &expected);
     }
 

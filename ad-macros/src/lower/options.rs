@@ -289,7 +289,8 @@ impl Lower<'_> {
 
     /// Whether an option written as `if`s, blocks and `match` arms ends in
     /// a `Some(e)` of an integer by its form: an integer literal, a cast to
-    /// an integer type, a local holding an integer, or arithmetic on one.
+    /// an integer type, a local holding an integer, `len()` or `count()`,
+    /// or arithmetic on one.
     fn holds_integer(&self, expr: &Expr) -> bool {
         self.holds_integer_with(expr, &[])
     }
@@ -304,6 +305,11 @@ impl Lower<'_> {
             }
             match e {
                 Expr::Lit(lit) => matches!(lit.lit, syn::Lit::Int(_)),
+                // `v.len()`, `chain.count()`.
+                Expr::MethodCall(call) => {
+                    call.args.is_empty()
+                        && matches!(call.method.to_string().as_str(), "len" | "count")
+                }
                 Expr::Cast(cast) => super::sig::scalar_type(&cast.ty, None)
                     .is_some_and(|scalar| scalar.ty() == Ty::Int),
                 _ => super::expr::local_name(e).is_some_and(|name| {
