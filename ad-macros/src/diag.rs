@@ -146,8 +146,7 @@ pub(crate) mod msg {
         "this `if` has no value: add an `else` branch, and end both branches with the value";
     pub(crate) const MATCH_WITHOUT_VALUE: &str =
         "this `match` has no value; end every arm with the value";
-    pub(crate) const MATCH_TUPLE: &str =
-        "`match` on a tuple is not supported; nest a `match` per value, or test them with `if`";
+    pub(crate) const MATCH_TUPLE_OR: &str = "an or-pattern of a tuple `match` cannot bind names here: write an arm for each case (`(x, 0) => …, (0, x) => …`)";
     pub(crate) const LOOP_RANGE: &str = "`for` loops are supported over integer ranges (`a..b`, `a..=b`), over buffers and sub-slices (`xs.iter()`, `&xs`, `xs.iter_mut()`, `&x[1..]`, `xs.windows(2)`, `xs.chunks(k)`) and over chains of the adapters `map`, `filter`, `take_while`, `skip_while`, `zip`, `chain`, `enumerate`, `rev`, `skip`, `take`, `step_by` (also of `std::iter::once(v)` and `repeat(v).take(n)`); for other iterators write an index loop over a range: `for i in 0..xs.len()`";
     pub(crate) const RETURN_WITHOUT_VALUE: &str =
         "`return` without a value: return the function's value, `return value;`";

@@ -1335,6 +1335,17 @@ check!(
     }"
 );
 check!(
+    tuple_match,
+    "",
+    "fn f(x: &[f64], k: usize) -> f64 {
+        match (k % 3, x[0] > 0.0) {
+            (0, true) => x[0] * x[1],
+            (1, _) | (_, false) => x[1].sin(),
+            (n, _) => x[2] * n as f64,
+        }
+    }"
+);
+check!(
     matrix_by_value,
     "",
     "fn f(m: [[f64; 2]; 2], v: &[f64]) -> f64 {

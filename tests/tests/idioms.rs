@@ -8216,3 +8216,196 @@ mod buffers_refilled_in_loops {
             .assert_within(1e-7);
     }
 }
+
+/// `match` on a tuple: of comparisons, of loop counters, of a tuple
+/// variable, with `|`, guards, names bound to elements and `..`.
+mod tuples_matched {
+    use super::*;
+    use ad_runtime::Float;
+
+    #[differentiate(vjp, jvp)]
+    fn signs_of_neighbours(x: &[f64]) -> f64 {
+        let mut s = 0.0;
+        for w in x.windows(2) {
+            s += match (w[0] > 0.0, w[1] > 0.0) {
+                (true, true) => w[0] * w[1],
+                (true, false) | (false, true) => w[0] - w[1],
+                (false, false) => 0.0,
+            };
+        }
+        s
+    }
+
+    #[test]
+    fn comparisons_matched_together() {
+        let grad = check_slice(
+            signs_of_neighbours,
+            signs_of_neighbours_vjp,
+            signs_of_neighbours_jvp,
+            &X,
+        );
+        let mut expected = [0.0; 7];
+        for i in 0..6 {
+            let (a, b) = (X[i], X[i + 1]);
+            match (a > 0.0, b > 0.0) {
+                (true, true) => {
+                    expected[i] += b;
+                    expected[i + 1] += a;
+                }
+                (false, false) => {}
+                _ => {
+                    expected[i] += 1.0;
+                    expected[i + 1] -= 1.0;
+                }
+            }
+        }
+        assert_close(&grad, &expected);
+    }
+
+    #[differentiate(vjp, jvp)]
+    fn cases_of_a_grid(x: &[f64]) -> f64 {
+        let mut s = 0.0;
+        for i in 0..3 {
+            for j in 0..3 {
+                let v = x[i] * x[j + 1];
+                s += match (i, j) {
+                    (0, 0) => v.exp(),
+                    (0, _) | (_, 0) => 2.0 * v,
+                    (a, b) if a == b => v * v,
+                    (a, _) => v * a as f64,
+                };
+            }
+        }
+        s
+    }
+
+    fn cases_of_a_grid_by_hand(x: &[f64]) -> f64 {
+        let mut s = 0.0;
+        for i in 0..3 {
+            for j in 0..3 {
+                let v = x[i] * x[j + 1];
+                s += if i == 0 && j == 0 {
+                    v.exp()
+                } else if i == 0 || j == 0 {
+                    2.0 * v
+                } else if i == j {
+                    v * v
+                } else {
+                    v * i as f64
+                };
+            }
+        }
+        s
+    }
+
+    #[test]
+    fn counters_matched_together() {
+        let grad = check_slice(
+            cases_of_a_grid,
+            cases_of_a_grid_vjp,
+            cases_of_a_grid_jvp,
+            &X,
+        );
+        assert_eq!(
+            cases_of_a_grid(&X).to_bits(),
+            cases_of_a_grid_by_hand(&X).to_bits()
+        );
+        ad_runtime::check::gradient(cases_of_a_grid_by_hand, |_| grad.clone(), &X)
+            .assert_within(1e-7);
+    }
+
+    /// A tuple variable matched, names bound to its elements, generic.
+    #[differentiate(vjp, jvp)]
+    fn best_by_case<T: Float>(x: &[T]) -> T {
+        let mut best = (0usize, T::NEG_INFINITY);
+        for (i, &v) in x.iter().enumerate() {
+            if v > best.1 {
+                best = (i, v);
+            }
+        }
+        match best {
+            (0, v) => v * T::from_f64(2.0),
+            (_, v) if v > T::ONE => v.ln(),
+            (i, v) => v * T::from_f64(i as f64),
+        }
+    }
+
+    #[test]
+    fn a_tuple_variable_matched() {
+        // The largest is x[3] = 2.1 > 1: ln; below one at index 2: times 2;
+        // first: doubled.
+        for (x, k, slope) in [
+            (&X[..], 3, 1.0 / X[3]),
+            (&[0.3, 0.5, 0.9, -0.2][..], 2, 2.0),
+            (&[0.7, 0.5][..], 0, 2.0),
+        ] {
+            let grad = check_slice(best_by_case::<f64>, best_by_case_vjp, best_by_case_jvp, x);
+            let mut expected = vec![0.0; x.len()];
+            expected[k] = slope;
+            assert_close(&grad, &expected);
+        }
+        let x32: Vec<f32> = X.iter().map(|&v| v as f32).collect();
+        let mut d = vec![0.0f32; 7];
+        let out = best_by_case_vjp(&x32, &mut d, 1.0);
+        assert_eq!(out.to_bits(), best_by_case(&x32).to_bits());
+        assert!((d[3] - 1.0 / x32[3]).abs() < 1e-6);
+    }
+
+    /// `..` in the patterns, and each arm giving a pair.
+    #[differentiate(vjp, jvp)]
+    fn rest_and_pairs(x: &[f64]) -> f64 {
+        let (a, b, c) = (x[0], x[1], x[2]);
+        let head = match (a < 0.0, b < 0.0, c < 0.0) {
+            (true, ..) => a * b,
+            (_, true, _) => b * c,
+            (.., last) => {
+                if last {
+                    c
+                } else {
+                    a + b + c
+                }
+            }
+        };
+        let mut s = head;
+        for i in 3..x.len() {
+            let (lo, hi) = match (i % 2, i < 5) {
+                (0, true) => (x[i], 1.0),
+                (0, false) => (1.0, x[i]),
+                _ => (x[i], x[i]),
+            };
+            s += lo * hi;
+        }
+        s
+    }
+
+    fn rest_and_pairs_by_hand(x: &[f64]) -> f64 {
+        let (a, b, c) = (x[0], x[1], x[2]);
+        let head = if a < 0.0 {
+            a * b
+        } else if b < 0.0 {
+            b * c
+        } else if c < 0.0 {
+            c
+        } else {
+            a + b + c
+        };
+        head + (3..x.len())
+            .map(|i| if i % 2 == 0 { x[i] } else { x[i] * x[i] })
+            .sum::<f64>()
+    }
+
+    #[test]
+    fn rests_and_pairs_of_arms() {
+        for x in [
+            &X[..],
+            &[0.5, 0.25, -2.0, 1.5],
+            &[0.5, 0.25, 2.0],
+            &[-0.5, 0.25, 2.0],
+        ] {
+            let grad = check_slice(rest_and_pairs, rest_and_pairs_vjp, rest_and_pairs_jvp, x);
+            assert!((rest_and_pairs(x) - rest_and_pairs_by_hand(x)).abs() < 1e-12);
+            ad_runtime::check::gradient(rest_and_pairs_by_hand, |_| grad.clone(), x)
+                .assert_within(1e-7);
+        }
+    }
+}

@@ -9,6 +9,7 @@ use syn::{
     RangeLimits, Stmt,
 };
 
+use super::closures::Item;
 use super::{Lower, Lowered, Poison, calls, sig};
 use crate::diag::msg;
 use crate::ir::{self, BinOp, Callee, Const, Inst, Prim, Scalar, Ty, UnOp, Value};
@@ -379,8 +380,8 @@ impl Lower<'_> {
         want_value: bool,
         parts: Option<&[String]>,
     ) -> Result<Option<Value>, Poison> {
-        if let Expr::Tuple(tuple) = &*expr.expr {
-            return self.unsupported(tuple, msg::MATCH_TUPLE).map(Some);
+        if let Some(item) = self.tuple_scrutinee(&expr.expr) {
+            return item.and_then(|item| self.arms(&expr.arms, &item, want_value, parts));
         }
         if let Some(lowered) = self.option_match(expr, want_value, parts) {
             return lowered;
@@ -403,13 +404,50 @@ impl Lower<'_> {
                 .unsupported(expr.match_token, msg::EMPTY_MATCH)
                 .map(Some);
         }
-        self.arms(&expr.arms, scrutinee, want_value, parts)
+        self.arms(&expr.arms, &Item::Value(scrutinee), want_value, parts)
     }
 
+    /// What `match (a, b) { … }` (or a tuple variable) tests: a tuple of the
+    /// values each element is, each lowered once, before the arms; `None`
+    /// if the scrutinee is no tuple.
+    fn tuple_scrutinee(&mut self, expr: &Expr) -> Option<Result<Item, Poison>> {
+        match expr {
+            Expr::Paren(paren) => self.tuple_scrutinee(&paren.expr),
+            Expr::Tuple(tuple) if !tuple.elems.is_empty() => {
+                let mut items = Vec::new();
+                let mut poisoned = false;
+                for elem in &tuple.elems {
+                    let item = match self.tuple_scrutinee(elem) {
+                        Some(item) => item,
+                        None => self.scrutinee(elem).map(Item::Value),
+                    };
+                    match item {
+                        Ok(item) => items.push(item),
+                        Err(Poison) => poisoned = true,
+                    }
+                }
+                Some(match poisoned {
+                    true => Err(Poison),
+                    false => Ok(Item::Tuple(items)),
+                })
+            }
+            Expr::Path(_)
+                if local_name(expr).is_some_and(|name| {
+                    matches!(self.special(&name), Some(super::Special::Tuple(_)))
+                }) =>
+            {
+                Some(self.item_expr(expr))
+            }
+            _ => None,
+        }
+    }
+
+    /// `match`'s arms from the first: an `if` chain testing each pattern in
+    /// turn against `scrutinee` (a number, or a tuple of them).
     fn arms(
         &mut self,
         arms: &[Arm],
-        scrutinee: Value,
+        scrutinee: &Item,
         want_value: bool,
         parts: Option<&[String]>,
     ) -> Result<Option<Value>, Poison> {
@@ -422,14 +460,14 @@ impl Lower<'_> {
         self.scopes.push(super::Scope::default());
         let test = match untested {
             true => Ok(None),
-            false => self.pattern(&arm.pat, scrutinee, &mut bindings),
+            false => self.item_pattern(&arm.pat, scrutinee, &mut bindings),
         };
         self.scopes.pop();
         let body = |this: &mut Self| {
             this.scopes.push(
                 bindings
                     .iter()
-                    .map(|name| (name.clone(), Ok(scrutinee)))
+                    .map(|(name, value)| (name.clone(), Ok(*value)))
                     .collect(),
             );
             let value = this.arm_body(arm, want_value, parts);
@@ -708,11 +746,93 @@ impl Lower<'_> {
 
     /// The test that `pattern` matches `scrutinee` (`None`: it always does),
     /// collecting the names it binds.
+    /// The test of `pattern` against `scrutinee`, a number or a tuple of
+    /// them (`(0, _)`, `(true, n) if n > 2`, `(1 | 2, ..)`), as
+    /// [`Lower::pattern`] makes it for a number; `None` if it always
+    /// matches. Each name it binds is pushed with its value.
+    fn item_pattern(
+        &mut self,
+        pattern: &Pat,
+        scrutinee: &Item,
+        bindings: &mut Vec<(String, Value)>,
+    ) -> Result<Option<Value>, Poison> {
+        let Item::Tuple(items) = scrutinee else {
+            let (Item::Value(value) | Item::Ref(value)) = *scrutinee else {
+                return self.unsupported(pattern, msg::MATCH_PATTERN).map(Some);
+            };
+            if names_variant(pattern) {
+                self.opaque_use(value);
+            }
+            return self.pattern(pattern, value, bindings);
+        };
+        let span = pattern.span();
+        let and = |this: &mut Self, acc: Option<Value>, test: Option<Value>| match (acc, test) {
+            (Some(acc), Some(test)) => Some(this.binary(BinOp::And, acc, test, span)),
+            (acc, test) => acc.or(test),
+        };
+        match pattern {
+            Pat::Wild(_) => Ok(None),
+            Pat::Paren(paren) => self.item_pattern(&paren.pat, scrutinee, bindings),
+            Pat::Tuple(tuple) => {
+                let elems: Vec<&Pat> = tuple.elems.iter().collect();
+                let rest = elems.iter().position(|elem| matches!(elem, Pat::Rest(_)));
+                let (before, after) = match rest {
+                    Some(k) => (&elems[..k], &elems[k + 1..]),
+                    None => (&elems[..], &elems[..0]),
+                };
+                let fits = match rest {
+                    Some(_) => before.len() + after.len() <= items.len(),
+                    None => before.len() == items.len(),
+                };
+                if !fits || after.iter().any(|elem| matches!(elem, Pat::Rest(_))) {
+                    return self.unsupported(tuple, msg::PATTERN_MISMATCH).map(Some);
+                }
+                let paired = before
+                    .iter()
+                    .zip(items)
+                    .chain(after.iter().zip(&items[items.len() - after.len()..]));
+                let mut test = None;
+                for (elem, item) in paired {
+                    let elem_test = self.item_pattern(elem, item, bindings)?;
+                    test = and(self, test, elem_test);
+                }
+                Ok(test)
+            }
+            Pat::Or(or) => {
+                let mut test = None;
+                for case in &or.cases {
+                    let mut names = Vec::new();
+                    let case_test = self.item_pattern(case, scrutinee, &mut names)?;
+                    if !names.is_empty() {
+                        return self.unsupported(case, msg::MATCH_TUPLE_OR).map(Some);
+                    }
+                    let Some(case_test) = case_test else {
+                        return Ok(None);
+                    };
+                    test = Some(match test {
+                        Some(acc) => self.binary(BinOp::Or, acc, case_test, span),
+                        None => case_test,
+                    });
+                }
+                Ok(test)
+            }
+            Pat::Guard(guarded) => {
+                let test = self.item_pattern(&guarded.pat, scrutinee, bindings)?;
+                let guard = self.expr(&guarded.guard)?;
+                Ok(and(self, test, Some(guard)))
+            }
+            Pat::Ident(ident) if !self.is_constant_name(&ident.ident) => {
+                self.unsupported(ident, msg::TUPLE_BINDING).map(Some)
+            }
+            other => self.unsupported(other, msg::PATTERN_MISMATCH).map(Some),
+        }
+    }
+
     pub(super) fn pattern(
         &mut self,
         pattern: &Pat,
         scrutinee: Value,
-        bindings: &mut Vec<String>,
+        bindings: &mut Vec<(String, Value)>,
     ) -> Result<Option<Value>, Poison> {
         let span = pattern.span();
         // A parameter of a type the macro cannot see into (`kind:
@@ -761,13 +881,21 @@ impl Lower<'_> {
             }
             Pat::Ident(ident) if ident.by_ref.is_none() => {
                 let name = ident.ident.unraw().to_string();
-                bindings.push(name.clone());
+                bindings.push((name.clone(), scrutinee));
                 self.bind(&name, Ok(scrutinee));
                 match &ident.subpat {
                     Some((_, subpattern)) => self.pattern(subpattern, scrutinee, bindings),
                     None => Ok(None),
                 }
             }
+            // `true => …` of a `bool`: the value itself is the test.
+            Pat::Lit(syn::PatLit {
+                lit: syn::Lit::Bool(b),
+                ..
+            }) if matches!(self.ty(scrutinee), Ty::Bool) => Ok(Some(match b.value {
+                true => scrutinee,
+                false => self.not(scrutinee, span),
+            })),
             Pat::Lit(lit) => {
                 let value = self.literal(lit)?;
                 Ok(Some(self.binary(BinOp::Eq, scrutinee, value, span)))

@@ -544,7 +544,7 @@ impl Lower<'_> {
             this.scopes.push(
                 bindings
                     .iter()
-                    .map(|name| (name.clone(), Ok(value)))
+                    .map(|(name, value)| (name.clone(), Ok(*value)))
                     .collect(),
             );
             let result = (|| {
