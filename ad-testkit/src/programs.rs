@@ -3159,7 +3159,7 @@ impl<'c> Builder<'c> {
     /// A condition: mostly a float comparison, else an integer one, or two
     /// joined by `&&` or `||`.
     fn cond(&mut self) -> Cond {
-        match self.rng.weighted(&[6, 3, 1]) {
+        match self.rng.weighted(&[5, 3, 2]) {
             0 => self.float_cond(),
             1 => self.int_cond(),
             _ => {
@@ -6257,6 +6257,10 @@ struct Printer<'p> {
     /// How many elements have been read: a few are spelled as `get(i)`
     /// taken out of its `Option` (the index is always in bounds).
     reads: usize,
+    /// How many `if`s testing `p && q` or `p || q` have been printed: every
+    /// other one is spelled as a `match` on the pair (see
+    /// [`Printer::pair_match`]).
+    pairs: usize,
 }
 
 impl<'p> Printer<'p> {
@@ -6325,6 +6329,7 @@ impl<'p> Printer<'p> {
             suffix: false,
             rems: 0,
             reads: 0,
+            pairs: 0,
         }
     }
 
@@ -6614,6 +6619,19 @@ impl<'p> Printer<'p> {
                 self.out.push_str(";\n");
             }
             Stmt::If(c, then, otherwise) => {
+                if let Some(pattern) = self.pair_head(c) {
+                    self.out.push('\n');
+                    for (arm, block) in [(pattern.as_str(), then), ("_", otherwise)] {
+                        self.pad(depth + 1);
+                        let _ = writeln!(self.out, "{arm} => {{");
+                        self.block(block, depth + 2);
+                        self.pad(depth + 1);
+                        self.out.push_str("}\n");
+                    }
+                    self.pad(depth);
+                    self.out.push_str("}\n");
+                    return;
+                }
                 self.out.push_str("if ");
                 self.cond(c, 0);
                 self.out.push_str(" {\n");
@@ -6622,7 +6640,7 @@ impl<'p> Printer<'p> {
                 self.out.push('}');
                 match otherwise.as_slice() {
                     [] => self.out.push('\n'),
-                    [nested @ Stmt::If(..)] => {
+                    [nested @ Stmt::If(c, ..)] if !self.pair_next(c) => {
                         self.out.push_str(" else ");
                         self.stmt(nested, depth);
                     }
@@ -7160,6 +7178,9 @@ impl<'p> Printer<'p> {
                 self.out.push(')');
             }
             Expr::If(c, a, b) => {
+                if self.pair_match(c, a, b) {
+                    return;
+                }
                 self.out.push_str("if ");
                 self.cond(c, 0);
                 self.out.push_str(" { ");
@@ -7187,6 +7208,11 @@ impl<'p> Printer<'p> {
         match e {
             _ if typed(e) => self.expr(e, 0, false),
             Expr::If(c, a, b) => {
+                self.suffix = true;
+                if self.pair_match(c, a, b) {
+                    return;
+                }
+                self.suffix = false;
                 self.out.push_str("if ");
                 self.cond(c, 0);
                 self.out.push_str(" { ");
@@ -7274,6 +7300,73 @@ impl<'p> Printer<'p> {
                 self.cond(b, 2);
             }
         }
+    }
+
+    /// Prints every other `if p && q { a } else { b }` as the `match` on
+    /// the pair a user writes, `match (p, q) { (true, true) => a, _ => b }`
+    /// (see [`Printer::pair_head`]). Whether it printed one.
+    fn pair_match(&mut self, c: &Cond, a: &Expr, b: &Expr) -> bool {
+        let suffix = std::mem::take(&mut self.suffix);
+        let Some(pattern) = self.pair_head(c) else {
+            self.suffix = suffix;
+            return false;
+        };
+        let _ = write!(self.out, " {pattern} => ");
+        self.suffix = suffix;
+        self.expr(a, 0, false);
+        self.out.push_str(", _ => ");
+        self.expr(b, 0, false);
+        self.out.push_str(" }");
+        true
+    }
+
+    /// For every other test `p && q` (`p || q`), prints `match (p, q) {`
+    /// and returns the pattern of the pair that passes: `(true, true)`
+    /// (`(true, _) | (_, true)`); a side `i == k`, `i < k` or `i > k` of a
+    /// literal `k` is matched as the integer, by `k`, `0..k` or `k + 1..`
+    /// (`(i, …) { (2, …) => … }`). Both sides are evaluated
+    /// where `&&` would skip one: the generator's conditions cannot panic
+    /// and have no effects, so the value is the same.
+    fn pair_head(&mut self, c: &Cond) -> Option<String> {
+        let (Cond::And(p, q) | Cond::Or(p, q)) = c else {
+            return None;
+        };
+        let pair = self.pair_next(c);
+        self.pairs += 1;
+        if !pair {
+            return None;
+        }
+        let mut patterns = Vec::new();
+        self.out.push_str("match (");
+        for (k, side) in [p, q].into_iter().enumerate() {
+            if k > 0 {
+                self.out.push_str(", ");
+            }
+            match &**side {
+                Cond::Int(op, i, IntExpr::Lit(lit)) => {
+                    self.int(i, 0);
+                    patterns.push(match op {
+                        IntCmp::Eq => lit.to_string(),
+                        IntCmp::Lt => format!("0..{lit}"),
+                        IntCmp::Gt => format!("{}..", lit + 1),
+                    });
+                }
+                side => {
+                    self.cond(side, 0);
+                    patterns.push("true".to_owned());
+                }
+            }
+        }
+        self.out.push_str(") {");
+        Some(match c {
+            Cond::And(..) => format!("({}, {})", patterns[0], patterns[1]),
+            _ => format!("({}, _) | (_, {})", patterns[0], patterns[1]),
+        })
+    }
+
+    /// Whether [`Printer::pair_head`] prints the test `c` as a `match`.
+    fn pair_next(&self, c: &Cond) -> bool {
+        matches!(c, Cond::And(..) | Cond::Or(..)) && self.pairs % 2 == 1
     }
 
     /// Prints an integer expression at precedence `ctx`.
@@ -7552,6 +7645,28 @@ mod tests {
         assert!(
             matrices >= 10 && whole >= 2 && rows >= 1,
             "{matrices} programs make a matrix, {whole} copy one whole, {rows} copy its row"
+        );
+    }
+
+    #[test]
+    fn pairs_of_tests_appear_as_tuple_matches() {
+        // Every other `if p && q` (`p || q`) is a `match` on the pair, some
+        // with an integer side matched by a literal or a range.
+        let config = Config::default();
+        let (mut ands, mut ors, mut integers) = (0, 0, 0);
+        for seed in 0..500 {
+            let text = Program::generate(seed, &config).to_rust("f");
+            for arm in text.split("match (").skip(1) {
+                let head = arm.split(" => ").next().unwrap_or_default();
+                let pattern = head.rsplit('{').next().unwrap_or_default();
+                ands += usize::from(!pattern.contains('|'));
+                ors += usize::from(pattern.contains(" | "));
+                integers += usize::from(pattern.contains(char::is_numeric));
+            }
+        }
+        assert!(
+            ands >= 8 && ors >= 8 && integers >= 6,
+            "{ands} `&&` pairs, {ors} `||` pairs, {integers} with an integer side"
         );
     }
 
