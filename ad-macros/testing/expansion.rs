@@ -1346,6 +1346,14 @@ check!(
     }"
 );
 check!(
+    option_mapped,
+    "",
+    "fn f(x: &[f64]) -> f64 {
+        let hit = x.iter().position(|&v| v > 1.0).map(|i| x[i] * 2.0);
+        hit.unwrap_or(0.0)
+    }"
+);
+check!(
     matrix_by_value,
     "",
     "fn f(m: [[f64; 2]; 2], v: &[f64]) -> f64 {

@@ -8409,3 +8409,147 @@ mod tuples_matched {
         }
     }
 }
+
+/// `o.map(f)` of an option (a local, or what a search or a buffer gives),
+/// read by its methods or `if let`: `f` runs only on a value.
+mod options_mapped {
+    use super::*;
+    use ad_runtime::Float;
+
+    // Written as users write it; pedantic clippy prefers `map_or`.
+    #[allow(clippy::map_unwrap_or)]
+    #[differentiate(vjp, jvp)]
+    fn maps_of_options(x: &[f64]) -> f64 {
+        let first = x.first().map(|v| v * 2.0).unwrap_or(0.0);
+        let top = x.iter().max_by(|a, b| a.total_cmp(b)).map(|m| m.exp());
+        let far = x.get(50).map(|v| v.sin()).unwrap_or(1.5);
+        let idx = x.iter().position(|&v| v < 0.0).map(|i| i + 1).unwrap_or(0);
+        let local = Some(x[2]);
+        let twice = local.map(|v| v * v).map(|v| v + 1.0);
+        let hit = x.iter().copied().find(|v| *v > 5.0).map(f64::ln);
+        let mut s = first + top.unwrap_or_default() + far + x[idx] * twice.unwrap();
+        if hit.is_none() {
+            s += 1.0;
+        }
+        if let Some(t) = x.iter().copied().reduce(f64::min).map(|m| m * 3.0) {
+            s += t;
+        }
+        s
+    }
+
+    fn maps_of_options_by_hand(x: &[f64]) -> f64 {
+        let top = x.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let idx = x.iter().position(|&v| v < 0.0).map_or(0, |i| i + 1);
+        let min = x.iter().copied().fold(f64::INFINITY, f64::min);
+        let hit = x.iter().any(|&v| v > 5.0);
+        2.0 * x[0]
+            + top.exp()
+            + 1.5
+            + x[idx] * (x[2] * x[2] + 1.0)
+            + if hit { 0.0 } else { 1.0 }
+            + 3.0 * min
+    }
+
+    #[test]
+    fn options_mapped_by_their_methods() {
+        // The second input has no negative item: `idx` is 0.
+        for x in [&X[..], &[0.3, 1.2, 0.8]] {
+            let grad = check_slice(maps_of_options, maps_of_options_vjp, maps_of_options_jvp, x);
+            assert!((maps_of_options(x) - maps_of_options_by_hand(x)).abs() < 1e-12);
+            ad_runtime::check::gradient(maps_of_options_by_hand, |_| grad.clone(), x)
+                .assert_within(1e-7);
+        }
+    }
+
+    /// `f` would panic on the zero a missing value stands for: it must not
+    /// run then.
+    #[differentiate(vjp, jvp)]
+    fn mapped_only_on_a_value<T: Float>(x: &[T]) -> T {
+        let last = x
+            .iter()
+            .rposition(|&v| v > T::from_f64(1.0))
+            .map(|i| x[i + 1]);
+        last.map_or(x[0], |v| v * v)
+    }
+
+    #[test]
+    fn the_function_runs_only_on_a_value() {
+        // x[5] = 1.5 is the last above one: x[6] squared.
+        let grad = check_slice(
+            mapped_only_on_a_value::<f64>,
+            mapped_only_on_a_value_vjp,
+            mapped_only_on_a_value_jvp,
+            &X,
+        );
+        let mut expected = [0.0; 7];
+        expected[6] = 2.0 * X[6];
+        assert_close(&grad, &expected);
+        // No item above one, and one item: `x[i + 1]` would be out of bounds.
+        let mut d = [0.0f32];
+        let out = mapped_only_on_a_value_vjp(&[0.5f32], &mut d, 1.0);
+        assert_eq!((out, d), (0.5, [1.0]));
+    }
+}
+
+/// `return;` in a closure returning nothing (`for_each`), as a guard: the
+/// rest of the body is skipped, as `continue` would in a loop.
+mod unit_closure_guards {
+    use super::*;
+
+    #[differentiate(vjp, jvp)]
+    fn skipped_by_guards(x: &[f64]) -> f64 {
+        let mut s = 0.0;
+        let mut c = 0.0;
+        x.iter().enumerate().for_each(|(i, &v)| {
+            if i == 0 {
+                return;
+            }
+            if v < -1.0 {
+                c += 1.0;
+                return;
+            }
+            s += v * x[i - 1];
+        });
+        let mut add = |v: f64| {
+            if v > 2.0 {
+                return;
+            }
+            s += v.exp();
+        };
+        for &v in x {
+            add(v);
+        }
+        s + c
+    }
+
+    fn skipped_by_guards_by_hand(x: &[f64]) -> f64 {
+        let mut s = 0.0;
+        let mut c = 0.0;
+        for i in 1..x.len() {
+            if x[i] < -1.0 {
+                c += 1.0;
+            } else {
+                s += x[i] * x[i - 1];
+            }
+        }
+        s + x
+            .iter()
+            .filter(|&&v| v <= 2.0)
+            .map(|v| v.exp())
+            .sum::<f64>()
+            + c
+    }
+
+    #[test]
+    fn guards_without_a_value() {
+        let grad = check_slice(
+            skipped_by_guards,
+            skipped_by_guards_vjp,
+            skipped_by_guards_jvp,
+            &X,
+        );
+        assert!((skipped_by_guards(&X) - skipped_by_guards_by_hand(&X)).abs() < 1e-12);
+        ad_runtime::check::gradient(skipped_by_guards_by_hand, |_| grad.clone(), &X)
+            .assert_within(1e-7);
+    }
+}

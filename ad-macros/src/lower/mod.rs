@@ -2342,8 +2342,9 @@ fn flatten_tokens(tree: proc_macro2::TokenTree) -> Vec<String> {
 
 /// `…; if c { …; return e; } rest…` at the top level of a body, as the
 /// `if` it stands for, `…; if c { …; e } else { rest… }` (for each such
-/// guard; a last `return e;` is `e`). `None` if a `return` stands anywhere
-/// else, or nothing follows a guard.
+/// guard; a last `return e;` is `e`). In a body returning nothing, `if c {
+/// …; return; } rest…` is `if c { … } else { rest… };`. `None` if a
+/// `return` stands anywhere else, or nothing follows a guard with a value.
 pub(super) fn guards_as_branches(stmts: &[Stmt]) -> Option<Vec<Stmt>> {
     let mut out = Vec::new();
     for (index, stmt) in stmts.iter().enumerate() {
@@ -2351,17 +2352,20 @@ pub(super) fn guards_as_branches(stmts: &[Stmt]) -> Option<Vec<Stmt>> {
             && guard.else_branch.is_none()
             && let Some((Stmt::Expr(Expr::Return(ret), _), init)) =
                 guard.then_branch.stmts.split_last()
-            && let Some(value) = &ret.expr
             && !exits::Exits::of_expr(&guard.cond).returns
             && init.iter().all(|stmt| !exits::Exits::of_stmt(stmt).returns)
         {
             let rest = guards_as_branches(&stmts[index + 1..])?;
-            if rest.is_empty() {
+            // `return;` of a closure returning nothing (`for_each(|v| { if
+            // c { return; } … })`): the rest may be empty.
+            if rest.is_empty() && ret.expr.is_some() {
                 return None;
             }
             let mut then = guard.then_branch.clone();
             then.stmts = init.to_vec();
-            then.stmts.push(Stmt::Expr((**value).clone(), None));
+            if let Some(value) = &ret.expr {
+                then.stmts.push(Stmt::Expr((**value).clone(), None));
+            }
             let mut els = then.clone();
             els.stmts = rest;
             let mut branches = guard.clone();
@@ -2374,14 +2378,20 @@ pub(super) fn guards_as_branches(stmts: &[Stmt]) -> Option<Vec<Stmt>> {
                     block: els,
                 })),
             ));
-            out.push(Stmt::Expr(Expr::If(branches), None));
+            // A guard without a value is a statement.
+            let semi = ret
+                .expr
+                .is_none()
+                .then(|| syn::Token![;](ret.return_token.span));
+            out.push(Stmt::Expr(Expr::If(branches), semi));
             return Some(out);
         }
         if index + 1 == stmts.len()
             && let Stmt::Expr(Expr::Return(ret), _) = stmt
-            && let Some(value) = &ret.expr
         {
-            out.push(Stmt::Expr((**value).clone(), None));
+            if let Some(value) = &ret.expr {
+                out.push(Stmt::Expr((**value).clone(), None));
+            }
             return Some(out);
         }
         if exits::Exits::of_stmt(stmt).returns {

@@ -148,6 +148,10 @@ impl Lower<'_> {
             // `chain.last()`, `position(p)`, `find(p)`: whether there is an
             // item, and the item (a zero if there is none).
             Expr::MethodCall(call) => {
+                // `o.map(f)` of an option: `f` runs only on a value.
+                if self.is_mapped_option(expr) {
+                    return Some(self.option_mapped(call, ty));
+                }
                 // `chain.position(p)`: whether an item passed, and where.
                 if super::iter::is_position(call) {
                     let chain = self.chain_of(&call.receiver)?;
@@ -400,10 +404,14 @@ impl Lower<'_> {
         binding: &syn::ExprLet,
         want_value: bool,
     ) -> Option<Result<Option<Value>, Poison>> {
-        let name = self.option_local(&binding.expr)?;
+        let local = self.option_local(&binding.expr);
+        if local.is_none() && !self.is_mapped_option(&binding.expr) {
+            return None;
+        }
         let span = expr.span();
         // `if let Some(0) = hit`: a test inside, as a `match` makes it.
-        if let Pat::TupleStruct(some) = &*binding.pat
+        if local.is_some()
+            && let Pat::TupleStruct(some) = &*binding.pat
             && some.path.is_ident("Some")
             && some.elems.len() == 1
             && !binds_only(&some.elems[0])
@@ -430,7 +438,7 @@ impl Lower<'_> {
             }
         };
         Some((|| {
-            let (flag, value) = self.option_of(&name)?;
+            let (flag, value) = self.option_parts_of(local.as_deref(), &binding.expr)?;
             let cond = match negated {
                 true => self.push(Inst::Unary(UnOp::Not, flag), Ty::Bool, span),
                 false => flag,
@@ -588,11 +596,14 @@ impl Lower<'_> {
     /// `unwrap_or(d)`, `unwrap_or_default()`, `map_or(d, f)`. `None` if the
     /// receiver is no option local.
     pub(super) fn option_method(&mut self, call: &ExprMethodCall) -> Option<Lowered> {
-        let name = self.option_local(&call.receiver)?;
+        let local = self.option_local(&call.receiver);
+        if local.is_none() && !self.is_mapped_option(&call.receiver) {
+            return None;
+        }
         let span = call.span();
         let method = call.method.to_string();
         Some((|| {
-            let (flag, value) = self.option_of(&name)?;
+            let (flag, value) = self.option_parts_of(local.as_deref(), &call.receiver)?;
             let empty = self.push(Inst::Unary(UnOp::Not, flag), Ty::Bool, span);
             match (method.as_str(), call.args.len()) {
                 ("is_some", 0) => Ok(flag),
@@ -638,6 +649,71 @@ impl Lower<'_> {
                 }
             }
         })())
+    }
+
+    /// Whether `expr` is `o.map(f)` of an option: an option local, or what
+    /// [`Lower::option_parts`] takes apart from a method (`x.first()`,
+    /// `chain.position(p)`, `chain.find(p)`, `chain.reduce(f)`, …), or
+    /// such a `map` again.
+    fn is_mapped_option(&self, expr: &Expr) -> bool {
+        let Expr::MethodCall(call) = super::strip_parens(expr) else {
+            return false;
+        };
+        if call.method != "map" || call.args.len() != 1 {
+            return false;
+        }
+        let receiver = super::strip_parens(&call.receiver);
+        if self.option_local(receiver).is_some() || self.is_mapped_option(receiver) {
+            return true;
+        }
+        let Expr::MethodCall(source) = receiver else {
+            return false;
+        };
+        let searched =
+            |call: &ExprMethodCall| super::iter::is_position(call) || super::iter::is_find(call);
+        let filtered_next = matches!(source.method.to_string().as_str(), "next" | "last")
+            && source.args.is_empty()
+            && matches!(&*source.receiver, Expr::MethodCall(filter) if filter.method == "filter");
+        searched(source)
+            || searched(super::iter::through_copied(source).0)
+            || filtered_next
+            || super::expr::is_some_test(source).is_some()
+    }
+
+    /// The parts of `o.map(f)` (see [`Lower::is_mapped_option`]): whether
+    /// `o` holds a value, and `f` of it, run only then (a zero of `f`'s
+    /// type otherwise).
+    fn option_mapped(&mut self, call: &ExprMethodCall, ty: Option<&Ty>) -> Parts {
+        let span = call.span();
+        let local = self.option_local(&call.receiver);
+        let (flag, value) = self.option_parts_of(local.as_deref(), &call.receiver)?;
+        let f = self.callable(&call.args[0])?;
+        let mapped_ty = std::cell::RefCell::new(ty.cloned().unwrap_or(Ty::Float));
+        let mapped = self.chosen(
+            flag,
+            span,
+            |this| {
+                let mapped = this.applied(&f, value, span)?;
+                match ty {
+                    Some(ty) => this.builder.refine_ty(mapped, ty),
+                    None => *mapped_ty.borrow_mut() = this.ty(mapped),
+                }
+                Ok(mapped)
+            },
+            |this| Ok(this.push(Inst::Const(Const::Zero), mapped_ty.borrow().clone(), span)),
+        )?;
+        Ok((flag, mapped))
+    }
+
+    /// The parts of the option local `local`, or else of `expr`, an option
+    /// [`Lower::is_mapped_option`] accepts.
+    fn option_parts_of(&mut self, local: Option<&str>, expr: &Expr) -> Parts {
+        match local {
+            Some(name) => self.option_of(name),
+            None => self
+                .option_parts(expr, None)
+                .expect("an option, by `is_mapped_option`"),
+        }
     }
 
     /// `if flag { then } else { otherwise }`, each a value.
