@@ -199,6 +199,7 @@ pub(crate) mod msg {
     pub(crate) const REDUCE_AFTER_FILTER: &str = "`reduce`, `max_by` and `min_by` of pairs (after `enumerate()` or `zip`) are not supported after `filter`; write the loop, `for (i, &v) in x.iter().enumerate() { if keep(v) && v > best { best = v; at = i; } }`";
     pub(crate) const REDUCE_RESULT: &str = "take the value out of `reduce`, `max_by` or `min_by` where it is made: `.unwrap()`, `.expect(\"…\")` or `.unwrap_or(value)`";
     pub(crate) const SWAP: &str = "`std::mem::swap` is supported between two local variables of the function, both floats or both buffers: `std::mem::swap(&mut a, &mut b)`";
+    pub(crate) const REPLACE: &str = "`std::mem::replace` and `std::mem::take` are supported on a local variable holding a number: `let old = std::mem::replace(&mut a, e);`; for anything else write `let old = a; a = e;`";
     pub(crate) const FOLD_SHAPE: &str = "`fold`'s accumulator is a number or a tuple of numbers, and the closure returns the same shape as the initial value";
     pub(crate) const LABELED_BLOCK: &str = "labeled blocks are not supported; remove the label";
 

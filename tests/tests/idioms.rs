@@ -8553,3 +8553,46 @@ mod unit_closure_guards {
             .assert_within(1e-7);
     }
 }
+
+/// `std::mem::replace(&mut a, e)` and `std::mem::take(&mut a)` of number
+/// variables: `let old = a; a = e;`, in loops too.
+mod numbers_replaced {
+    use super::*;
+
+    #[differentiate(vjp, jvp)]
+    fn rotated_pair(x: &[f64]) -> f64 {
+        let mut a = x[0];
+        let mut b = x[1];
+        let mut total = 0.0;
+        for &v in &x[2..] {
+            let old = std::mem::replace(&mut a, b * 0.5 + v);
+            b = old + a;
+            total += std::mem::take(&mut b) * v;
+            b += old;
+        }
+        let mut k = 1;
+        let first = std::mem::replace(&mut k, 3);
+        a * x[first] + b * x[k] + total
+    }
+
+    fn rotated_pair_by_hand(x: &[f64]) -> f64 {
+        let (mut a, mut b, mut total) = (x[0], x[1], 0.0);
+        for &v in &x[2..] {
+            let old = a;
+            a = b * 0.5 + v;
+            total += (old + a) * v;
+            b = old;
+        }
+        a * x[1] + b * x[3] + total
+    }
+
+    #[test]
+    fn replaced_and_taken() {
+        let grad = check_slice(rotated_pair, rotated_pair_vjp, rotated_pair_jvp, &X);
+        assert_eq!(
+            rotated_pair(&X).to_bits(),
+            rotated_pair_by_hand(&X).to_bits()
+        );
+        ad_runtime::check::gradient(rotated_pair_by_hand, |_| grad.clone(), &X).assert_within(1e-7);
+    }
+}

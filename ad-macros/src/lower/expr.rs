@@ -1597,6 +1597,10 @@ impl Lower<'_> {
             ["std" | "core", "mem", "swap"] | ["mem", "swap"] if call.args.len() == 2 => {
                 return self.swap(call);
             }
+            ["std" | "core", "mem", method @ ("replace" | "take")]
+            | ["mem", method @ ("replace" | "take")] => {
+                return self.replace(call, *method == "take");
+            }
             ["ad_runtime", name] | ["ad_runtime", "linalg", name] => {
                 if let Some(callee) = Callee::primitive(name) {
                     self.runtime_path(func, callee.name());
@@ -1727,6 +1731,42 @@ impl Lower<'_> {
             _ => return self.unsupported(&call.func, msg::SWAP),
         }
         Ok(self.push(Inst::Tuple(Vec::new()), Ty::Tuple(Vec::new()), span))
+    }
+
+    /// `std::mem::replace(&mut a, e)` (`take(&mut a)`, `e` a zero) of a
+    /// number variable: its value, the variable assigned `e`, as `let old
+    /// = a; a = e;` would.
+    fn replace(&mut self, call: &ExprCall, take: bool) -> Lowered {
+        let span = call.span();
+        let arity = if take { 1 } else { 2 };
+        let target = match call.args.first() {
+            Some(Expr::Reference(reference))
+                if reference.mutability.is_some() && call.args.len() == arity =>
+            {
+                local_name(&reference.expr).map(|name| (name, &reference.expr))
+            }
+            _ => None,
+        };
+        let old = target
+            .as_ref()
+            .and_then(|(name, _)| match self.special(name) {
+                None => self.lookup(name),
+                Some(_) => None,
+            });
+        let (Some((_, place)), Some(old)) = (target, old) else {
+            return self.unsupported(&call.func, msg::REPLACE);
+        };
+        let old = old?;
+        let ty = self.ty(old);
+        if !(ty.is_float() || ty == Ty::Int) {
+            return self.unsupported(&call.func, msg::REPLACE);
+        }
+        let new = match take {
+            true => self.push(Inst::Const(Const::Zero), ty, span),
+            false => self.scalar_expr(&call.args[1])?,
+        };
+        self.assign(place, Ok(new));
+        Ok(old)
     }
 
     /// Records a path to a runtime function, unless it is absolute

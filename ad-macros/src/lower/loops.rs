@@ -816,14 +816,13 @@ impl Visit<'_> for Assigned {
         syn::visit::visit_expr_assign(self, assign);
     }
 
-    /// `std::mem::swap(&mut a, &mut b)` assigns both.
+    /// `std::mem::swap(&mut a, &mut b)` assigns both;
+    /// `std::mem::replace(&mut a, e)` and `take(&mut a)` assign `a`.
     fn visit_expr_call(&mut self, call: &syn::ExprCall) {
         if let syn::Expr::Path(path) = &*call.func
-            && path
-                .path
-                .segments
-                .last()
-                .is_some_and(|last| last.ident == "swap")
+            && path.path.segments.last().is_some_and(|last| {
+                matches!(last.ident.to_string().as_str(), "swap" | "replace" | "take")
+            })
         {
             for arg in &call.args {
                 if let syn::Expr::Reference(reference) = arg
