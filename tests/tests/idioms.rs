@@ -8596,3 +8596,74 @@ mod numbers_replaced {
         ad_runtime::check::gradient(rotated_pair_by_hand, |_| grad.clone(), &X).assert_within(1e-7);
     }
 }
+
+/// `collect()` of arrays, `Vec<[f64; 3]>`: rows, as `vec![[0.0; 3]; n]`
+/// makes them, read and written by element, iterated by row.
+mod arrays_collected_as_rows {
+    use super::*;
+    use ad_runtime::Float;
+
+    #[differentiate(vjp, jvp)]
+    fn drifted_points<T: Float>(x: &[T]) -> T {
+        let n = x.len() / 3;
+        let mut pos: Vec<[T; 3]> = (0..n)
+            .map(|i| [x[3 * i], x[3 * i + 1], x[3 * i + 2]])
+            .collect();
+        let pairs: Vec<[T; 2]> = x.windows(2).map(|w| [w[0] * w[1], w[1]]).collect();
+        for _ in 0..3 {
+            for i in 0..n {
+                let j = (i + 1) % n;
+                for k in 0..3 {
+                    let d = pos[j][k] - pos[i][k];
+                    pos[i][k] += T::from_f64(0.1) * d * d;
+                }
+            }
+        }
+        let spread: T = pos.iter().map(|p| p[0] * p[1] - p[2]).sum();
+        let mut s = T::ZERO;
+        for p in &pairs {
+            s += p[0] + p[1].sin();
+        }
+        spread + s
+    }
+
+    fn drifted_points_by_hand(x: &[f64]) -> f64 {
+        let n = x.len() / 3;
+        let mut pos = vec![[0.0; 3]; n];
+        for i in 0..n {
+            pos[i] = [x[3 * i], x[3 * i + 1], x[3 * i + 2]];
+        }
+        for _ in 0..3 {
+            for i in 0..n {
+                let j = (i + 1) % n;
+                for k in 0..3 {
+                    let d = pos[j][k] - pos[i][k];
+                    pos[i][k] += 0.1 * d * d;
+                }
+            }
+        }
+        let spread: f64 = pos.iter().map(|p| p[0] * p[1] - p[2]).sum();
+        spread + x.windows(2).map(|w| w[0] * w[1] + w[1].sin()).sum::<f64>()
+    }
+
+    #[test]
+    fn arrays_collected_are_rows() {
+        let x = [0.3, -1.2, 0.8, 2.1, -0.4, 1.5, 0.9, 0.2, -0.7];
+        let grad = check_slice(
+            drifted_points::<f64>,
+            drifted_points_vjp,
+            drifted_points_jvp,
+            &x,
+        );
+        assert!((drifted_points(&x) - drifted_points_by_hand(&x)).abs() < 1e-12);
+        ad_runtime::check::gradient(drifted_points_by_hand, |_| grad.clone(), &x)
+            .assert_within(1e-7);
+        let x32: Vec<f32> = x.iter().map(|&v| v as f32).collect();
+        let mut d = vec![0.0f32; 9];
+        let out = drifted_points_vjp(&x32, &mut d, 1.0);
+        assert_eq!(out.to_bits(), drifted_points(&x32).to_bits());
+        for (a, b) in d.iter().zip(&grad) {
+            assert!((f64::from(*a) - b).abs() < 1e-3 * (1.0 + b.abs()));
+        }
+    }
+}

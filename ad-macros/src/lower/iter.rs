@@ -1423,8 +1423,9 @@ impl Lower<'_> {
                         Ty::Buf(Box::new(Ty::Float)),
                         span,
                     );
-                    // `Vec<(f64, f64)>` of tuples of numbers: rows stored
-                    // flat, as a parameter `&[(f64, f64)]` is.
+                    // `Vec<(f64, f64)>` of tuples of numbers, `Vec<[f64; 3]>`
+                    // of arrays: rows stored flat, as a parameter `&[(f64,
+                    // f64)]` (`&[[f64; 3]]`) is.
                     let mut width = None;
                     self.chain_loop(&chain, Vec::new(), span, &mut |this, item| {
                         if let Some(elems) = tuple_row(&item)
@@ -1432,6 +1433,21 @@ impl Lower<'_> {
                         {
                             width = Some(elems.len());
                             for x in elems {
+                                this.push_elem(buf, x, span);
+                            }
+                            return Ok(());
+                        }
+                        // `Vec<[f64; 3]>` of arrays: rows stored flat too.
+                        if let Item::Value(array) = item
+                            && matches!(this.ty(array), Ty::Buf(elem) if elem.is_float())
+                            && let Some(len) = this
+                                .array_len(array)
+                                .and_then(|len| len.to_string().parse::<usize>().ok())
+                        {
+                            width = Some(len);
+                            for k in 0..len {
+                                let at = this.int_lit(k as u64, span);
+                                let x = this.load(array, at, span);
                                 this.push_elem(buf, x, span);
                             }
                             return Ok(());
@@ -1454,6 +1470,15 @@ impl Lower<'_> {
     /// An item `collect()` stores: a number, not a buffer (`Vec<Vec<f64>>`).
     fn collected_item(&mut self, item: Item, call: &ExprMethodCall) -> super::Lowered {
         let span = call.span();
+        // Rows (arrays, tuples) are collected only outside loops and
+        // branches (where the buffer's length need not be known first).
+        let row = tuple_row(&item).is_some()
+            || matches!(item, Item::Value(array) if self.array_len(array).is_some());
+        if row && self.builder.depth() > 0 {
+            self.cx
+                .error_spanned_by(&call.method, msg::ROWS_COLLECTED_IN_REGION);
+            return Err(Poison);
+        }
         let x = match item {
             Item::View(_) | Item::Rows(_) => None,
             item => Some(self.scalar_item(item, span)?),
