@@ -8667,3 +8667,50 @@ mod arrays_collected_as_rows {
         }
     }
 }
+
+/// A buffer made where it is iterated by pieces: `….collect::<Vec<_>>()
+/// .windows(2)`, `x[..4].to_vec().chunks(2)`.
+mod temporaries_in_pieces {
+    use super::*;
+
+    // Written as users write it; clippy prefers no temporary.
+    #[allow(clippy::needless_collect)]
+    #[differentiate(vjp, jvp)]
+    fn made_then_windows(x: &[f64]) -> f64 {
+        let a: f64 = x
+            .iter()
+            .map(|v| v * 2.0)
+            .collect::<Vec<_>>()
+            .windows(2)
+            .map(|w| w[0] * w[1])
+            .sum();
+        let b: f64 = x[..4]
+            .to_vec()
+            .chunks(2)
+            .map(|c| c[0] - c[1])
+            .map(|d| d * d)
+            .sum();
+        a + b
+    }
+
+    #[test]
+    fn windows_and_chunks_of_temporaries() {
+        let grad = check_slice(
+            made_then_windows,
+            made_then_windows_vjp,
+            made_then_windows_jvp,
+            &X,
+        );
+        let mut expected = vec![0.0; 7];
+        for i in 0..6 {
+            expected[i] += 4.0 * X[i + 1];
+            expected[i + 1] += 4.0 * X[i];
+        }
+        for c in [0, 2] {
+            let d = X[c] - X[c + 1];
+            expected[c] += 2.0 * d;
+            expected[c + 1] -= 2.0 * d;
+        }
+        assert_close(&grad, &expected);
+    }
+}

@@ -286,6 +286,28 @@ impl Lower<'_> {
         )
     }
 
+    /// `chain.collect::<Vec<_>>()`, `s.to_vec()` (`to_owned()`, `clone()`)
+    /// iterated where it is made (`….iter()`, `….windows(2)`): the whole
+    /// of the buffer made there. `None` if `expr` makes none.
+    fn made_view(&mut self, expr: &Expr, span: Span) -> Option<Result<View, Poison>> {
+        let Expr::MethodCall(made) = strip(expr) else {
+            return None;
+        };
+        if !matches!(
+            made.method.to_string().as_str(),
+            "collect" | "to_vec" | "to_owned" | "clone"
+        ) {
+            return None;
+        }
+        Some(self.expr(expr).and_then(|buf| {
+            if !matches!(self.ty(buf), Ty::Buf(_)) {
+                self.cx.error_spanned_by(expr, msg::BUFFER_ARGUMENT);
+                return Err(Poison);
+            }
+            Ok(self.whole(buf, span))
+        }))
+    }
+
     fn adapter(&mut self, call: &ExprMethodCall) -> Option<Result<Chain, Poison>> {
         let name = call.method.to_string();
         let span = call.span();
@@ -300,7 +322,10 @@ impl Lower<'_> {
                         Ok(self.row_pieces(name, rows, k, span))
                     })());
                 }
-                let view = self.view_or_buffer(&call.receiver)?;
+                let view = match self.view_or_buffer(&call.receiver) {
+                    Some(view) => view,
+                    None => self.made_view(&call.receiver, span)?,
+                };
                 // A chunk of `chunks_mut` is a view its loop body may write.
                 let name = name.trim_end_matches("_mut");
                 return Some((|| {
@@ -321,23 +346,8 @@ impl Lower<'_> {
                 if let Some(view) = self.view_or_buffer(&call.receiver) {
                     return Some(view.map(|view| self.elements_of(view, mutable, span)));
                 }
-                // `chain.collect::<Vec<_>>().iter()`, `s.to_vec().into_iter()`:
-                // the elements of the buffer made there.
-                if let Expr::MethodCall(made) = strip(&call.receiver)
-                    && matches!(
-                        made.method.to_string().as_str(),
-                        "collect" | "to_vec" | "to_owned" | "clone"
-                    )
-                {
-                    return Some(self.expr(&call.receiver).and_then(|buf| {
-                        if !matches!(self.ty(buf), Ty::Buf(_)) {
-                            self.cx
-                                .error_spanned_by(&call.receiver, msg::BUFFER_ARGUMENT);
-                            return Err(Poison);
-                        }
-                        let whole = self.whole(buf, span);
-                        Ok(self.elements_of(whole, mutable, span))
-                    }));
+                if let Some(view) = self.made_view(&call.receiver, span) {
+                    return Some(view.map(|view| self.elements_of(view, mutable, span)));
                 }
             }
             _ => {}
