@@ -1354,6 +1354,17 @@ check!(
     }"
 );
 check!(
+    helper_call_fused,
+    "",
+    "fn f(x: &[f64]) -> f64 {
+        let mut s = 0.0;
+        for i in 1..x.len() {
+            s += term(x[i - 1], x[i]);
+        }
+        s
+    }"
+);
+check!(
     matrix_by_value,
     "",
     "fn f(m: [[f64; 2]; 2], v: &[f64]) -> f64 {

@@ -361,10 +361,22 @@ pub(super) fn effects(func: &Function, inside: &[Value]) -> Option<Effects> {
             Inst::Pop(tape) => {
                 effects.popped.insert(*tape);
             }
+            // A call of the user's made again for its pullback, and the
+            // pullback applied, when only numbers are passed: no buffer is
+            // read or written (the call ran in the primal loop with the same
+            // arguments, so it does not panic here either).
+            Inst::Forward { callee, args }
+                if by_value(args) && !func.user_calls[*callee as usize].into => {}
+            Inst::Apply { args, .. } if by_value(args) => {}
             _ => return None,
         }
     }
     Some(effects)
+}
+
+/// Whether a call passes only numbers (no buffer, by `&` or `&mut`).
+fn by_value(args: &[(Value, crate::ir::Mode)]) -> bool {
+    args.iter().all(|(_, mode)| *mode == crate::ir::Mode::Val)
 }
 
 /// Whether an instruction of a loop body has no effect of its own (a nested
@@ -560,6 +572,13 @@ fn reuse_primal_values(func: &mut Function, for_value: Value) {
             Inst::Load(buf, index) if !written.contains(buf) => {
                 Some(format!("load({})", operands(&[*buf, *index])))
             }
+            // The adjoint's call of the user's, made again for its pullback,
+            // is the primal's call (see `effects`), and so are its parts.
+            Inst::Forward { callee, args } if by_value(args) => {
+                let args: Vec<Value> = args.iter().map(|(arg, _)| *arg).collect();
+                Some(format!("forward{callee}({})", operands(&args)))
+            }
+            Inst::Extract(tuple, k) => Some(format!("extract({}).{k}", operands(&[*tuple]))),
             _ => None,
         };
         match key.and_then(|key| match first.get(&key) {
