@@ -8714,3 +8714,75 @@ mod temporaries_in_pieces {
         assert_close(&grad, &expected);
     }
 }
+
+/// Options read where they are made: `if let` of `chain.next()`, `match`
+/// of a search or an element, `is_some()`, `is_some_and(f)` and `map_or`
+/// of a search or a reduction after a filter.
+mod options_made_where_read {
+    use super::*;
+
+    #[differentiate(vjp, jvp)]
+    fn read_at_once(x: &[f64]) -> f64 {
+        let a = x.first().map_or(0.0, |v| v * 2.0);
+        let b = match x.iter().max_by(|p, q| p.total_cmp(q)) {
+            Some(&m) if m > 5.0 => 0.0,
+            Some(&m) => m.exp(),
+            None => 1.0,
+        };
+        let c = if x.iter().position(|&v| v > 2.0).is_some() {
+            x[1]
+        } else {
+            x[2]
+        };
+        let d = match x.get(10) {
+            Some(v) => *v,
+            None => x[3] * 2.0,
+        };
+        let e = if let Some(t) = x.iter().rev().map(|v| v.sin()).next() {
+            t * t
+        } else {
+            0.0
+        };
+        let f = x.iter().find(|v| **v < -1.0).is_some_and(|v| *v < -1.1);
+        let g = x
+            .iter()
+            .copied()
+            .filter(|v| *v > 0.0)
+            .reduce(f64::min)
+            .map_or(0.0, f64::sqrt);
+        a + b + c + d + e + if f { x[4] } else { 0.0 } + g
+    }
+
+    fn read_at_once_by_hand(x: &[f64]) -> f64 {
+        let top = x.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let c = if x.iter().any(|&v| v > 2.0) {
+            x[1]
+        } else {
+            x[2]
+        };
+        let f = x.iter().find(|v| **v < -1.0).is_some_and(|v| *v < -1.1);
+        let smallest_positive = x
+            .iter()
+            .copied()
+            .filter(|v| *v > 0.0)
+            .fold(f64::INFINITY, f64::min);
+        2.0 * x[0]
+            + top.exp()
+            + c
+            + 2.0 * x[3]
+            + x[x.len() - 1].sin().powi(2)
+            + if f { x[4] } else { 0.0 }
+            + smallest_positive.sqrt()
+    }
+
+    #[test]
+    fn options_read_where_made() {
+        // x[1] = -1.2 < -1.1: `f` holds; no element beyond index 10.
+        for x in [&X[..], &[0.3, -1.05, 0.8, 2.5, -0.4]] {
+            let grad = check_slice(read_at_once, read_at_once_vjp, read_at_once_jvp, x);
+            assert!((read_at_once(x) - read_at_once_by_hand(x)).abs() < 1e-12);
+            ad_runtime::check::gradient(read_at_once_by_hand, |_| grad.clone(), x)
+                .assert_within(1e-7);
+        }
+    }
+}

@@ -166,7 +166,7 @@ impl Lower<'_> {
     /// `if c { A } else { B }`, an `else if` chain being an `if` in the `else`.
     pub(super) fn if_(&mut self, expr: &ExprIf, want_value: bool) -> Result<Option<Value>, Poison> {
         if let Expr::Let(binding) = &*expr.cond
-            && let Some(lowered) = self.option_if_let(expr, binding, want_value)
+            && let Some(lowered) = self.option_if_let(expr, binding, want_value, false)
         {
             return lowered;
         }
@@ -184,6 +184,12 @@ impl Lower<'_> {
             && let Some(desugared) = if_let_reduced(expr, binding)
         {
             return self.if_(&desugared, want_value);
+        }
+        // `if let Some(v) = chain.next()`: any other option made here.
+        if let Expr::Let(binding) = &*expr.cond
+            && let Some(lowered) = self.option_if_let(expr, binding, want_value, true)
+        {
+            return lowered;
         }
         let cond = match &*expr.cond {
             // `if let Kind::A = kind` of a parameter the macro cannot see

@@ -1302,9 +1302,11 @@ impl Lower<'_> {
             }
             return;
         }
-        // `let pairs = x.iter().zip(y);`: the chain, consumed later.
+        // `let pairs = x.iter().zip(y);`: the chain, consumed later (not
+        // a method of an option a chain makes, `chain.find(p).is_some()`).
         if let Some(name) = &name
             && iter::is_iterator_expr(&init.expr)
+            && !matches!(strip_parens(&init.expr), Expr::MethodCall(call) if self.is_option_source(&call.receiver))
             && let Some(chain) = self.chain_of(&init.expr)
         {
             match chain {

@@ -403,9 +403,14 @@ impl Lower<'_> {
         expr: &ExprIf,
         binding: &syn::ExprLet,
         want_value: bool,
+        temporaries: bool,
     ) -> Option<Result<Option<Value>, Poison>> {
         let local = self.option_local(&binding.expr);
-        if local.is_none() && !self.is_mapped_option(&binding.expr) {
+        let temporary = match temporaries {
+            true => self.is_option_source(&binding.expr),
+            false => self.is_mapped_option(&binding.expr),
+        };
+        if local.is_none() && !temporary {
             return None;
         }
         let span = expr.span();
@@ -468,13 +473,22 @@ impl Lower<'_> {
         want_value: bool,
         parts: Option<&[String]>,
     ) -> Option<Result<Option<Value>, Poison>> {
-        let name = self.option_local(&expr.expr)?;
+        let local = self.option_local(&expr.expr);
+        // `match chain.position(p) { Some(i) => …, None => … }`: an option
+        // made where it is matched, its arms naming the variants.
+        let temporary = local.is_none()
+            && self.is_option_source(&expr.expr)
+            && expr.arms.iter().any(|arm| is_option_pattern(&arm.pat));
+        if local.is_none() && !temporary {
+            return None;
+        }
         if expr.arms.is_empty() {
             self.cx
                 .error_spanned_by(expr.match_token, msg::OPTION_MATCH);
             return Some(Err(Poison));
         }
-        Some(self.option_of(&name).and_then(|(flag, value)| {
+        let taken_apart = self.option_parts_of(local.as_deref(), &expr.expr);
+        Some(taken_apart.and_then(|(flag, value)| {
             let option = Scrutinee {
                 flag,
                 value,
@@ -597,7 +611,18 @@ impl Lower<'_> {
     /// receiver is no option local.
     pub(super) fn option_method(&mut self, call: &ExprMethodCall) -> Option<Lowered> {
         let local = self.option_local(&call.receiver);
-        if local.is_none() && !self.is_mapped_option(&call.receiver) {
+        // Of an option made here (`chain.filter(p).reduce(f).map_or(d, g)`,
+        // `x.iter().position(p).is_some()`): the methods that take it
+        // apart as a whole. `unwrap`, `expect`, `unwrap_or` and
+        // `unwrap_or_default` of elements and reductions are lowered where
+        // those are (what `option_parts` itself lowers them to).
+        let temporary = self.is_mapped_option(&call.receiver)
+            || (self.is_option_source(&call.receiver)
+                && matches!(
+                    call.method.to_string().as_str(),
+                    "map_or" | "is_some" | "is_none" | "is_some_and" | "is_none_or"
+                ));
+        if local.is_none() && !temporary {
             return None;
         }
         let span = call.span();
@@ -663,12 +688,21 @@ impl Lower<'_> {
             return false;
         }
         let receiver = super::strip_parens(&call.receiver);
-        if self.option_local(receiver).is_some() || self.is_mapped_option(receiver) {
-            return true;
-        }
-        let Expr::MethodCall(source) = receiver else {
+        self.option_local(receiver).is_some() || self.is_option_source(receiver)
+    }
+
+    /// Whether `expr` is an option made where it is read that
+    /// [`Lower::option_parts`] takes apart: a search (`chain.position(p)`,
+    /// `chain.find(p)`, `chain.filter(p).next()`), an element (`x.first()`,
+    /// `x.get(i)`), a reduction (`chain.reduce(f)`, `max_by`, `min_by`),
+    /// `chain.next()`, or `map(f)` of one.
+    pub(super) fn is_option_source(&self, expr: &Expr) -> bool {
+        let Expr::MethodCall(source) = super::strip_parens(expr) else {
             return false;
         };
+        if self.is_mapped_option(expr) {
+            return true;
+        }
         let searched =
             |call: &ExprMethodCall| super::iter::is_position(call) || super::iter::is_find(call);
         let filtered_next = matches!(source.method.to_string().as_str(), "next" | "last")
@@ -706,13 +740,15 @@ impl Lower<'_> {
     }
 
     /// The parts of the option local `local`, or else of `expr`, an option
-    /// [`Lower::is_mapped_option`] accepts.
+    /// [`Lower::is_option_source`] accepts (an error if it cannot be taken
+    /// apart after all: a search over no chain the lowering knows).
     fn option_parts_of(&mut self, local: Option<&str>, expr: &Expr) -> Parts {
         match local {
             Some(name) => self.option_of(name),
-            None => self
-                .option_parts(expr, None)
-                .expect("an option, by `is_mapped_option`"),
+            None => self.option_parts(expr, None).unwrap_or_else(|| {
+                self.cx.error_spanned_by(expr, msg::OPTION_VALUE);
+                Err(Poison)
+            }),
         }
     }
 
@@ -861,6 +897,20 @@ fn option_type(ty: &syn::Type) -> Option<&syn::Type> {
     match args.args.first() {
         Some(syn::GenericArgument::Type(inner)) if args.args.len() == 1 => Some(inner),
         _ => None,
+    }
+}
+
+/// Whether a `match` arm's pattern names an option's variant: `Some(…)`,
+/// `None` (also under a guard or in `|`).
+fn is_option_pattern(pat: &Pat) -> bool {
+    match pat {
+        Pat::TupleStruct(some) => some.path.is_ident("Some"),
+        Pat::Ident(none) => none.ident == "None" && none.subpat.is_none(),
+        Pat::Path(none) => none.path.is_ident("None"),
+        Pat::Guard(guarded) => is_option_pattern(&guarded.pat),
+        Pat::Or(or) => or.cases.iter().any(is_option_pattern),
+        Pat::Paren(paren) => is_option_pattern(&paren.pat),
+        _ => false,
     }
 }
 
