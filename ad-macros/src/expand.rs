@@ -742,6 +742,9 @@ fn differentiated(
     let unfused = verified(reverse::record_tapes(unfused), "records");
     let fused = verified(reverse::order_updates(fused), "updates");
     let unfused = verified(reverse::order_updates(unfused), "updates");
+    // Compacts the IR: not for the split API's, whose primal values must
+    // keep their numbers.
+    let fused = verified(reverse::carry_updates(fused), "carried updates");
     Ok((sig, primal, Vjp { fused, unfused }))
 }
 

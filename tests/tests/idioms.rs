@@ -8786,3 +8786,59 @@ mod options_made_where_read {
         }
     }
 }
+
+/// Neighbouring adjoints carried from one iteration to the next in a
+/// register (`reverse/updates.rs`): loops forwards and backwards, offsets
+/// `-1, 0` and `0, 1`, a helper for the term, and loops that never run
+/// (the carried adjoint is then added nowhere).
+mod adjoints_carried {
+    use super::*;
+
+    #[differentiate(vjp, jvp)]
+    fn term(p: f64, q: f64) -> f64 {
+        let a = 1.0 - p;
+        let b = q - p * p;
+        a * a + 100.0 * b * b
+    }
+
+    #[differentiate(vjp, jvp)]
+    fn chains_both_ways(x: &[f64]) -> f64 {
+        let mut s = 0.0;
+        for i in 1..x.len() {
+            s += term(x[i - 1], x[i]);
+        }
+        for i in (0..x.len().saturating_sub(1)).rev() {
+            s += (x[i] * x[i + 1]).sin();
+        }
+        s
+    }
+
+    fn chains_both_ways_by_hand(x: &[f64]) -> Vec<f64> {
+        let mut g = vec![0.0; x.len()];
+        for i in 1..x.len() {
+            let (p, q) = (x[i - 1], x[i]);
+            let b = q - p * p;
+            g[i - 1] += -2.0 * (1.0 - p) - 400.0 * p * b;
+            g[i] += 200.0 * b;
+        }
+        for i in 0..x.len().saturating_sub(1) {
+            let c = (x[i] * x[i + 1]).cos();
+            g[i] += c * x[i + 1];
+            g[i + 1] += c * x[i];
+        }
+        g
+    }
+
+    #[test]
+    fn carried_adjoints_reach_every_element() {
+        for x in [&X[..], &[0.5, -0.25], &[0.5], &[]] {
+            let grad = check_slice(
+                chains_both_ways,
+                chains_both_ways_vjp,
+                chains_both_ways_jvp,
+                x,
+            );
+            assert_close(&grad, &chains_both_ways_by_hand(x));
+        }
+    }
+}

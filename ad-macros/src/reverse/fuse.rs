@@ -599,7 +599,7 @@ fn reuse_primal_values(func: &mut Function, for_value: Value) {
 }
 
 /// Every region of `func`: the body, then each `if`'s and loop's.
-fn region_places(func: &Function) -> Vec<Place> {
+pub(super) fn region_places(func: &Function) -> Vec<Place> {
     let mut places = vec![Place::Body];
     func.walk(&mut |_, value| {
         for index in 0..func.regions(value).len() {

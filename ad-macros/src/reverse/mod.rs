@@ -45,7 +45,7 @@ pub(crate) use keep::keep_exponentials;
 pub(crate) use order::{run_forward, sums_from_zero};
 pub(crate) use records::record_tapes;
 pub(crate) use tapes::make_tapes_early;
-pub(crate) use updates::order_updates;
+pub(crate) use updates::{carry_updates, order_updates};
 
 use std::collections::{HashMap, HashSet};
 
