@@ -750,8 +750,6 @@ impl Lower<'_> {
         bound
     }
 
-    /// The test that `pattern` matches `scrutinee` (`None`: it always does),
-    /// collecting the names it binds.
     /// The test of `pattern` against `scrutinee`, a number or a tuple of
     /// them (`(0, _)`, `(true, n) if n > 2`, `(1 | 2, ..)`), as
     /// [`Lower::pattern`] makes it for a number; `None` if it always
@@ -834,6 +832,8 @@ impl Lower<'_> {
         }
     }
 
+    /// The test that `pattern` matches `scrutinee` (`None`: it always does),
+    /// collecting the names it binds.
     pub(super) fn pattern(
         &mut self,
         pattern: &Pat,

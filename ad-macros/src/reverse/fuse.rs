@@ -375,7 +375,7 @@ pub(super) fn effects(func: &Function, inside: &[Value]) -> Option<Effects> {
 }
 
 /// Whether a call passes only numbers (no buffer, by `&` or `&mut`).
-fn by_value(args: &[(Value, crate::ir::Mode)]) -> bool {
+pub(super) fn by_value(args: &[(Value, crate::ir::Mode)]) -> bool {
     args.iter().all(|(_, mode)| *mode == crate::ir::Mode::Val)
 }
 

@@ -24,7 +24,7 @@
 //! }                                       }
 //! ```
 
-use crate::ir::{BinOp, Const, Function, Inst, Mode, Region, Role, Ty, Value};
+use crate::ir::{BinOp, Const, Function, Inst, Region, Role, Ty, Value};
 
 /// `func` with the updates in each loop body ordered as the loop runs.
 pub(crate) fn order_updates(mut func: Function) -> Function {
@@ -131,8 +131,9 @@ fn offset_of(func: &Function, index: Value) -> (Value, i128) {
 ///                                        if 1 < n { d_x[n - 1] += d_x_next; }
 /// ```
 ///
-/// Only where nothing else in the loop reads or writes the shadow, and the
-/// loop calls nothing: then each element receives the same terms, one
+/// Only where nothing else in the loop reads or writes the shadow, and no
+/// call in the loop is passed a buffer (a helper for the term passed
+/// numbers is fine): then each element receives the same terms, one
 /// addition earlier grouped (so only the rounding of that sum changes, as
 /// fusion already allows). A loop running backwards carries the element of
 /// the lower offset.
@@ -181,9 +182,8 @@ fn carried_pair(func: &Function, lp: Value) -> Option<(Value, Value, i128)> {
     let nested = func.nested(lp);
     // A call passed a buffer may read a shadow through a struct or a slice
     // of it; one passed only numbers (a helper for the term) cannot.
-    let numbers_only = |args: &[(Value, Mode)]| args.iter().all(|(_, mode)| *mode == Mode::Val);
     if nested.iter().any(|&v| match func.inst(v) {
-        Inst::Apply { args, .. } | Inst::Forward { args, .. } => !numbers_only(args),
+        Inst::Apply { args, .. } | Inst::Forward { args, .. } => !super::fuse::by_value(args),
         Inst::Call(..) | Inst::FieldUpdate { .. } => true,
         _ => false,
     }) {
