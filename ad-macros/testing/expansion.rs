@@ -1381,3 +1381,21 @@ check!(
         a * b - c
     }"
 );
+check!(
+    tuple_parameter,
+    "vjp, jvp",
+    "fn step((p, v): (f64, f64), dt: f64) -> (f64, f64) {
+        (p + dt * v, v - dt * p.sin())
+    }"
+);
+check!(
+    tuple_passed,
+    "",
+    "fn f(x: &[f64]) -> f64 {
+        let mut s = (x[0], x[1]);
+        for _ in 0..10 {
+            s = step(s, 0.1);
+        }
+        s.0 * s.1
+    }"
+);

@@ -8842,3 +8842,264 @@ mod adjoints_carried {
         }
     }
 }
+
+/// Tuples taken by value: a state `(p, v)` stepped by a helper, taken apart
+/// in the parameter list or by element, integer tuples as shapes; the
+/// adjoint and the tangent of a tuple are tuples.
+mod tuple_parameters {
+    use super::*;
+    use ad_runtime::{Float, Lanes};
+
+    /// One explicit Euler step of a pendulum.
+    #[differentiate(vjp, jvp)]
+    fn step((p, v): (f64, f64), dt: f64) -> (f64, f64) {
+        (p + dt * v, v - dt * p.sin())
+    }
+
+    #[test]
+    fn a_tuple_parameter_has_a_tuple_adjoint() {
+        let (p, v, dt) = (0.3, 0.7, 0.1);
+        let (d0, d1) = (1.0, 0.5);
+        let (out, (d_p, d_v), d_dt) = step_vjp((p, v), dt, (d0, d1));
+        assert_eq!(out, step((p, v), dt));
+        // ∂(p + dt v, v - dt sin p) / ∂(p, v, dt), transposed, times the seed.
+        assert_close(
+            &[d_p, d_v, d_dt],
+            &[d0 - d1 * dt * p.cos(), d0 * dt + d1, d0 * v - d1 * p.sin()],
+        );
+        // The dot-product test against `_jvp`: <J u, w> = <u, Jᵀ w>.
+        let u = [0.4, -0.9, 1.3];
+        let (jvp_out, (t0, t1)) = step_jvp((p, v), (u[0], u[1]), dt, u[2]);
+        assert_eq!(jvp_out, out);
+        let lhs = t0 * d0 + t1 * d1;
+        let rhs = u[0] * d_p + u[1] * d_v + u[2] * d_dt;
+        assert!((lhs - rhs).abs() < 1e-12, "{lhs} vs {rhs}");
+    }
+
+    /// The state kept in a tuple variable and handed to the step.
+    #[differentiate(vjp, jvp)]
+    fn pendulum(x: &[f64]) -> f64 {
+        let mut s = (x[0], x[1]);
+        for _ in 0..10 {
+            s = step(s, 0.1 * x[2]);
+        }
+        let (p, v) = step((s.1, s.0), 0.05);
+        p * v
+    }
+
+    fn pendulum_by_hand(x: &[f64]) -> (f64, Vec<f64>) {
+        // The forward pass, then the adjoint of each step in reverse.
+        let dt = 0.1 * x[2];
+        let mut states = vec![(x[0], x[1])];
+        for _ in 0..10 {
+            let (p, v) = *states.last().unwrap();
+            states.push((p + dt * v, v - dt * p.sin()));
+        }
+        let (s0, s1) = states[10];
+        let (p, v) = (s1 + 0.05 * s0, s0 - 0.05 * s1.sin());
+        let out = p * v;
+        let (d_p, d_v) = (v, p);
+        // Through the last step, of (s1, s0).
+        let mut d_s1 = d_p - d_v * 0.05 * s1.cos();
+        let mut d_s0 = d_p * 0.05 + d_v;
+        let mut d_dt = 0.0;
+        for k in (0..10).rev() {
+            let (p, v) = states[k];
+            d_dt += d_s0 * v - d_s1 * p.sin();
+            (d_s0, d_s1) = (d_s0 - d_s1 * dt * p.cos(), d_s0 * dt + d_s1);
+        }
+        let mut grad = vec![0.0; x.len()];
+        grad[0] = d_s0;
+        grad[1] = d_s1;
+        grad[2] = 0.1 * d_dt;
+        (out, grad)
+    }
+
+    #[test]
+    fn a_state_stepped_by_a_helper() {
+        let grad = check_slice(pendulum, pendulum_vjp, pendulum_jvp, &X);
+        let (out, expected) = pendulum_by_hand(&X);
+        assert!((out - pendulum(&X)).abs() < 1e-14);
+        assert_close(&grad, &expected);
+    }
+
+    /// A tuple read by element, generic over the float type.
+    #[differentiate(vjp, jvp)]
+    fn length<T: Float>(p: (T, T, T)) -> T {
+        (p.0 * p.0 + p.1 * p.1 + p.2 * p.2).sqrt()
+    }
+
+    #[differentiate(vjp, jvp)]
+    fn lengths(x: &[f64]) -> f64 {
+        length((x[0], x[1] * 2.0, x[2])) + length((1.0, x[3], x[4]))
+    }
+
+    #[test]
+    fn tuples_made_at_the_call() {
+        let grad = check_slice(lengths, lengths_vjp, lengths_jvp, &X);
+        let (a, b) = (
+            (X[0] * X[0] + 4.0 * X[1] * X[1] + X[2] * X[2]).sqrt(),
+            (1.0 + X[3] * X[3] + X[4] * X[4]).sqrt(),
+        );
+        let mut expected = vec![0.0; 7];
+        expected[0] = X[0] / a;
+        expected[1] = 4.0 * X[1] / a;
+        expected[2] = X[2] / a;
+        expected[3] = X[3] / b;
+        expected[4] = X[4] / b;
+        assert_close(&grad, &expected);
+    }
+
+    #[test]
+    fn a_generic_tuple_in_f32() {
+        let (out, (d0, d1, d2)) = length_vjp((3.0f32, 4.0, 12.0), 1.0);
+        assert_eq!(out, 13.0);
+        for (d, x) in [(d0, 3.0), (d1, 4.0), (d2, 12.0)] {
+            assert!((d - x / 13.0).abs() < 1e-6, "{d} vs {x} / 13");
+        }
+        let (out, tangent) = length_jvp((3.0f32, 4.0, 12.0), (1.0, 0.0, 0.0));
+        assert_eq!(out, 13.0);
+        assert!((tangent - d0).abs() < 1e-6, "{tangent} vs {d0}");
+    }
+
+    /// A tuple variable reassigned, returned as it is, and printed.
+    #[differentiate(vjp, jvp, jvp_lanes)]
+    fn swapped(mut s: (f64, f64), k: f64) -> (f64, f64) {
+        assert!(s.0.is_finite(), "state {s:?}");
+        s = (s.1 * k, s.0);
+        s
+    }
+
+    #[test]
+    fn a_tuple_returned_as_it_is() {
+        let (out, (d_s0, d_s1), d_k) = swapped_vjp((0.5, 0.25), 2.0, (1.0, 3.0));
+        assert_eq!(out, (0.5, 0.5));
+        // out = (s1 k, s0): d_s0 = 3, d_s1 = k, d_k = s1.
+        assert_eq!((d_s0, d_s1, d_k), (3.0, 2.0, 0.25));
+        let (_, tangent) = swapped_jvp((0.5, 0.25), (1.0, 1.0), 2.0, 1.0);
+        assert_eq!(tangent, (2.0 + 0.25, 1.0));
+        // Two directions at once: along s.0, then along k.
+        let (_, lanes) = swapped_jvp_lanes::<2>(
+            (0.5, 0.25),
+            (Lanes::basis(0), Lanes::splat(0.0)),
+            2.0,
+            Lanes::basis(1),
+        );
+        assert_eq!(lanes.0.0, [0.0, 0.25]);
+        assert_eq!(lanes.1.0, [1.0, 0.0]);
+    }
+
+    #[test]
+    #[should_panic(expected = "state (NaN, 1.0)")]
+    fn a_tuple_printed_by_an_assertion() {
+        let _ = swapped_vjp((f64::NAN, 1.0), 2.0, (1.0, 1.0));
+    }
+
+    /// Tuples compared as wholes: element by element.
+    #[differentiate(vjp, jvp)]
+    fn unless_repeated(x: &[f64]) -> f64 {
+        let s = (x[0], x[1]);
+        if s == (0.0, 0.0) || s != (x[0], x[2]) {
+            s.0 * s.1
+        } else {
+            x[2] * x[2]
+        }
+    }
+
+    #[test]
+    fn tuples_compared() {
+        let grad = check_slice(
+            unless_repeated,
+            unless_repeated_vjp,
+            unless_repeated_jvp,
+            &X,
+        );
+        let mut expected = vec![0.0; 7];
+        expected[0] = X[1];
+        expected[1] = X[0];
+        assert_close(&grad, &expected);
+        // `s == (x[0], x[2])`: the other branch.
+        let y = [0.3, 0.8, 0.8];
+        let mut d_y = [0.0; 3];
+        assert_eq!(unless_repeated_vjp(&y, &mut d_y, 1.0), 0.8 * 0.8);
+        assert_eq!(d_y, [0.0, 0.0, 1.6]);
+    }
+
+    /// An integer tuple is constant: a shape.
+    #[differentiate(vjp, jvp)]
+    fn weighted(x: &[f64], shape: (usize, usize)) -> f64 {
+        let (rows, cols) = shape;
+        let mut t = 0.0;
+        for i in 0..rows {
+            for j in 0..cols {
+                t += x[i * cols + j] * (i + 2 * j) as f64;
+            }
+        }
+        t
+    }
+
+    #[differentiate(vjp, jvp)]
+    fn shaped(x: &[f64]) -> f64 {
+        weighted(x, (2, 3)) + weighted(&x[1..], (3, 2)).sin()
+    }
+
+    #[test]
+    fn an_integer_tuple_is_a_shape() {
+        let grad = check_slice(shaped, shaped_vjp, shaped_jvp, &X);
+        let mut expected = vec![0.0; 7];
+        let inner = weighted(&X[1..], (3, 2)).cos();
+        for i in 0..2 {
+            for j in 0..3 {
+                expected[i * 3 + j] += (i + 2 * j) as f64;
+            }
+        }
+        for i in 0..3 {
+            for j in 0..2 {
+                expected[1 + i * 2 + j] += inner * (i + 2 * j) as f64;
+            }
+        }
+        assert_close(&grad, &expected);
+    }
+
+    /// `wrt` leaves a tuple out: no adjoint for it.
+    #[differentiate(wrt(k))]
+    fn scaled_by(s: (f64, f64), k: f64) -> f64 {
+        s.0 * k * k + s.1
+    }
+
+    #[test]
+    fn a_tuple_left_out_by_wrt() {
+        assert_eq!(scaled_by_vjp((1.0, 2.0), 3.0, 1.0), (11.0, 6.0));
+    }
+
+    /// Second order: the Hessian of s.0² s.1 along a direction.
+    #[differentiate(vjp, hvp)]
+    fn cubic(s: (f64, f64)) -> f64 {
+        s.0 * s.0 * s.1
+    }
+
+    #[test]
+    fn hessian_along_a_tuple() {
+        let (out, grad, hv) = cubic_hvp((1.5, 2.0), (1.0, -1.0));
+        assert_eq!(out, 4.5);
+        assert_eq!(grad, (2.0 * 1.5 * 2.0, 1.5 * 1.5));
+        // H = [[2 s1, 2 s0], [2 s0, 0]].
+        assert_eq!(hv, (2.0 * 2.0 - 2.0 * 1.5, 2.0 * 1.5));
+    }
+
+    /// The split API: the pullback returns the tuple's adjoint.
+    #[differentiate]
+    fn blend(s: (f64, f64), x: &[f64]) -> f64 {
+        s.0 * x[0] + s.1 * x[1] * x[1]
+    }
+
+    #[test]
+    fn the_split_api_returns_a_tuple_adjoint() {
+        let (out, pullback) = blend_forward((1.0, 2.0), &X);
+        assert_eq!(out, blend((1.0, 2.0), &X));
+        let mut d_x = vec![0.0; 7];
+        let d_s = pullback(&X, &mut d_x, 2.0);
+        assert_eq!(d_s, (2.0 * X[0], 2.0 * X[1] * X[1]));
+        assert_close(&d_x[..2], &[2.0, 2.0 * 2.0 * 2.0 * X[1]]);
+    }
+}

@@ -369,6 +369,12 @@ impl Emitter<'_> {
                                 let #name = #buf[#start..][..#len].as_chunks::<{ #width }>().0;
                             )
                         }
+                        BindingKind::Tuple(n) => {
+                            let elems = std::iter::once(first)
+                                .chain((1..n).map(|_| next()))
+                                .map(|elem| elem.at(Prec::Or));
+                            quote_spanned!(span=> let #name = (#(#elems),*);)
+                        }
                     });
                 }
                 let tokens = &substituted(mac.tokens.clone(), &inline);

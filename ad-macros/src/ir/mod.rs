@@ -221,7 +221,13 @@ impl Ty {
     /// Whether a parameter of this type can be active: floats, float
     /// buffers, structs.
     pub(crate) fn can_be_active(&self) -> bool {
-        self.is_float() || self.is_float_buf() || *self == Ty::Struct
+        self.is_float() || self.is_float_buf() || *self == Ty::Struct || self.is_float_tuple()
+    }
+
+    /// Whether this is a tuple of floats (`(f64, f64)`), which a parameter
+    /// can be.
+    pub(crate) fn is_float_tuple(&self) -> bool {
+        matches!(self, Ty::Tuple(elems) if !elems.is_empty() && elems.iter().all(Ty::is_float))
     }
 
     pub(crate) fn scalar(&self) -> Option<Scalar> {
@@ -531,6 +537,8 @@ pub(crate) enum BindingKind {
     /// `let pts = buf[start..][..len].as_chunks::<{ width }>().0;` (four
     /// arguments, the last a constant): a buffer of rows.
     Rows,
+    /// `let s = (a, b);` (one argument per element): a tuple variable.
+    Tuple(usize),
 }
 
 /// A function called from differentiated code that has a derivative of its

@@ -824,7 +824,7 @@ fn call_over_reverse(fx: &mut Forward<'_>, value: Value, callee: u32, args: &[(V
     if !supported {
         fx.unsupported(
             span,
-            "calls of differentiated functions that write a buffer or return a buffer, a tuple or a struct",
+            "calls of differentiated functions that take a tuple, write a buffer, or return a buffer, a tuple or a struct",
         );
         fx.push_copy(value);
         return;
@@ -1020,7 +1020,7 @@ fn call(fx: &mut Forward<'_>, value: Value, callee: u32, args: &[(Value, Mode)])
     for &(arg, mode) in args {
         new_args.push((fx.copy(arg), mode));
         let ty = primal.ty(arg);
-        if ty.is_float() || ty.is_float_buf() || *ty == Ty::Struct {
+        if ty.can_be_active() {
             let tangent = fx.tangent_whole(arg);
             new_args.push((tangent, mode));
         }

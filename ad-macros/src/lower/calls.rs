@@ -263,6 +263,25 @@ impl Lower<'_> {
     /// see whether `g` takes `&` or `&mut`, and for a callee that only reads
     /// it the adjoint is the same, only more conservative.
     fn call_arg(&mut self, arg: &Expr) -> Result<(crate::ir::Value, Mode), Poison> {
+        // `step(state, dt)` of a tuple variable or `step((p, v), dt)`: the
+        // tuple of its elements, by value.
+        let is_tuple = match super::strip_parens(arg) {
+            Expr::Tuple(tuple) => tuple.elems.len() >= 2,
+            arg => super::expr::local_name(arg)
+                .is_some_and(|name| matches!(self.special(&name), Some(super::Special::Tuple(_)))),
+        };
+        if is_tuple {
+            let item = self.item_expr(arg)?;
+            let Some(values) = item.tuple_values() else {
+                return self
+                    .unsupported(arg, msg::TUPLE_VALUE)
+                    .map(|value| (value, Mode::Val));
+            };
+            let func = self.builder.func();
+            let tys = values.iter().map(|&value| func.ty(value).clone()).collect();
+            let tuple = self.push(Inst::Tuple(values), crate::ir::Ty::Tuple(tys), arg.span());
+            return Ok((tuple, Mode::Val));
+        }
         // `act(z, kind)` of a parameter of another type: constant data,
         // passed by value (a copy: the generated code may pass it again).
         if let Some(value) = self.opaque_of(arg) {

@@ -22,6 +22,7 @@ impl Lower<'_> {
             Expr::Paren(paren) => self.expr(&paren.expr),
             Expr::Group(group) => self.expr(&group.expr),
             Expr::Binary(binary) if let Some(lowered) = self.option_comparison(binary) => lowered,
+            Expr::Binary(binary) if let Some(lowered) = self.tuple_comparison(binary) => lowered,
             Expr::Binary(binary) => match binary_op(&binary.op) {
                 Some(op) if op.is_logic() && may_panic(&binary.right) => {
                     self.short_circuit(op, binary)
@@ -1191,6 +1192,51 @@ impl Lower<'_> {
             self.branch(lhs, true, span, rhs, constant)?
         };
         Ok(value.expect("both branches have a value"))
+    }
+
+    /// `p == (0.0, 0.0)` or `p != q` of tuples: their elements compared,
+    /// joined by `&&` (by `||` for `!=`).
+    fn tuple_comparison(&mut self, binary: &syn::ExprBinary) -> Option<Lowered> {
+        let is_tuple = |lower: &Self, expr: &Expr| match super::strip_parens(expr) {
+            Expr::Tuple(tuple) => tuple.elems.len() >= 2,
+            expr => local_name(expr)
+                .is_some_and(|name| matches!(lower.special(&name), Some(super::Special::Tuple(_)))),
+        };
+        if !is_tuple(self, &binary.left) && !is_tuple(self, &binary.right) {
+            return None;
+        }
+        let (op, join) = match binary.op {
+            syn::BinOp::Eq(_) => (BinOp::Eq, BinOp::And),
+            syn::BinOp::Ne(_) => (BinOp::Ne, BinOp::Or),
+            // `p < q`, lexicographic: one error for the comparison.
+            _ => return Some(self.unsupported(binary, msg::TUPLE_VALUE)),
+        };
+        let span = binary.span();
+        let mut sides = Vec::new();
+        for side in [&binary.left, &binary.right] {
+            let values = match self.item_expr(side) {
+                Ok(item) => item.tuple_values(),
+                Err(Poison) => return Some(Err(Poison)),
+            };
+            match values {
+                Some(values) => sides.push(values),
+                None => return Some(self.unsupported(side, msg::TUPLE_VALUE)),
+            }
+        }
+        if sides[0].len() != sides[1].len() {
+            return Some(self.unsupported(binary, msg::TUPLE_VALUE));
+        }
+        let tests: Vec<Value> = sides[0]
+            .clone()
+            .into_iter()
+            .zip(sides[1].clone())
+            .map(|(lhs, rhs)| self.binary(op, lhs, rhs, span))
+            .collect();
+        let joined = tests
+            .into_iter()
+            .reduce(|acc, test| self.binary(join, acc, test, span))
+            .expect("two or more elements");
+        Some(Ok(joined))
     }
 
     pub(super) fn binary(&mut self, op: BinOp, lhs: Value, rhs: Value, span: Span) -> Value {

@@ -208,9 +208,18 @@ impl Lower<'_> {
                         self.cx.error_spanned_by(&ident, msg::CURSOR_IN_MACRO);
                         return Err(Poison);
                     }
-                    Special::Tuple(_) => {
-                        self.cx.error_spanned_by(&ident, msg::TUPLE_VALUE);
-                        return Err(Poison);
+                    // `best`, printed: the tuple of its elements.
+                    Special::Tuple(n) => {
+                        for k in 0..n {
+                            match self.lookup(&super::tuple_element(&name, k)) {
+                                Some(Ok(value)) => args.push(value),
+                                _ => return Err(Poison),
+                            }
+                        }
+                        bindings.push(Binding {
+                            name: ident,
+                            kind: BindingKind::Tuple(n),
+                        });
                     }
                     Special::Option => {
                         self.cx.error_spanned_by(&ident, msg::OPTION_VALUE);

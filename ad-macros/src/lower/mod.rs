@@ -247,6 +247,35 @@ pub(crate) fn body(cx: &Ctxt, func: &ItemFn, sig: &Signature) -> Option<Function
             lower.bind_special(&param.name, Special::Opaque(value));
             continue;
         }
+        // `state: (f64, f64)`: a tuple variable, one value per element (see
+        // `let_stmt`).
+        if let Ty::Tuple(elems) = &param.ir_ty {
+            for (k, elem) in elems.iter().enumerate() {
+                let index = u32::try_from(k).expect("a small tuple");
+                let element =
+                    lower
+                        .builder
+                        .push(Inst::Extract(value, index), elem.clone(), param.span);
+                match &param.elements {
+                    // `(p, v): (f64, f64)`: each element is a variable.
+                    Some(names) => {
+                        if let Some(Some(name)) = names.get(k) {
+                            lower.name(element, name);
+                            lower.bind(name, Ok(element));
+                        }
+                    }
+                    None => {
+                        let key = tuple_element(&param.name, k);
+                        lower.name(element, &key);
+                        lower.bind(&key, Ok(element));
+                    }
+                }
+            }
+            if param.elements.is_none() {
+                lower.bind_special(&param.name, Special::Tuple(elems.len()));
+            }
+            continue;
+        }
         // A parameter whose type was rejected: its uses are not reported again.
         let bound = if param.ir_ty == Ty::Unknown {
             Err(Poison)
@@ -514,12 +543,14 @@ impl Lower<'_> {
                 self.output_chosen(if_expr)
             }
             // `if c { (a, b) } else { (b, a) }` (or a `match` whose arms
-            // end in tuples) as a tuple output.
-            (Expr::If(_) | Expr::Match(_), Ty::Tuple(tys))
+            // end in tuples), or `state`, a tuple variable, as a tuple output.
+            (_, Ty::Tuple(tys))
                 if match expr {
                     Expr::If(if_expr) => closures::if_yields_tuple(if_expr).is_some(),
                     Expr::Match(match_expr) => closures::match_yields_tuple(match_expr).is_some(),
-                    _ => false,
+                    _ => expr::local_name(expr).is_some_and(|name| {
+                        matches!(self.special(&name), Some(Special::Tuple(n)) if n == tys.len())
+                    }),
                 } =>
             {
                 let span = expr.span();
@@ -2405,7 +2436,7 @@ pub(super) fn guards_as_branches(stmts: &[Stmt]) -> Option<Vec<Stmt>> {
 }
 
 /// The hidden variable holding element `k` of the tuple variable `name`.
-fn tuple_element(name: &str, k: usize) -> String {
+pub(super) fn tuple_element(name: &str, k: usize) -> String {
     format!("#{name}.{k}")
 }
 

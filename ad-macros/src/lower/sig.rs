@@ -48,6 +48,10 @@ pub(crate) struct SigParam {
     /// A parameter of another type taken by value (`kind: Activation`):
     /// constant data that the body can only match on (see `opaque_type`).
     pub(crate) opaque: bool,
+    /// A tuple taken apart where it is taken, `(p, v): (f64, f64)`: the
+    /// name each element is bound to (`None` for `_`). The generated
+    /// functions name the parameter after them (`p_v`).
+    pub(crate) elements: Option<Vec<Option<String>>>,
 }
 
 /// How a buffer of rows is written: the parameter's type and the length of
@@ -149,6 +153,7 @@ pub(crate) fn signature(cx: &Ctxt, func: &ItemFn, args: &Args) -> Signature {
                 if matches!(receiver.kind, syn::ReceiverKind::Reference(_, _, None)) =>
             {
                 params.push(SigParam {
+                    elements: None,
                     by_value: None,
                     rows: None,
                     opaque: false,
@@ -167,6 +172,7 @@ pub(crate) fn signature(cx: &Ctxt, func: &ItemFn, args: &Args) -> Signature {
             FnArg::Receiver(receiver) => cx.error_spanned_by(receiver, msg::RECEIVER),
             FnArg::Typed(typed) => {
                 // One error per parameter: a rejected pattern hides its type.
+                let mut elements = None;
                 let (name, span, pattern_ok) = match &*typed.pat {
                     Pat::Ident(pat) if pat.by_ref.is_none() && pat.subpat.is_none() => {
                         if let Some(mutability) = pat.mutability
@@ -175,6 +181,19 @@ pub(crate) fn signature(cx: &Ctxt, func: &ItemFn, args: &Args) -> Signature {
                             cx.error_spanned_by(mutability, msg::MUT_ARRAY_PARAM);
                         }
                         (pat.ident.unraw().to_string(), pat.ident.span(), true)
+                    }
+                    Pat::Tuple(tuple)
+                        if number_tuple(&typed.ty, generic).is_some()
+                            && let Some(names) = element_names(tuple) =>
+                    {
+                        elements = Some(names);
+                        let name = elements
+                            .iter()
+                            .flatten()
+                            .map(|name| name.as_deref().unwrap_or("_"))
+                            .collect::<Vec<_>>()
+                            .join("_");
+                        (name, tuple.paren_token.span.join(), true)
                     }
                     pat => {
                         cx.error_spanned_by(pat, msg::PARAM_PATTERN);
@@ -210,6 +229,16 @@ pub(crate) fn signature(cx: &Ctxt, func: &ItemFn, args: &Args) -> Signature {
                 let mut opaque = false;
                 let ir_ty = match (scalar_type(&typed.ty, generic), &buffer) {
                     (Some(scalar), _) => scalar.ty(),
+                    // `state: (f64, f64)`: a tuple of floats, by value.
+                    (None, None) if let Some(elems) = number_tuple(&typed.ty, generic) => {
+                        match elems {
+                            Ok(elems) => Ty::Tuple(elems.into_iter().map(Scalar::ty).collect()),
+                            Err(()) => {
+                                cx.error_spanned_by(&typed.ty, msg::TUPLE_PARAM_MIXED);
+                                Ty::Unknown
+                            }
+                        }
+                    }
                     (None, Some(buffer)) if buffer.is_struct => Ty::Struct,
                     (None, Some(buffer)) => Ty::Buf(Box::new(buffer.elem.ty())),
                     (None, None) => {
@@ -263,6 +292,7 @@ pub(crate) fn signature(cx: &Ctxt, func: &ItemFn, args: &Args) -> Signature {
                     ty: shadow_ty(buffer),
                 });
                 params.push(SigParam {
+                    elements,
                     by_value: by_value.cloned(),
                     rows,
                     opaque,
@@ -613,6 +643,50 @@ pub(crate) fn scalar_type(ty: &Type, generic: Option<&Ident>) -> Option<Scalar> 
         Type::Group(group) => scalar_type(&group.elem, generic),
         _ => None,
     }
+}
+
+/// The names `(p, v)` or `(x, _, z)` binds, `None` for a pattern that
+/// is not one name or `_` per element.
+fn element_names(tuple: &syn::PatTuple) -> Option<Vec<Option<String>>> {
+    tuple
+        .elems
+        .iter()
+        .map(|elem| match elem {
+            Pat::Ident(pat) if pat.by_ref.is_none() && pat.subpat.is_none() => {
+                Some(Some(pat.ident.unraw().to_string()))
+            }
+            Pat::Wild(_) => Some(None),
+            _ => None,
+        })
+        .collect()
+}
+
+/// `(f64, f64)`, `(T, T, T)`, `(usize, usize)`: a tuple of two or more
+/// numbers taken by value, floats of one type (whose adjoint and tangent are
+/// tuples too) or integers (constant). `Err` for a tuple that mixes floats
+/// with other numbers or float types.
+fn number_tuple(ty: &Type, generic: Option<&Ident>) -> Option<Result<Vec<Scalar>, ()>> {
+    let Type::Tuple(tuple) = ty else {
+        return match ty {
+            Type::Paren(paren) => number_tuple(&paren.elem, generic),
+            _ => None,
+        };
+    };
+    let elems: Vec<Scalar> = tuple
+        .elems
+        .iter()
+        .map(|elem| scalar_type(elem, generic))
+        .collect::<Option<_>>()?;
+    if elems.len() < 2 {
+        return None;
+    }
+    let floats = elems.iter().filter(|scalar| scalar.ty().is_float()).count();
+    let one_float = elems.windows(2).all(|pair| pair[0] == pair[1]);
+    Some(if floats == 0 || (floats == elems.len() && one_float) {
+        Ok(elems)
+    } else {
+        Err(())
+    })
 }
 
 /// `T` of `<T: Float>` or `<T> … where T: Float` (the runtime's trait, or

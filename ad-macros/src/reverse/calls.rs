@@ -60,7 +60,7 @@ impl Reverse<'_> {
         for &(arg, mode) in args {
             match mode {
                 Mode::Val => {
-                    if primal.ty(arg).is_float() {
+                    if primal.ty(arg).is_float() || primal.ty(arg).is_float_tuple() {
                         floats.push(arg);
                     }
                 }
@@ -139,7 +139,7 @@ impl Reverse<'_> {
     /// The seed of a call's pullback: the adjoint of its output, or for a
     /// tuple output the tuple of its components' adjoints (zero for those
     /// with none); `None` if there is no adjoint at all.
-    fn call_seed(&mut self, output: Value, call: Value) -> Option<Value> {
+    pub(super) fn call_seed(&mut self, output: Value, call: Value) -> Option<Value> {
         let Ty::Tuple(tys) = self.primal.ty(output).clone() else {
             return self.grads[output.index()];
         };

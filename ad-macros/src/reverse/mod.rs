@@ -239,7 +239,12 @@ pub(crate) fn vjp(
         .iter()
         .filter(|param| param.role == Role::Active && !primal.ty(param.value).is_by_reference())
     {
-        let adjoint = rx.grads[param.value.index()].unwrap_or_else(|| {
+        // A tuple's adjoint is the tuple of its elements' (see `call_seed`).
+        let adjoint = match primal.ty(param.value) {
+            Ty::Tuple(_) => rx.call_seed(param.value, param.value),
+            _ => rx.grads[param.value.index()],
+        };
+        let adjoint = adjoint.unwrap_or_else(|| {
             let ty = primal.ty(param.value).clone();
             rx.builder
                 .push(Inst::Const(Const::Zero), ty, primal.span(param.value))
