@@ -100,6 +100,7 @@ pub(crate) mod msg {
         "`extern` functions cannot be differentiated; write a plain Rust `fn`";
     pub(crate) const VARIADIC: &str = "variadic functions cannot be differentiated";
     pub(crate) const PARAM_PATTERN: &str = "parameter patterns other than a tuple of names (`(p, v): (f64, f64)`) are not supported; name the parameter, e.g. `x: f64`, and take it apart in the body";
+    pub(crate) const RESIZE_IN_REGION: &str = "`.retain()`, `.truncate()` and `.insert()` change a buffer's length, which `#[differentiate]` supports outside loops and branches only; inside one, make the new buffer with a chain, `let kept: Vec<f64> = v.iter().copied().filter(|&a| a > 0.0).collect();` (`.take(k)` for `truncate`), and use it";
     pub(crate) const TUPLE_PARAM_MIXED: &str = "a tuple parameter is supported when its elements are floats of one type (`(f64, f64)`, active) or integers (constant); take the floats and the other numbers as separate parameters";
     pub(crate) const RETURN_TYPE: &str = "a `#[differentiate]` function must return `f64`, `f32`, a tuple of them such as `(f64, f64)`, `Vec<f64>` or `[f64; N]` (or nothing, if it updates a `&mut [f64]` parameter)";
     pub(crate) const NO_VALUE: &str = "`#[differentiate]` needs the function's value as its final expression; end the body with the returned expression";
@@ -255,6 +256,12 @@ pub(crate) mod msg {
         )
     }
 
+    pub(crate) fn struct_buffer(ty: &str, elem: &str) -> String {
+        format!(
+            "a buffer of structs (`{ty}`) is not supported by `#[differentiate]` yet; take each field of `{elem}` as a buffer of its own, a struct of arrays (`pos: &[[f64; 2]], mass: &[f64]` for fields `pos: [f64; 2]` and `mass: f64`), or a parameter struct with `#[derive(Tangent)]` whose fields are flat buffers (`pos: Vec<f64>`, `mass: Vec<f64>`)"
+        )
+    }
+
     pub(crate) fn wrt_unknown(name: &str, func: &str) -> String {
         format!("`wrt` names `{name}`, which is not a parameter of `{func}`")
     }
@@ -305,7 +312,7 @@ pub(crate) mod msg {
 
     pub(crate) fn buffer_method(method: &str) -> String {
         format!(
-            "`.{method}()` is not supported on buffers by `#[differentiate]` yet; the supported buffer operations are indexing `xs[i]`, `.len()`, `.push(x)`, `.extend_from_slice(&ys)`, `.swap(i, j)`, `.reverse()`, `.fill(x)`, `.copy_from_slice(&ys)`, `.partition_point(p)`, `.contains(&v)`, `.to_vec()`, `.to_owned()`, `.clone()`, slicing `&xs[a..b]`, `.first()`/`.last()`/`.get(i)` taken out with `.unwrap()`, `.expect(…)`, `.unwrap_or(…)` or `.map_or(…)` or kept in a local (`let m = xs.first();`), and iterators (`.iter()`, `.windows(k)`, `.chunks(k)` with adapters and consumers such as `.map(…).sum()`)"
+            "`.{method}()` is not supported on buffers by `#[differentiate]` yet; the supported buffer operations are indexing `xs[i]`, `.len()`, `.push(x)`, `.extend_from_slice(&ys)`, `.swap(i, j)`, `.reverse()`, `.fill(x)`, `.copy_from_slice(&ys)`, `.retain(p)`, `.truncate(k)` and `.insert(i, x)` outside loops and branches, `.partition_point(p)`, `.contains(&v)`, `.to_vec()`, `.to_owned()`, `.clone()`, slicing `&xs[a..b]`, `.first()`/`.last()`/`.get(i)` taken out with `.unwrap()`, `.expect(…)`, `.unwrap_or(…)` or `.map_or(…)` or kept in a local (`let m = xs.first();`), and iterators (`.iter()`, `.windows(k)`, `.chunks(k)` with adapters and consumers such as `.map(…).sum()`)"
         )
     }
 

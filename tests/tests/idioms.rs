@@ -9103,3 +9103,73 @@ mod tuple_parameters {
         assert_close(&d_x[..2], &[2.0, 2.0 * 2.0 * 2.0 * X[1]]);
     }
 }
+
+/// Buffers that change length outside loops: `retain`, `truncate`,
+/// `insert`, and a new buffer assigned to a variable.
+mod buffers_resized {
+    use super::*;
+
+    #[differentiate(vjp, jvp)]
+    fn positive_log_mean(x: &[f64]) -> f64 {
+        let mut v: Vec<f64> = x.iter().map(|a| a * 1.5).collect();
+        v.retain(|&a| a > 0.0);
+        let n = v.len() as f64;
+        v.iter().map(|a| a.ln()).sum::<f64>() / n
+    }
+
+    #[test]
+    fn retained_elements() {
+        let grad = check_slice(
+            positive_log_mean,
+            positive_log_mean_vjp,
+            positive_log_mean_jvp,
+            &X,
+        );
+        let kept = X.iter().filter(|&&a| a > 0.0).count() as f64;
+        let expected: Vec<f64> = X
+            .iter()
+            .map(|&a| if a > 0.0 { 1.0 / (a * kept) } else { 0.0 })
+            .collect();
+        assert_close(&grad, &expected);
+    }
+
+    #[differentiate(vjp, jvp)]
+    fn head_energy(x: &[f64]) -> f64 {
+        let mut v = x.to_vec();
+        v.insert(0, 1.0);
+        v.insert(3, x[0] * 2.0);
+        v.truncate(5);
+        v.windows(2).map(|w| w[0] * w[1]).sum()
+    }
+
+    #[test]
+    fn inserted_and_truncated() {
+        let grad = check_slice(head_energy, head_energy_vjp, head_energy_jvp, &X);
+        // v = [1, x0, x1, 2 x0, x2]: 1·x0 + x0·x1 + x1·2x0 + 2x0·x2.
+        let mut expected = vec![0.0; 7];
+        expected[0] = 1.0 + X[1] + 2.0 * X[1] + 2.0 * X[2];
+        expected[1] = X[0] + 2.0 * X[0];
+        expected[2] = 2.0 * X[0];
+        assert_close(&grad, &expected);
+    }
+
+    /// A new buffer of another length assigned outside loops.
+    #[differentiate(vjp, jvp)]
+    fn smoothed_once(x: &[f64]) -> f64 {
+        let mut v = x.to_vec();
+        v = v.windows(2).map(|w| 0.5 * (w[0] + w[1])).collect();
+        v.iter().map(|a| a.sin()).sum()
+    }
+
+    #[test]
+    fn a_shorter_buffer_assigned() {
+        let grad = check_slice(smoothed_once, smoothed_once_vjp, smoothed_once_jvp, &X);
+        let mut expected = vec![0.0; 7];
+        for i in 0..6 {
+            let c = 0.5 * (0.5 * (X[i] + X[i + 1])).cos();
+            expected[i] += c;
+            expected[i + 1] += c;
+        }
+        assert_close(&grad, &expected);
+    }
+}

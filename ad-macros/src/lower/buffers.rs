@@ -1286,6 +1286,25 @@ impl Lower<'_> {
                     let value = self.expr(&call.args[0])?;
                     Ok(self.push_elem(buf, value, span))
                 }
+                // `v.retain(p)`, `v.truncate(k)`, `v.insert(i, x)`: the
+                // buffer with the elements kept (or one added) is `v` from
+                // here on, outside loops and branches (see `assign_moved`).
+                ("retain" | "truncate" | "insert", _)
+                    if call.args.len() == 1 + usize::from(name == "insert") =>
+                {
+                    let Some(resized) = resized(call) else {
+                        return self.unsupported(&call.method, msg::buffer_method(&name));
+                    };
+                    if self.builder.func().is_param(buf) {
+                        return self.unsupported(&call.method, msg::PUSH_ON_PARAM);
+                    }
+                    if self.builder.depth() > 0 {
+                        return self.unsupported(&call.method, msg::RESIZE_IN_REGION);
+                    }
+                    let value = self.expr(&resized);
+                    self.assign_moved(&call.receiver, value, true);
+                    Ok(self.push(Inst::Tuple(Vec::new()), Ty::Tuple(Vec::new()), span))
+                }
                 ("clone", 0) if self.builder.func().is_param(buf) => {
                     self.unsupported(&call.method, msg::CLONE_PARAM)
                 }
@@ -1416,4 +1435,47 @@ fn end_mut(expr: &Expr) -> Option<(&ExprMethodCall, &Expr, bool)> {
         _ => return None,
     };
     end.args.is_empty().then_some((take, &*end.receiver, last))
+}
+
+/// The new buffer `v.retain(p)`, `v.truncate(k)` or `v.insert(i, x)` leaves
+/// in `v`, as the chain that makes it; `None` for a receiver that is not a
+/// local's name.
+fn resized(call: &syn::ExprMethodCall) -> Option<Expr> {
+    let Expr::Path(receiver) = &*call.receiver else {
+        return None;
+    };
+    let args: Vec<&Expr> = call.args.iter().collect();
+    let span = call.span();
+    Some(match (call.method.to_string().as_str(), args.as_slice()) {
+        ("retain", [keep]) => syn::parse_quote_spanned!(span=>
+            #receiver.iter().copied().filter(#keep).collect::<Vec<_>>()
+        ),
+        ("truncate", [len]) => syn::parse_quote_spanned!(span=>
+            #receiver.iter().copied().take(#len).collect::<Vec<_>>()
+        ),
+        // At the front: no empty half (`v[..0]`, a lint in the expansion).
+        (
+            "insert",
+            [
+                Expr::Lit(syn::ExprLit {
+                    lit: syn::Lit::Int(at),
+                    ..
+                }),
+                elem,
+            ],
+        ) if at.base10_digits() == "0" => {
+            syn::parse_quote_spanned!(span=>
+                ::std::iter::once(#elem).chain(#receiver.iter().copied()).collect::<Vec<_>>()
+            )
+        }
+        ("insert", [at, elem]) => syn::parse_quote_spanned!(span=>
+            #receiver[..#at]
+                .iter()
+                .copied()
+                .chain(::std::iter::once(#elem))
+                .chain(#receiver[#at..].iter().copied())
+                .collect::<Vec<_>>()
+        ),
+        _ => return None,
+    })
 }

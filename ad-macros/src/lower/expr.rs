@@ -134,6 +134,8 @@ impl Lower<'_> {
                 None if self.opaque_of(&field.base).is_some() => {
                     self.unsupported(&field.base, msg::OPAQUE_USE)
                 }
+                // `ps[0].mass` of a parameter whose type was rejected.
+                None if self.root_poisoned(&field.base) => Err(Poison),
                 None => self.unsupported(expr, msg::FIELD_OF_A_NON_STRUCT),
             },
             Expr::Repeat(repeat) => self.repeat(repeat),
@@ -1192,6 +1194,19 @@ impl Lower<'_> {
             self.branch(lhs, true, span, rhs, constant)?
         };
         Ok(value.expect("both branches have a value"))
+    }
+
+    /// Whether `expr` reads a local whose value is poisoned (its error
+    /// reported), through fields, indexing and parentheses.
+    fn root_poisoned(&self, expr: &Expr) -> bool {
+        match expr {
+            Expr::Field(field) => self.root_poisoned(&field.base),
+            Expr::Index(index) => self.root_poisoned(&index.expr),
+            Expr::Paren(paren) => self.root_poisoned(&paren.expr),
+            expr => {
+                local_name(expr).is_some_and(|name| matches!(self.lookup(&name), Some(Err(Poison))))
+            }
+        }
     }
 
     /// `p == (0.0, 0.0)` or `p != q` of tuples: their elements compared,

@@ -1108,7 +1108,10 @@ impl Lower<'_> {
                             self.write_element(element, None, value, assign.span());
                         }
                     }
-                    None => self.assign(&assign.left, value),
+                    None => {
+                        let moved = !matches!(strip_parens(&assign.right), Expr::Path(_));
+                        self.assign_moved(&assign.left, value, moved);
+                    }
                 }
             }
             Expr::Binary(binary) if expr::compound_op(&binary.op).is_some() => {
@@ -1696,6 +1699,13 @@ impl Lower<'_> {
     }
 
     fn assign(&mut self, target: &Expr, value: Lowered) {
+        self.assign_moved(target, value, false);
+    }
+
+    /// [`Lower::assign`]; `moved`: the value is a new buffer no variable
+    /// holds (`v = v.iter().copied().filter(p).collect();`), which a buffer
+    /// variable assigned outside any loop or branch simply becomes.
+    pub(super) fn assign_moved(&mut self, target: &Expr, value: Lowered, moved: bool) {
         // `best.1 = d;` of a tuple variable: its element's variable.
         let name = match strip_parens(target) {
             Expr::Field(field) => match self.tuple_element_of(field) {
@@ -1723,8 +1733,19 @@ impl Lower<'_> {
             && matches!(self.builder.func().ty(old), Ty::Buf(_))
         {
             // `cur = next;`: `next` is moved, so copying its elements into
-            // `cur` is the same, when the lengths agree.
+            // `cur` is the same, when the lengths agree. Outside any loop
+            // or branch a new buffer is `cur` from here on, of any length.
             match value {
+                Ok(value)
+                    if moved
+                        && self.builder.depth() == 0
+                        && matches!(self.builder.func().ty(value), Ty::Buf(_))
+                        && !self.builder.func().is_param(old) =>
+                {
+                    let slot = self.lookup_mut(&name).expect("bound");
+                    *slot = Ok(value);
+                    self.name(value, &name);
+                }
                 Ok(value)
                     if matches!(self.builder.func().ty(value), Ty::Buf(_))
                         && !self.builder.func().is_param(old) =>

@@ -250,6 +250,11 @@ pub(crate) fn signature(cx: &Ctxt, func: &ItemFn, args: &Args) -> Signature {
                             cx.error_spanned_by(&typed.ty, msg::MUT_STRUCT);
                         } else if pattern_ok && let Some(elem) = vec_elem(&typed.ty) {
                             cx.error_spanned_by(&typed.ty, msg::vec_param(&type_string(elem)));
+                        } else if pattern_ok && let Some(elem) = struct_elem(&typed.ty) {
+                            cx.error_spanned_by(
+                                &typed.ty,
+                                msg::struct_buffer(&type_string(&typed.ty), &type_string(elem)),
+                            );
                         } else if pattern_ok && !is_generic {
                             cx.error_spanned_by(
                                 &typed.ty,
@@ -485,14 +490,7 @@ fn buffer_param(ty: &Type, generic: Option<&Ident>) -> Option<BufferParam> {
 /// `Vec`s, whose length is known at run time only), and whether the rows
 /// are copied flat on entry (`Vec`s and tuples) rather than viewed so.
 fn rows_param(ty: &Type, generic: Option<&Ident>) -> Option<(Type, Option<syn::Expr>, bool)> {
-    let Type::Reference(reference) = ty else {
-        return None;
-    };
-    let row = match &*reference.elem {
-        Type::Slice(slice) => &*slice.elem,
-        Type::Array(array) => &*array.elem,
-        other => vec_elem(other)?,
-    };
+    let (reference, row) = referenced_elem(ty)?;
     let (elem, width) = match row {
         Type::Array(row) => (&*row.elem, Some(row.len.clone())),
         // `Vec` rows, or tuples of one number type (`&[(f64, f64)]`), of a
@@ -546,6 +544,34 @@ fn opaque_type(ty: &Type) -> bool {
 }
 
 /// `T` in `Vec<T>`.
+/// `Particle` of `&[Particle]`, `&mut Vec<Particle>` or `&[Particle; N]`: a
+/// buffer whose elements are a type of the user's (a path naming no number,
+/// `Vec` or other type the macro knows).
+fn struct_elem(ty: &Type) -> Option<&Type> {
+    let (_, elem) = referenced_elem(ty)?;
+    let Type::Path(path) = elem else {
+        return None;
+    };
+    let name = path.path.segments.last()?.ident.to_string();
+    let known = Scalar::from_name(&name).is_some()
+        || ["Vec", "Option", "Box", "String", "str"].contains(&name.as_str());
+    (!known && path.qself.is_none()).then_some(elem)
+}
+
+/// The reference and the element type of `&[T]`, `&[T; N]`, `&Vec<T>` or
+/// their `&mut` forms.
+fn referenced_elem(ty: &Type) -> Option<(&syn::TypeReference, &Type)> {
+    let Type::Reference(reference) = ty else {
+        return None;
+    };
+    let elem = match &*reference.elem {
+        Type::Slice(slice) => &*slice.elem,
+        Type::Array(array) => &*array.elem,
+        other => vec_elem(other)?,
+    };
+    Some((reference, elem))
+}
+
 fn vec_elem(ty: &Type) -> Option<&Type> {
     let Type::Path(path) = ty else {
         return None;
