@@ -1399,3 +1399,12 @@ check!(
         s.0 * s.1
     }"
 );
+check!(
+    matrix_collected,
+    "",
+    "fn f(x: &[f64]) -> f64 {
+        let n = x.len();
+        let k: Vec<Vec<f64>> = (0..n).map(|i| (0..n).map(|j| (x[i] - x[j]).powi(2)).collect()).collect();
+        k.iter().map(|row| row.iter().sum::<f64>()).sum()
+    }"
+);

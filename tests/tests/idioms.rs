@@ -9173,3 +9173,95 @@ mod buffers_resized {
         assert_close(&grad, &expected);
     }
 }
+
+/// `Vec<Vec<f64>>` collected from rows a closure makes: a kernel matrix,
+/// rows copied from chunks, a distance matrix of points.
+mod matrices_collected {
+    use super::*;
+    use ad_runtime::Float;
+
+    /// A Gaussian kernel matrix, summed against the inputs.
+    #[differentiate(vjp, jvp)]
+    fn kernel_energy(x: &[f64]) -> f64 {
+        let n = x.len();
+        let k: Vec<Vec<f64>> = (0..n)
+            .map(|i| (0..n).map(|j| (-(x[i] - x[j]).powi(2)).exp()).collect())
+            .collect();
+        let mut s = 0.0;
+        for (i, row) in k.iter().enumerate() {
+            s += row.iter().sum::<f64>() * x[i];
+        }
+        s + k.len() as f64
+    }
+
+    #[test]
+    fn a_kernel_matrix() {
+        let grad = check_slice(kernel_energy, kernel_energy_vjp, kernel_energy_jvp, &X);
+        // s = Σᵢⱼ xᵢ kᵢⱼ, kᵢⱼ = e^{-(xᵢ-xⱼ)²}: ∂/∂x_a = Σⱼ k_aj + Σⱼ (x_a + xⱼ) ∂k_aj/∂x_a.
+        let n = X.len();
+        let k = |i: usize, j: usize| (-(X[i] - X[j]).powi(2)).exp();
+        let mut expected = vec![0.0; n];
+        for a in 0..n {
+            for j in 0..n {
+                expected[a] += k(a, j);
+                let dk = -2.0 * (X[a] - X[j]) * k(a, j);
+                expected[a] += (X[a] + X[j]) * dk;
+            }
+        }
+        assert_close(&grad, &expected);
+        assert_eq!(kernel_energy(&X).to_bits(), {
+            let mut d = vec![0.0; n];
+            kernel_energy_vjp(&X, &mut d, 1.0).to_bits()
+        });
+    }
+
+    /// Rows copied from chunks, generic over the float type.
+    #[differentiate(vjp, jvp)]
+    fn pair_products<T: Float>(x: &[T]) -> T {
+        let rows: Vec<Vec<T>> = x.chunks(2).take(3).map(|c| c.to_vec()).collect();
+        rows.iter().map(|r| r[0] * r[1]).fold(T::ZERO, |a, b| a + b)
+    }
+
+    fn pair_products_f64(x: &[f64]) -> f64 {
+        pair_products(x)
+    }
+
+    fn pair_products_f64_vjp(x: &[f64], d_x: &mut [f64], seed: f64) -> f64 {
+        pair_products_vjp(x, d_x, seed)
+    }
+
+    fn pair_products_f64_jvp(x: &[f64], t_x: &[f64]) -> (f64, f64) {
+        pair_products_jvp(x, t_x)
+    }
+
+    #[test]
+    fn rows_copied_from_chunks() {
+        let grad = check_slice(
+            pair_products_f64,
+            pair_products_f64_vjp,
+            pair_products_f64_jvp,
+            &X,
+        );
+        assert_close(&grad, &[X[1], X[0], X[3], X[2], X[5], X[4], 0.0]);
+        let x32: Vec<f32> = X.iter().map(|&v| v as f32).collect();
+        let mut d32 = vec![0.0f32; 7];
+        let out = pair_products_vjp(&x32, &mut d32, 1.0);
+        assert_eq!(out, pair_products(&x32));
+        assert_eq!(d32, [x32[1], x32[0], x32[3], x32[2], x32[5], x32[4], 0.0]);
+    }
+
+    /// Rows of different lengths, which Rust allows, are a clear panic:
+    /// the matrix is stored flat.
+    #[differentiate]
+    fn prefixes(x: &[f64]) -> f64 {
+        let m: Vec<Vec<f64>> = (1..4).map(|i| x[..i].to_vec()).collect();
+        m[2][2]
+    }
+
+    #[test]
+    #[should_panic(expected = "its rows must have one length")]
+    fn ragged_rows_panic_with_a_message() {
+        let mut d = vec![0.0; 7];
+        let _ = prefixes_vjp(&X, &mut d, 1.0);
+    }
+}

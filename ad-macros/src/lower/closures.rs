@@ -646,6 +646,28 @@ impl Callable {
             Callable::Path(_) => &[],
         }
     }
+
+    /// Whether it is a closure whose value is a buffer it makes: its body
+    /// ends in `….collect()`, `.to_vec()`, `.clone()`, `.to_owned()` or
+    /// `vec![…]` (a row of a `Vec<Vec<f64>>` being collected).
+    pub(super) fn makes_buffer(&self) -> bool {
+        fn ends_in_buffer(expr: &Expr) -> bool {
+            match expr {
+                Expr::MethodCall(call) => matches!(
+                    call.method.to_string().as_str(),
+                    "collect" | "to_vec" | "clone" | "to_owned"
+                ),
+                Expr::Macro(mac) => mac.mac.path.is_ident("vec"),
+                Expr::Paren(paren) => ends_in_buffer(&paren.expr),
+                Expr::Block(block) => match block.block.stmts.last() {
+                    Some(syn::Stmt::Expr(tail, None)) => ends_in_buffer(tail),
+                    _ => false,
+                },
+                _ => false,
+            }
+        }
+        matches!(self, Callable::Closure(closure) if ends_in_buffer(&closure.body))
+    }
 }
 
 /// Whether a closure body has a value: not an assignment, a loop, or a

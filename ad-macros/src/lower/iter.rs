@@ -166,6 +166,12 @@ impl Chain {
         names
     }
 
+    /// Whether its items are buffers a closure makes (`.map(|i| (0..n)
+    /// .map(…).collect())`): the rows of a `Vec<Vec<f64>>`.
+    pub(super) fn makes_buffers(&self) -> bool {
+        matches!(&self.shape, Shape::Map(_, f, _) if f.makes_buffer()) && self.then.is_empty()
+    }
+
     /// Whether some of its items may be left out: a `filter` in any part.
     fn filtered(&self) -> bool {
         !self.filters.is_empty() || self.then.iter().any(Chain::filtered)
@@ -1413,7 +1419,7 @@ impl Lower<'_> {
                         let key = self.hidden_name("position");
                         self.bind(&key, Ok(zero));
                         self.chain_loop(&chain, vec![key.clone()], span, &mut |this, item| {
-                            let x = this.collected_item(item, call)?;
+                            let x = this.collected_item(item, call, true)?;
                             let at = this.lookup(&key).expect("bound")?;
                             this.write_element((buf, at), None, x, span);
                             let one = this.int_lit(1, span);
@@ -1437,7 +1443,22 @@ impl Lower<'_> {
                     // of arrays: rows stored flat, as a parameter `&[(f64,
                     // f64)]` (`&[[f64; 3]]`) is.
                     let mut width = None;
-                    self.chain_loop(&chain, Vec::new(), span, &mut |this, item| {
+                    // `Vec<Vec<f64>>` of the rows a closure makes: stored
+                    // flat too, counted, each row checked to be as long as
+                    // the first (a matrix).
+                    let row_key = chain.makes_buffers().then(|| {
+                        let key = self.hidden_name("row");
+                        let zero = self.int_lit(0, span);
+                        self.bind(&key, Ok(zero));
+                        key
+                    });
+                    let carried: Vec<String> = row_key.iter().cloned().collect();
+                    self.chain_loop(&chain, carried, span, &mut |this, item| {
+                        if let Some(key) = &row_key
+                            && let Some(row) = this.row_of_item(&item, span)
+                        {
+                            return this.push_row(buf, row, key, span);
+                        }
                         if let Some(elems) = tuple_row(&item)
                             && elems.iter().all(|&x| this.ty(x).is_float())
                         {
@@ -1462,7 +1483,7 @@ impl Lower<'_> {
                             }
                             return Ok(());
                         }
-                        let x = this.collected_item(item, call)?;
+                        let x = this.collected_item(item, call, false)?;
                         this.push_elem(buf, x, span);
                         Ok(())
                     })?;
@@ -1471,20 +1492,85 @@ impl Lower<'_> {
                         let flat = self.whole(buf, span);
                         return Ok(Item::Rows(Rows { flat, width }));
                     }
+                    if let Some(key) = row_key {
+                        // Checked non-empty and equal: the elements ÷ the
+                        // rows (at least one, for a matrix with none).
+                        let rows = self.lookup(&key).expect("bound")?;
+                        let one = self.int_lit(1, span);
+                        let rows = self.push(Inst::Prim(Prim::Max, vec![rows, one]), Ty::Int, span);
+                        let flat = self.whole(buf, span);
+                        let width = self.int_op(BinOp::Div, flat.len, rows, span);
+                        return Ok(Item::Rows(Rows { flat, width }));
+                    }
                     Ok(Item::Value(buf))
                 }
             }
         })())
     }
 
+    /// The row an item of a `Vec<Vec<f64>>` being collected is: a buffer
+    /// of floats the closure made (or a range of one).
+    fn row_of_item(&mut self, item: &Item, span: Span) -> Option<View> {
+        match *item {
+            Item::View(view) => Some(view),
+            Item::Value(buf) if matches!(self.ty(buf), Ty::Buf(elem) if elem.is_float()) => {
+                Some(self.whole(buf, span))
+            }
+            _ => None,
+        }
+    }
+
+    /// Pushes the elements of `row` onto `buf`, the flat storage of a
+    /// `Vec<Vec<f64>>` being collected, and counts it in the hidden `key`;
+    /// asserts that every row has the first one's length and is not empty
+    /// (rows stored flat have one width).
+    fn push_row(&mut self, buf: Value, row: View, key: &str, span: Span) -> Result<(), Poison> {
+        let end = self.int_op(BinOp::Add, row.start, row.len, span);
+        self.index_loop(row.start, end, span, |this, index| {
+            let x = this.load(row.buf, index, span);
+            this.push_elem(buf, x, span);
+        })?;
+        let counted = self.lookup(key).expect("bound")?;
+        let one = self.int_lit(1, span);
+        let rows = self.int_op(BinOp::Add, counted, one, span);
+        let expected = self.int_op(BinOp::Mul, rows, row.len, span);
+        let stored = self.push(Inst::Len(buf), Ty::Int, span);
+        let (stored_name, expected_name, len_name) = (
+            proc_macro2::Ident::new("__ad_stored", span),
+            proc_macro2::Ident::new("__ad_expected", span),
+            proc_macro2::Ident::new("__ad_row_len", span),
+        );
+        let check = quote::quote_spanned!(span=>
+            ::core::assert!(
+                #len_name > 0 && #stored_name == #expected_name,
+                "`#[differentiate]` stores a collected `Vec<Vec<_>>` as a matrix: its rows must have one length, not zero",
+            );
+        );
+        let values = vec![
+            (stored_name, stored),
+            (expected_name, expected),
+            (len_name, row.len),
+        ];
+        self.effect_with(check, values, span)?;
+        self.set_hidden(key, Ok(rows));
+        Ok(())
+    }
+
     /// An item `collect()` stores: a number, not a buffer (`Vec<Vec<f64>>`).
-    fn collected_item(&mut self, item: Item, call: &ExprMethodCall) -> super::Lowered {
+    /// `in_region`: the `collect()` is in a loop or a branch.
+    fn collected_item(
+        &mut self,
+        item: Item,
+        call: &ExprMethodCall,
+        in_region: bool,
+    ) -> super::Lowered {
         let span = call.span();
-        // Rows (arrays, tuples) are collected only outside loops and
-        // branches (where the buffer's length need not be known first).
+        // Rows (arrays, tuples, buffers) are collected only outside loops
+        // and branches (where the buffer's length need not be known first).
         let row = tuple_row(&item).is_some()
-            || matches!(item, Item::Value(array) if self.array_len(array).is_some());
-        if row && self.builder.depth() > 0 {
+            || matches!(item, Item::Value(buf) if matches!(self.ty(buf), Ty::Buf(_)))
+            || matches!(item, Item::View(_));
+        if row && in_region {
             self.cx
                 .error_spanned_by(&call.method, msg::ROWS_COLLECTED_IN_REGION);
             return Err(Poison);
@@ -2656,6 +2742,11 @@ impl Lower<'_> {
     pub(super) fn sat_sub(&mut self, a: Value, b: Value, span: Span) -> Value {
         if self.int_const(b) == Some(0) {
             return a;
+        }
+        // Of two literals, the literal (`(1..4)` has 3 items, not
+        // `4.max(1) - 1`, which clippy flags in the expansion).
+        if let (Some(a), Some(b)) = (self.int_const(a), self.int_const(b)) {
+            return self.int_lit(a.saturating_sub(b), span);
         }
         if a == b {
             return self.int_lit(0, span);
