@@ -1408,3 +1408,14 @@ check!(
         k.iter().map(|row| row.iter().sum::<f64>()).sum()
     }"
 );
+check!(
+    buffer_shrunk_in_a_loop,
+    "",
+    "fn f(x: &[f64]) -> f64 {
+        let mut pts = x.to_vec();
+        while pts.len() > 1 {
+            pts = pts.windows(2).map(|w| 0.7 * w[0] + 0.3 * w[1]).collect();
+        }
+        pts[0]
+    }"
+);

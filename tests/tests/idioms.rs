@@ -9265,3 +9265,159 @@ mod matrices_collected {
         let _ = prefixes_vjp(&X, &mut d, 1.0);
     }
 }
+
+/// Buffers that get shorter (and longer again) in a loop: De Casteljau's
+/// algorithm, repeated smoothing, a filter applied each step; and ranges
+/// written with `copy_from_slice` and `fill`.
+mod buffers_shrunk_in_loops {
+    use super::*;
+
+    /// A Bézier curve at `t = 0.3`, by De Casteljau's algorithm.
+    #[differentiate(vjp, jvp)]
+    fn bezier(x: &[f64]) -> f64 {
+        let t = 0.3;
+        let mut pts = x.to_vec();
+        while pts.len() > 1 {
+            pts = pts
+                .windows(2)
+                .map(|w| (1.0 - t) * w[0] + t * w[1])
+                .collect();
+        }
+        pts[0]
+    }
+
+    #[test]
+    fn de_casteljau() {
+        let grad = check_slice(bezier, bezier_vjp, bezier_jvp, &X);
+        // The gradient is the Bernstein basis: C(n, k) tᵏ (1 - t)ⁿ⁻ᵏ.
+        let (n, t) = (X.len() - 1, 0.3f64);
+        let mut binomial = 1.0;
+        let expected: Vec<f64> = (0..=n)
+            .map(|k| {
+                let (k32, rest) = (i32::try_from(k).unwrap(), i32::try_from(n - k).unwrap());
+                let b = binomial * t.powi(k32) * (1.0 - t).powi(rest);
+                binomial = binomial * (n - k) as f64 / (k + 1) as f64;
+                b
+            })
+            .collect();
+        assert_close(&grad, &expected);
+    }
+
+    /// Smoothed twice, then a filter that keeps fewer elements each step.
+    #[differentiate(vjp, jvp)]
+    fn thinned(x: &[f64]) -> f64 {
+        let mut v: Vec<f64> = x.iter().map(|a| a * a).collect();
+        for _ in 0..2 {
+            v = v.windows(2).map(|w| 0.5 * (w[0] + w[1])).collect();
+        }
+        let mut s = 0.0;
+        for k in 0..3 {
+            v = v
+                .iter()
+                .copied()
+                .filter(|&a| a > 0.2 * k as f64)
+                .map(|a| a * 0.9)
+                .collect();
+            s += v.iter().map(|a| a.sin()).sum::<f64>();
+        }
+        s
+    }
+
+    fn thinned_by_hand(x: &[f64]) -> f64 {
+        let mut v: Vec<f64> = x.iter().map(|a| a * a).collect();
+        for _ in 0..2 {
+            v = (0..v.len() - 1).map(|i| 0.5 * (v[i] + v[i + 1])).collect();
+        }
+        let mut s = 0.0;
+        for k in 0..3 {
+            v = v
+                .iter()
+                .filter(|&&a| a > 0.2 * k as f64)
+                .map(|a| a * 0.9)
+                .collect();
+            s += v.iter().map(|a| a.sin()).sum::<f64>();
+        }
+        s
+    }
+
+    #[test]
+    fn smoothed_and_filtered() {
+        let grad = check_slice(thinned, thinned_vjp, thinned_jvp, &X);
+        assert_eq!(thinned(&X).to_bits(), thinned_by_hand(&X).to_bits());
+        ad_runtime::check::gradient(thinned_by_hand, |_| grad.clone(), &X).assert_within(1e-7);
+    }
+
+    /// Shorter, then longer again: as long as at first at most.
+    #[differentiate]
+    fn regrown(x: &[f64]) -> f64 {
+        let mut v = x.to_vec();
+        let mut s = 0.0;
+        for k in 0..4 {
+            if k % 2 == 0 {
+                v = v.windows(2).map(|w| w[0] * w[1]).collect();
+            } else {
+                v = x[..=v.len()].to_vec();
+            }
+            s += v.iter().sum::<f64>();
+        }
+        s
+    }
+
+    #[test]
+    fn shorter_and_longer_again() {
+        let grad = check_scalar(
+            regrown,
+            |p, s| {
+                let mut d = vec![0.0; p.len()];
+                let out = regrown_vjp(p, &mut d, s);
+                (out, d)
+            },
+            &X,
+        );
+        // s = 2 Σ xᵢ xᵢ₊₁ + 2 Σ xᵢ.
+        let expected: Vec<f64> = (0..7)
+            .map(|i| {
+                let left = if i > 0 { X[i - 1] } else { 0.0 };
+                let right = if i < 6 { X[i + 1] } else { 0.0 };
+                2.0 * (left + right) + 2.0
+            })
+            .collect();
+        assert_close(&grad, &expected);
+    }
+
+    #[differentiate]
+    fn grown(x: &[f64]) -> f64 {
+        let mut v = x[..2].to_vec();
+        for _ in 0..2 {
+            v = x[..=v.len()].to_vec();
+        }
+        v.iter().sum()
+    }
+
+    #[test]
+    #[should_panic(expected = "not longer than at first")]
+    fn longer_than_at_first_panics_with_a_message() {
+        let mut d = vec![0.0; 7];
+        let _ = grown_vjp(&X, &mut d, 1.0);
+    }
+
+    /// Ranges written: `copy_from_slice` and `fill` of sub-slices.
+    #[differentiate(vjp, jvp)]
+    fn ranges_written(x: &[f64]) -> f64 {
+        let mut v = vec![0.0; 7];
+        v[1..4].copy_from_slice(&x[3..6]);
+        v[4..].fill(x[0] * 2.0);
+        v.iter().enumerate().map(|(i, a)| a * a * i as f64).sum()
+    }
+
+    #[test]
+    fn copy_from_slice_and_fill_of_ranges() {
+        let grad = check_slice(ranges_written, ranges_written_vjp, ranges_written_jvp, &X);
+        let mut expected = vec![0.0; 7];
+        for (i, k) in (1..4).zip(3..6) {
+            expected[k] = 2.0 * X[k] * i as f64;
+        }
+        expected[0] = (4..7).map(|i| 2.0 * 2.0 * X[0] * 2.0 * i as f64).sum();
+        assert_close(&grad, &expected);
+    }
+}

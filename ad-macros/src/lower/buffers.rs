@@ -351,6 +351,63 @@ impl Lower<'_> {
         })
     }
 
+    /// `view.copy_from_slice(&src)` (after the check Rust makes, with its
+    /// message) or `view.fill(x)`: each element of the range written.
+    fn write_view(
+        &mut self,
+        view: super::iter::View,
+        method: &str,
+        arg: &Expr,
+        span: Span,
+    ) -> super::Lowered {
+        let source = if method == "fill" {
+            Err(self.expr(arg)?)
+        } else {
+            let src = self.source_buffer(arg)?;
+            // A range as long as the destination by construction: no check.
+            if matches!(self.builder.func().inst(src), Inst::Slice { len, .. } if *len == view.len)
+            {
+                return self.copy_into_view(view, Ok(src), span);
+            }
+            let src_len = self.push(Inst::Len(src), Ty::Int, span);
+            let (src_name, dst_name) = (
+                proc_macro2::Ident::new("__ad_source_len", span),
+                proc_macro2::Ident::new("__ad_destination_len", span),
+            );
+            let check = quote_spanned!(span=>
+                ::core::assert!(
+                    #src_name == #dst_name,
+                    "source slice length ({}) does not match destination slice length ({})",
+                    #src_name,
+                    #dst_name,
+                );
+            );
+            self.effect_with(check, vec![(src_name, src_len), (dst_name, view.len)], span)?;
+            Ok(src)
+        };
+        self.copy_into_view(view, source, span)
+    }
+
+    /// Writes each element of `view`: from the buffer `Ok(src)`, or the
+    /// value `Err(x)`.
+    fn copy_into_view(
+        &mut self,
+        view: super::iter::View,
+        source: Result<Value, Value>,
+        span: Span,
+    ) -> super::Lowered {
+        let start = self.usize_lit(0, span);
+        self.index_loop(start, view.len, span, |this, i| {
+            let x = match source {
+                Ok(src) => this.load(src, i, span),
+                Err(value) => value,
+            };
+            let at = this.int_op(BinOp::Add, view.start, i, span);
+            this.write_element((view.buf, at), None, x, span);
+        })?;
+        Ok(self.push(Inst::Tuple(Vec::new()), Ty::Tuple(Vec::new()), span))
+    }
+
     /// An instruction placed in the function's body, before the loops and
     /// branches being lowered.
     pub(super) fn push_at_top(&mut self, inst: Inst, ty: Ty, span: Span) -> Value {
@@ -455,7 +512,11 @@ impl Lower<'_> {
                 // `len - k` of unsigned integers is at most `len`.
                 _ => larger,
             },
-            _ => return None,
+            // `k` of `v[..k]`: at most `v.len()`.
+            _ => {
+                let whole = *self.slice_bounds.get(&value)?;
+                return self.before_regions(whole, span).map(|bound| (bound, false));
+            }
         };
         self.bound_before_regions(operand, span)
             .map(|(bound, _)| (bound, false))
@@ -1168,6 +1229,12 @@ impl Lower<'_> {
                 ("to_vec" | "clone", 0) => {
                     let span = call.span();
                     view.and_then(|view| self.view_to_vec(view, call, span))
+                }
+                // `v[a..b].copy_from_slice(&src)`, `v[a..].fill(x)`: the
+                // range's elements written.
+                ("copy_from_slice" | "fill", 1) => {
+                    let span = call.span();
+                    view.and_then(|view| self.write_view(view, &name, &call.args[0], span))
                 }
                 _ => self.unsupported(&call.method, msg::view_method(&name)),
             });

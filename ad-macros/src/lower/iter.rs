@@ -912,6 +912,9 @@ impl Lower<'_> {
                     let whole = whole?;
                     let (start, len) = self.sub_range(range, whole.len, span)?;
                     let start = self.int_add(whole.start, start, span);
+                    if self.builder.depth() > 0 {
+                        self.slice_bounds.entry(len).or_insert(whole.len);
+                    }
                     Ok(View {
                         buf: whole.buf,
                         start,

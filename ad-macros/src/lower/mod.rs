@@ -24,6 +24,7 @@ mod iter;
 mod loops;
 mod macros;
 mod options;
+mod resized;
 mod sig;
 
 pub(crate) use sig::{RowsParam, SigParam, Signature, signature, type_string};
@@ -177,6 +178,7 @@ pub(crate) fn body(cx: &Ctxt, func: &ItemFn, sig: &Signature) -> Option<Function
         consts: Default::default(),
         const_items: Default::default(),
         by_value: HashMap::new(),
+        slice_bounds: HashMap::new(),
         arrays: std::collections::HashSet::new(),
         vec_rows: Vec::new(),
         flat_rows: std::collections::HashSet::new(),
@@ -296,7 +298,7 @@ pub(crate) fn body(cx: &Ctxt, func: &ItemFn, sig: &Signature) -> Option<Function
     }
     let out = lower
         .fn_body(
-            &clears_as_fresh(&extends_as_loops(&func.block)),
+            &resized::resized_in_loops(&clears_as_fresh(&extends_as_loops(&func.block))),
             &sig.output_ty,
         )
         .ok()?;
@@ -374,6 +376,11 @@ struct Lower<'a> {
     /// The parameters that are arrays taken by value (`a: [f64; 3]`), with
     /// their lengths as written.
     by_value: HashMap<Value, proc_macro2::TokenStream>,
+    /// The length of a sub-slice taken in a loop or a branch (`v[..k]`),
+    /// with the length of its buffer, which bounds it (Rust panics on a
+    /// longer range): for buffers made from the sub-slice there, when that
+    /// length is known before them.
+    slice_bounds: HashMap<Value, Value>,
     /// Buffers known to be arrays though not made as one: copies of array
     /// fields (`let a = p.arr;`, valid Rust only for a `Copy` field) and
     /// copies of arrays made in loops (see [`Lower::may_be_array`]).

@@ -1,0 +1,327 @@
+//! Buffers that change length in a loop: `let mut pts = x.to_vec();` and,
+//! in a loop, `pts = pts.windows(2).map(…).collect();` (De Casteljau's
+//! algorithm, a pyramid, a filter applied until it converges).
+//!
+//! A buffer variable keeps one buffer for its whole life in the lowering (an
+//! assignment copies the elements, see `Lower::assign_moved`), so a new
+//! length in a loop has no buffer to go to. This rewrite, made on the body
+//! before it is lowered, keeps the variable as its first buffer and a length
+//! of its own, and reads it as the range of that buffer:
+//!
+//! ```text
+//! let mut pts = x.to_vec();              let mut pts_store = x.to_vec();
+//!                                        let mut pts_len = pts_store.len();
+//! while pts.len() > 1 {             ⇒    while pts_store[..pts_len].len() > 1 {
+//!     pts = pts.windows(2)…collect();        let new = pts_store[..pts_len].windows(2)…collect();
+//! }                                          assert!(new.len() <= pts_store.len(), …);
+//! pts[0]                                     pts_len = new.len();
+//!                                            pts_store[..pts_len].copy_from_slice(&new);
+//!                                        }
+//!                                        pts_store[..pts_len][0]
+//! ```
+//!
+//! which is the same program as long as the buffer never grows beyond its
+//! first length (the assertion says so where it would). Only where that is
+//! all there is to it: the variable declared by a `let mut` of the body's
+//! own block, assigned a new buffer (not another variable) inside a loop,
+//! never bound again, never named by a macro, never grown or lent `&mut`
+//! as a whole.
+
+use std::borrow::Cow;
+
+use proc_macro2::TokenStream;
+use quote::{ToTokens, format_ident};
+use syn::ext::IdentExt;
+use syn::visit::Visit;
+use syn::visit_mut::VisitMut;
+use syn::{Block, Expr, Pat, Stmt};
+
+/// The body with each buffer variable assigned a new buffer in a loop kept
+/// in its first buffer and a length (see the module's documentation); the
+/// body itself if there is none.
+pub(super) fn resized_in_loops(block: &Block) -> Cow<'_, Block> {
+    let names: Vec<String> = block
+        .stmts
+        .iter()
+        .filter_map(|stmt| match stmt {
+            Stmt::Local(local)
+                if local
+                    .init
+                    .as_ref()
+                    .is_some_and(|init| makes_vec(&init.expr) || is_vec_type(&local.pat)) =>
+            {
+                mut_name(&local.pat)
+            }
+            _ => None,
+        })
+        .filter(|name| can_rewrite(block, name))
+        .collect();
+    if names.is_empty() {
+        return Cow::Borrowed(block);
+    }
+    let mut block = block.clone();
+    for name in names {
+        rewrite(&mut block, &name);
+    }
+    Cow::Owned(block)
+}
+
+/// Whether `expr` visibly makes a new `Vec`: `….collect()`, `.to_vec()`,
+/// `.to_owned()`, `vec![…]` (not `.clone()`, which numbers have too).
+fn makes_vec(expr: &Expr) -> bool {
+    match expr {
+        Expr::MethodCall(call) => matches!(
+            call.method.to_string().as_str(),
+            "collect" | "to_vec" | "to_owned"
+        ),
+        Expr::Macro(mac) => mac.mac.path.is_ident("vec"),
+        Expr::Paren(paren) => makes_vec(&paren.expr),
+        _ => false,
+    }
+}
+
+/// `v: Vec<…>`.
+fn is_vec_type(pat: &Pat) -> bool {
+    matches!(pat, Pat::Type(typed) if matches!(&*typed.ty, syn::Type::Path(path)
+        if path.path.segments.last().is_some_and(|segment| segment.ident == "Vec")))
+}
+
+/// `v` of `let mut v` or `let mut v: T`.
+fn mut_name(pat: &Pat) -> Option<String> {
+    match pat {
+        Pat::Ident(ident) if ident.mutability.is_some() && ident.subpat.is_none() => {
+            Some(ident.ident.unraw().to_string())
+        }
+        Pat::Type(typed) => mut_name(&typed.pat),
+        _ => None,
+    }
+}
+
+/// Whether `name` is assigned a new buffer in a loop and is used only in
+/// ways that read the same as its range.
+fn can_rewrite(block: &Block, name: &str) -> bool {
+    let mut scan = Scan {
+        name,
+        loops: 0,
+        assigned_in_loop: false,
+        bindings: 0,
+        blocked: false,
+    };
+    scan.visit_block(block);
+    scan.assigned_in_loop && scan.bindings == 1 && !scan.blocked
+}
+
+struct Scan<'a> {
+    name: &'a str,
+    loops: usize,
+    assigned_in_loop: bool,
+    /// How many patterns bind the name (its `let` is one).
+    bindings: usize,
+    /// A use the range would not stand for.
+    blocked: bool,
+}
+
+impl Scan<'_> {
+    fn is_name(&self, expr: &Expr) -> bool {
+        matches!(expr, Expr::Path(path) if path.qself.is_none()
+            && path.path.get_ident().is_some_and(|ident| ident.unraw() == self.name))
+    }
+}
+
+impl<'ast> Visit<'ast> for Scan<'_> {
+    fn visit_expr(&mut self, expr: &'ast Expr) {
+        match expr {
+            Expr::ForLoop(_) | Expr::While(_) | Expr::Loop(_) => {
+                self.loops += 1;
+                syn::visit::visit_expr(self, expr);
+                self.loops -= 1;
+                return;
+            }
+            // A closure's body runs where it is called: in a loop or not.
+            Expr::Closure(_) => {
+                self.loops += 1;
+                syn::visit::visit_expr(self, expr);
+                self.loops -= 1;
+                return;
+            }
+            Expr::Assign(assign) if self.is_name(&assign.left) => {
+                // A new buffer, not another variable's (whose copy is
+                // what an assignment already is) nor a number.
+                if self.loops > 0 && makes_vec(&assign.right) {
+                    self.assigned_in_loop = true;
+                }
+                self.visit_expr(&assign.right);
+                return;
+            }
+            // Growing it, or lending it whole as `&mut` (a callee could
+            // take `&mut Vec<f64>`): not a range's to do.
+            Expr::MethodCall(call)
+                if self.is_name(&call.receiver)
+                    && matches!(
+                        call.method.to_string().as_str(),
+                        "push"
+                            | "extend"
+                            | "extend_from_slice"
+                            | "clear"
+                            | "retain"
+                            | "truncate"
+                            | "insert"
+                            | "remove"
+                            | "pop"
+                            | "resize"
+                            | "append"
+                            | "drain"
+                            | "dedup"
+                            | "split_off"
+                    ) =>
+            {
+                self.blocked = true;
+            }
+            Expr::Reference(reference)
+                if reference.mutability.is_some() && self.is_name(&reference.expr) =>
+            {
+                self.blocked = true;
+            }
+            _ => {}
+        }
+        syn::visit::visit_expr(self, expr);
+    }
+
+    fn visit_pat_ident(&mut self, pat: &'ast syn::PatIdent) {
+        if pat.ident.unraw() == self.name {
+            self.bindings += 1;
+        }
+        syn::visit::visit_pat_ident(self, pat);
+    }
+
+    fn visit_macro(&mut self, mac: &'ast syn::Macro) {
+        if names(mac.tokens.clone(), self.name) {
+            self.blocked = true;
+        }
+    }
+}
+
+/// Whether `tokens` hold the identifier `name`.
+fn names(tokens: TokenStream, name: &str) -> bool {
+    tokens.into_iter().any(|token| match token {
+        proc_macro2::TokenTree::Ident(ident) => ident.unraw() == name,
+        proc_macro2::TokenTree::Group(group) => names(group.stream(), name),
+        _ => false,
+    })
+}
+
+/// A name for the rewrite's own variable that the body does not use.
+fn fresh(block: &Block, base: String) -> syn::Ident {
+    let mut name = base;
+    while names(block.to_token_stream(), &name) {
+        name.push('_');
+    }
+    format_ident!("{}", name)
+}
+
+fn rewrite(block: &mut Block, name: &str) {
+    let store = fresh(block, format!("{name}_store"));
+    let len = fresh(block, format!("{name}_len"));
+    let mut rename = Rename {
+        name,
+        store: &store,
+        len: &len,
+    };
+    let mut stmts = Vec::with_capacity(block.stmts.len() + 1);
+    for mut stmt in std::mem::take(&mut block.stmts) {
+        if let Stmt::Local(local) = &mut stmt
+            && mut_name(&local.pat).as_deref() == Some(name)
+        {
+            rename_pat(&mut local.pat, &store);
+            if let Some(init) = &mut local.init {
+                rename.visit_expr_mut(&mut init.expr);
+            }
+            stmts.push(stmt);
+            stmts.push(syn::parse_quote_spanned!(store.span()=>
+                let mut #len = #store.len();
+            ));
+            continue;
+        }
+        // Returned, it is a `Vec` of the range's elements (see `Rename` for
+        // `return v;`).
+        if let Stmt::Expr(tail, None) = &mut stmt
+            && rename.is_name(tail)
+        {
+            let span = tail.to_token_stream().into_iter().next().map(|t| t.span());
+            let span = span.unwrap_or_else(proc_macro2::Span::call_site);
+            *tail = syn::parse_quote_spanned!(span=> #store[..#len].to_vec());
+            stmts.push(stmt);
+            continue;
+        }
+        rename.visit_stmt_mut(&mut stmt);
+        stmts.push(stmt);
+    }
+    block.stmts = stmts;
+}
+
+/// `let mut v` becomes `let mut v_store`.
+fn rename_pat(pat: &mut Pat, store: &syn::Ident) {
+    match pat {
+        Pat::Ident(ident) => ident.ident = store.clone(),
+        Pat::Type(typed) => rename_pat(&mut typed.pat, store),
+        _ => {}
+    }
+}
+
+/// Reads of the variable become its range, assignments a copy into it.
+struct Rename<'a> {
+    name: &'a str,
+    store: &'a syn::Ident,
+    len: &'a syn::Ident,
+}
+
+impl Rename<'_> {
+    fn is_name(&self, expr: &Expr) -> bool {
+        matches!(expr, Expr::Path(path) if path.qself.is_none()
+            && path.path.get_ident().is_some_and(|ident| ident.unraw() == self.name))
+    }
+}
+
+impl VisitMut for Rename<'_> {
+    fn visit_expr_mut(&mut self, expr: &mut Expr) {
+        let (store, len) = (self.store, self.len);
+        if self.is_name(expr) {
+            let span = expr.to_token_stream().into_iter().next().map(|t| t.span());
+            let span = span.unwrap_or_else(proc_macro2::Span::call_site);
+            *expr = syn::parse_quote_spanned!(span=> (#store[..#len]));
+            return;
+        }
+        if let Expr::Return(ret) = expr
+            && ret
+                .expr
+                .as_deref()
+                .is_some_and(|returned| self.is_name(returned))
+        {
+            let span = ret.return_token.span;
+            *expr = syn::parse_quote_spanned!(span=> return #store[..#len].to_vec());
+            return;
+        }
+        if let Expr::Assign(assign) = expr
+            && self.is_name(&assign.left)
+        {
+            self.visit_expr_mut(&mut assign.right);
+            let right = &assign.right;
+            let span = assign.eq_token.span;
+            let new = format_ident!("{}_new", self.name, span = span);
+            let message = format!(
+                "`#[differentiate]` keeps `{}` in the buffer it was made with: it can get shorter and longer again, but not longer than at first",
+                self.name
+            );
+            *expr = syn::parse_quote_spanned!(span=> {
+                let #new = #right;
+                ::core::assert!(#new.len() <= #store.len(), #message);
+                #len = #new.len();
+                #store[..#len].copy_from_slice(&#new);
+            });
+            return;
+        }
+        syn::visit_mut::visit_expr_mut(self, expr);
+    }
+
+    fn visit_macro_mut(&mut self, _: &mut syn::Macro) {}
+}
