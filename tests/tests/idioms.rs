@@ -9401,6 +9401,42 @@ mod buffers_shrunk_in_loops {
         let _ = grown_vjp(&X, &mut d, 1.0);
     }
 
+    /// A pyramid of pairwise means, halving each level (`chunks(2)`).
+    #[differentiate(vjp, jvp)]
+    fn pyramid(x: &[f64]) -> f64 {
+        let mut level: Vec<f64> = x.iter().map(|v| v.tanh()).collect();
+        let mut total = 0.0;
+        while level.len() >= 2 {
+            level = level
+                .chunks(2)
+                .map(|c| c.iter().sum::<f64>() / c.len() as f64)
+                .collect();
+            total += level.iter().map(|v| v * v).sum::<f64>();
+        }
+        total + level[0]
+    }
+
+    fn pyramid_by_hand(x: &[f64]) -> f64 {
+        let mut level: Vec<f64> = x.iter().map(|v| v.tanh()).collect();
+        let mut total = 0.0;
+        while level.len() >= 2 {
+            let mut next = Vec::new();
+            for c in level.chunks(2) {
+                next.push(c.iter().sum::<f64>() / c.len() as f64);
+            }
+            level = next;
+            total += level.iter().map(|v| v * v).sum::<f64>();
+        }
+        total + level[0]
+    }
+
+    #[test]
+    fn halving_levels() {
+        let grad = check_slice(pyramid, pyramid_vjp, pyramid_jvp, &X);
+        assert_eq!(pyramid(&X).to_bits(), pyramid_by_hand(&X).to_bits());
+        ad_runtime::check::gradient(pyramid_by_hand, |_| grad.clone(), &X).assert_within(1e-7);
+    }
+
     /// Ranges written: `copy_from_slice` and `fill` of sub-slices.
     #[differentiate(vjp, jvp)]
     fn ranges_written(x: &[f64]) -> f64 {

@@ -473,8 +473,9 @@ impl Lower<'_> {
     /// rest)`, the length of a row of `chunks(n)`), of `n` in the count
     /// `(start + n).saturating_sub(start)` of a sequence over a sub-slice,
     /// written `max(start + n, start) - start`, which is `n` for lengths,
-    /// of `len` in `len - k` (`x[k..]`), or the sum (larger) of bounds of
-    /// both operands of a `+` (`max`).
+    /// of `len` in `len - k` (`x[k..]`), of `a` in `a / b`, of `k` in
+    /// `v[..k]` (`v.len()`, see `Lower::slice_bounds`), or the sum (larger)
+    /// of bounds of both operands of a `+` (`max`).
     fn bound_before_regions(&mut self, value: Value, span: Span) -> Option<(Value, bool)> {
         if let Some(value) = self.before_regions(value, span) {
             return Some((value, true));
@@ -502,6 +503,9 @@ impl Lower<'_> {
                     span,
                 );
             }
+            // `a / b` of unsigned integers is at most `a` (`b` = 0 panics):
+            // the rows of `chunks(k)`, `(len + k - 1) / k`.
+            &Inst::Binary(BinOp::Div, a, _) if func.ty(value) == &Ty::Int => a,
             &Inst::Binary(BinOp::Sub, larger, start) => match func.inst(larger) {
                 Inst::Prim(crate::ir::Prim::Max, args) if args[1] == start => {
                     match *func.inst(args[0]) {
