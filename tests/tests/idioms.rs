@@ -9446,6 +9446,89 @@ mod buffers_shrunk_in_loops {
         v.iter().enumerate().map(|(i, a)| a * a * i as f64).sum()
     }
 
+    /// Ranges reversed and swapped in place.
+    #[differentiate(vjp, jvp)]
+    fn ranges_permuted(x: &[f64]) -> f64 {
+        let mut v = x.to_vec();
+        v[1..5].reverse();
+        v[2..].swap(0, 3);
+        v.iter()
+            .enumerate()
+            .map(|(i, a)| a * (i as f64 + 1.0))
+            .sum()
+    }
+
+    #[test]
+    fn reverse_and_swap_of_ranges() {
+        let grad = check_slice(
+            ranges_permuted,
+            ranges_permuted_vjp,
+            ranges_permuted_jvp,
+            &X,
+        );
+        // Position of each input after the two moves, plus one.
+        let mut at: Vec<usize> = (0..7).collect();
+        at[1..5].reverse();
+        at[2..].swap(0, 3);
+        let mut expected = vec![0.0; 7];
+        for (position, &from) in at.iter().enumerate() {
+            expected[from] = position as f64 + 1.0;
+        }
+        assert_close(&grad, &expected);
+    }
+
+    /// A buffer of one length assigned in a loop and used through all the
+    /// methods a range has: read, written, swapped, reversed, lent.
+    #[differentiate(vjp, jvp)]
+    fn scale_tail(v: &mut [f64], k: f64) {
+        for a in v.iter_mut() {
+            *a *= k;
+        }
+    }
+
+    #[differentiate(vjp, jvp)]
+    fn reworked(x: &[f64]) -> f64 {
+        let mut v = x.to_vec();
+        let mut s = 0.0;
+        for k in 0..3 {
+            v = v.iter().map(|a| (a * 0.9).sin()).collect();
+            for a in v.iter_mut() {
+                *a *= 1.1;
+            }
+            v[0] = v[1] * 2.0;
+            v[2] += v[3];
+            v.swap(0, 4);
+            v.reverse();
+            scale_tail(&mut v[1..], 0.5 + k as f64);
+            s += v.iter().sum::<f64>() + v.len() as f64;
+        }
+        v.fill(s);
+        v.iter().sum::<f64>() * 0.01 + s
+    }
+
+    #[test]
+    fn a_buffer_reworked_in_a_loop() {
+        let grad = check_slice(reworked, reworked_vjp, reworked_jvp, &X);
+        // The same steps on a new `Vec` each time.
+        let by_hand = |x: &[f64]| {
+            let mut v = x.to_vec();
+            let mut s = 0.0;
+            for k in 0..3 {
+                let mut w: Vec<f64> = v.iter().map(|a| (a * 0.9).sin() * 1.1).collect();
+                w[0] = w[1] * 2.0;
+                w[2] += w[3];
+                w.swap(0, 4);
+                w.reverse();
+                w[1..].iter_mut().for_each(|a| *a *= 0.5 + k as f64);
+                s += w.iter().sum::<f64>() + w.len() as f64;
+                v = w;
+            }
+            v.iter().map(|_| s).sum::<f64>() * 0.01 + s
+        };
+        assert_eq!(by_hand(&X).to_bits(), reworked(&X).to_bits());
+        ad_runtime::check::gradient(by_hand, |_| grad.clone(), &X).assert_within(1e-7);
+    }
+
     #[test]
     fn copy_from_slice_and_fill_of_ranges() {
         let grad = check_slice(ranges_written, ranges_written_vjp, ranges_written_jvp, &X);

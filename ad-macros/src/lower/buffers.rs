@@ -351,6 +351,31 @@ impl Lower<'_> {
         })
     }
 
+    /// Elements `i` and `j` of `view` exchanged: both read, then both
+    /// written, as `swap` does (an index past the range's end panics, as
+    /// the range's own check would).
+    fn swap_in_view(&mut self, view: super::iter::View, i: Value, j: Value, span: Span) {
+        let len_name = proc_macro2::Ident::new("__ad_len", span);
+        let (i_name, j_name) = (
+            proc_macro2::Ident::new("__ad_i", span),
+            proc_macro2::Ident::new("__ad_j", span),
+        );
+        let check = quote_spanned!(span=>
+            ::core::assert!(#i_name < #len_name && #j_name < #len_name, "index out of bounds: the len is {} but the index is {}", #len_name, #i_name.max(#j_name));
+        );
+        let _ = self.effect_with(
+            check,
+            vec![(i_name, i), (j_name, j), (len_name, view.len)],
+            span,
+        );
+        let at_i = self.int_op(BinOp::Add, view.start, i, span);
+        let at_j = self.int_op(BinOp::Add, view.start, j, span);
+        let a = self.load(view.buf, at_i, span);
+        let b = self.load(view.buf, at_j, span);
+        self.write_element((view.buf, at_i), None, b, span);
+        self.write_element((view.buf, at_j), None, a, span);
+    }
+
     /// `view.copy_from_slice(&src)` (after the check Rust makes, with its
     /// message) or `view.fill(x)`: each element of the range written.
     fn write_view(
@@ -1239,6 +1264,30 @@ impl Lower<'_> {
                 ("copy_from_slice" | "fill", 1) => {
                     let span = call.span();
                     view.and_then(|view| self.write_view(view, &name, &call.args[0], span))
+                }
+                // `v[a..b].swap(i, j)`, `v[..k].reverse()`: as of a buffer,
+                // at the range's offset.
+                ("swap", 2) | ("reverse", 0) => {
+                    let span = call.span();
+                    view.and_then(|view| {
+                        if name == "swap" {
+                            let i = self.expr(&call.args[0]);
+                            let j = self.expr(&call.args[1]);
+                            let (i, j) = (i?, j?);
+                            self.swap_in_view(view, i, j, span);
+                        } else {
+                            let two = self.usize_lit(2, span);
+                            let half = self.int_op(BinOp::Div, view.len, two, span);
+                            let start = self.usize_lit(0, span);
+                            self.index_loop(start, half, span, |this, i| {
+                                let one = this.usize_lit(1, span);
+                                let last = this.int_op(BinOp::Sub, view.len, one, span);
+                                let j = this.int_op(BinOp::Sub, last, i, span);
+                                this.swap_in_view(view, i, j, span);
+                            })?;
+                        }
+                        Ok(self.push(Inst::Tuple(Vec::new()), Ty::Tuple(Vec::new()), span))
+                    })
                 }
                 _ => self.unsupported(&call.method, msg::view_method(&name)),
             });

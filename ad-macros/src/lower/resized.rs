@@ -24,8 +24,8 @@
 //! first length (the assertion says so where it would). Only where that is
 //! all there is to it: the variable declared by a `let mut` of the body's
 //! own block, assigned a new buffer (not another variable) inside a loop,
-//! never bound again, never named by a macro, never grown or lent `&mut`
-//! as a whole.
+//! never bound again, never named by a macro, never lent `&mut` as a whole,
+//! and given only the methods a range has (not `push`, not `sort_by`).
 
 use std::borrow::Cow;
 
@@ -153,26 +153,28 @@ impl<'ast> Visit<'ast> for Scan<'_> {
                 self.visit_expr(&assign.right);
                 return;
             }
-            // Growing it, or lending it whole as `&mut` (a callee could
-            // take `&mut Vec<f64>`): not a range's to do.
+            // Only the methods a range has in the lowering (not growing it,
+            // not sorting it, …).
             Expr::MethodCall(call)
                 if self.is_name(&call.receiver)
-                    && matches!(
+                    && !matches!(
                         call.method.to_string().as_str(),
-                        "push"
-                            | "extend"
-                            | "extend_from_slice"
-                            | "clear"
-                            | "retain"
-                            | "truncate"
-                            | "insert"
-                            | "remove"
-                            | "pop"
-                            | "resize"
-                            | "append"
-                            | "drain"
-                            | "dedup"
-                            | "split_off"
+                        "len"
+                            | "is_empty"
+                            | "iter"
+                            | "iter_mut"
+                            | "windows"
+                            | "chunks"
+                            | "chunks_exact"
+                            | "to_vec"
+                            | "clone"
+                            | "first"
+                            | "last"
+                            | "get"
+                            | "fill"
+                            | "copy_from_slice"
+                            | "swap"
+                            | "reverse"
                     ) =>
             {
                 self.blocked = true;
