@@ -9250,6 +9250,39 @@ mod matrices_collected {
         assert_eq!(d32, [x32[1], x32[0], x32[3], x32[2], x32[5], x32[4], 0.0]);
     }
 
+    /// A small matrix written out as `Vec` rows, read by rows, by index and
+    /// by chains.
+    #[differentiate(vjp, jvp)]
+    fn mixed_by_rows(x: &[f64]) -> f64 {
+        let a = vec![vec![1.0, 2.0, 0.5], vec![-1.0, 0.3, 2.0]];
+        let mut s = 0.0;
+        for row in &a {
+            s += row.iter().zip(x).map(|(p, q)| p * q).sum::<f64>().tanh();
+        }
+        for i in 0..a.len() {
+            for j in 0..a[i].len() {
+                s += a[i][j] * x[j + 3] * x[j + 3];
+            }
+        }
+        s
+    }
+
+    #[test]
+    fn a_matrix_written_out() {
+        let grad = check_slice(mixed_by_rows, mixed_by_rows_vjp, mixed_by_rows_jvp, &X);
+        let a = [[1.0, 2.0, 0.5], [-1.0, 0.3, 2.0]];
+        let mut expected = vec![0.0; 7];
+        for row in &a {
+            let z: f64 = row.iter().zip(&X).map(|(p, q)| p * q).sum();
+            let c = 1.0 - z.tanh().powi(2);
+            for j in 0..3 {
+                expected[j] += c * row[j];
+                expected[j + 3] += 2.0 * row[j] * X[j + 3];
+            }
+        }
+        assert_close(&grad, &expected);
+    }
+
     /// Rows of different lengths, which Rust allows, are a clear panic:
     /// the matrix is stored flat.
     #[differentiate]

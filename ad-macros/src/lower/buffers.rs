@@ -1119,10 +1119,20 @@ impl Lower<'_> {
         &mut self,
         exprs: impl IntoIterator<Item = &'e Expr>,
     ) -> Result<(Vec<Value>, Ty), Poison> {
+        let exprs: Vec<&Expr> = exprs.into_iter().collect();
         let values = exprs
-            .into_iter()
+            .iter()
             .map(|expr| self.expr(expr))
             .collect::<Result<Vec<_>, _>>()?;
+        // `vec![vec![1.0, 2.0], vec![3.0]]`, `vec![a, b]` of `Vec`s: rows
+        // that `rows_literal` did not take as a matrix.
+        if let Some(at) = values
+            .iter()
+            .position(|&value| matches!(self.ty(value), Ty::Buf(_)))
+        {
+            self.cx.error_spanned_by(exprs[at], msg::BUFFER_OF_BUFFERS);
+            return Err(Poison);
+        }
         let tys: Vec<Ty> = values.iter().map(|&value| self.ty(value)).collect();
         // `[0usize, 2]`, `[true, false]`: constant data; anything with a
         // float (or a constant of unseen type only) is a float buffer.

@@ -1546,7 +1546,7 @@ impl Lower<'_> {
         let check = quote::quote_spanned!(span=>
             ::core::assert!(
                 #len_name > 0 && #stored_name == #expected_name,
-                "`#[differentiate]` stores a collected `Vec<Vec<_>>` as a matrix: its rows must have one length, not zero",
+                "`#[differentiate]` stores a collected `Vec<Vec<_>>` as a matrix: its rows must have one length, not zero (`chunks_exact(k)` rather than `chunks(k)`; or iterate the rows where they are, `for row in x.chunks(k)`)",
             );
         );
         let values = vec![

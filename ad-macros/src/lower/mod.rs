@@ -1916,8 +1916,9 @@ impl Lower<'_> {
     }
 }
 
-/// `vec![[fill; n]; m]`, `[[fill; n]; m]` or `vec![vec![fill; n]; m]`: the
-/// flat buffer `vec![fill; m * n]` it is made as, the length of a row `n`,
+/// `vec![[fill; n]; m]`, `[[fill; n]; m]` or `vec![vec![fill; n]; m]`, or
+/// rows written out (`vec![vec![a, b], vec![c, d]]`, `[[a, b], [c, d]]`):
+/// the flat buffer `vec![fill; m * n]` it is made as, the length of a row `n`,
 /// and whether the rows are `Vec`s (their length an expression evaluated
 /// where the buffer is made, not a constant).
 fn rows_literal(expr: &Expr) -> Option<(Expr, Expr, bool)> {
@@ -1933,16 +1934,28 @@ fn rows_literal(expr: &Expr) -> Option<(Expr, Expr, bool)> {
         _ => None,
     };
     if let Some(rows) = rows {
-        let rows: Vec<&syn::ExprArray> = rows
+        // Rows that are arrays, or `vec![a, b, c]` written out (`Vec` rows).
+        let mut vecs = false;
+        let rows: Vec<Vec<Expr>> = rows
             .iter()
             .map(|row| match strip_parens(row) {
-                Expr::Array(row) => Some(row),
+                Expr::Array(row) => Some(row.elems.iter().cloned().collect()),
+                Expr::Macro(mac) if mac.mac.path.is_ident("vec") => {
+                    vecs = true;
+                    mac.mac
+                        .parse_body_with(
+                            syn::punctuated::Punctuated::<Expr, syn::Token![,]>::parse_terminated,
+                        )
+                        .ok()
+                        .map(|elems| elems.into_iter().collect())
+                }
                 _ => None,
             })
             .collect::<Option<_>>()?;
-        let width = rows.first()?.elems.len();
-        let elems: Vec<&Expr> = rows.iter().flat_map(|row| &row.elems).collect();
-        if rows.iter().any(|row| row.elems.len() != width)
+        let width = rows.first()?.len();
+        let elems: Vec<&Expr> = rows.iter().flatten().collect();
+        if width == 0
+            || rows.iter().any(|row| row.len() != width)
             || elems.iter().any(|elem| is_nested_literal(elem))
         {
             return None;
@@ -1952,7 +1965,7 @@ fn rows_literal(expr: &Expr) -> Option<(Expr, Expr, bool)> {
             _ => syn::parse_quote_spanned!(expr.span()=> vec![#(#elems),*]),
         };
         let width = proc_macro2::Literal::usize_unsuffixed(width);
-        return Some((flat, syn::parse_quote!(#width), false));
+        return Some((flat, syn::parse_quote!(#width), vecs));
     }
     let (row, count) = match strip_parens(expr) {
         Expr::Repeat(outer) => ((*outer.expr).clone(), (*outer.len).clone()),
