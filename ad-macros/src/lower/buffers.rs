@@ -888,7 +888,17 @@ impl Lower<'_> {
             Some(buf) => buf,
             None => {
                 self.expr(&expr.expr)?;
-                self.cx.error_spanned_by(&expr.expr, msg::INDEX_NOT_BUFFER);
+                // `p.pos[i][0]` of a field of rows (`Vec<[f64; 2]>`): the
+                // macro sees the field as a buffer of numbers.
+                let message = match super::strip_parens(&expr.expr) {
+                    Expr::Index(inner)
+                        if matches!(super::strip_parens(&inner.expr), Expr::Field(_)) =>
+                    {
+                        msg::FIELD_OF_ROWS
+                    }
+                    _ => msg::INDEX_NOT_BUFFER,
+                };
+                self.cx.error_spanned_by(&expr.expr, message);
                 return Err(Poison);
             }
         };
