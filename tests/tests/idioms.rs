@@ -8995,6 +8995,22 @@ mod tuple_parameters {
         let _ = swapped_vjp((f64::NAN, 1.0), 2.0, (1.0, 1.0));
     }
 
+    /// A tuple taken apart is named after its elements, `p_v`, unless a
+    /// parameter is called that; `_` elements are not bound.
+    #[differentiate(vjp, jvp)]
+    fn named_apart((p, v): (f64, f64), p_v: f64, (_, w): (f64, f64)) -> f64 {
+        p * v * p_v + w
+    }
+
+    #[test]
+    fn names_of_tuples_taken_apart() {
+        let (out, d_pv, d_p_v, d_w) = named_apart_vjp((1.0, 2.0), 3.0, (5.0, 7.0), 1.0);
+        assert_eq!((out, d_pv, d_p_v, d_w), (13.0, (6.0, 3.0), 2.0, (0.0, 1.0)));
+        let (_, tangent) =
+            named_apart_jvp((1.0, 2.0), (1.0, 0.0), 3.0, 0.0, (5.0, 7.0), (0.0, 1.0));
+        assert_eq!(tangent, 6.0 + 1.0);
+    }
+
     /// Tuples compared as wholes: element by element.
     #[differentiate(vjp, jvp)]
     fn unless_repeated(x: &[f64]) -> f64 {

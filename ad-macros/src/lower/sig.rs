@@ -360,6 +360,19 @@ pub(crate) fn signature(cx: &Ctxt, func: &ItemFn, args: &Args) -> Signature {
         }
     };
 
+    // A tuple taken apart is named after its elements (`p_v`): never as
+    // another parameter is.
+    for at in 0..params.len() {
+        if params[at].elements.is_some() {
+            let others: Vec<String> = params
+                .iter()
+                .enumerate()
+                .filter(|&(k, _)| k != at)
+                .map(|(_, param)| param.name.clone())
+                .collect();
+            params[at].name = fresh_name(&params[at].name, &others);
+        }
+    }
     // Generated parameter names never repeat a parameter's.
     let mut taken: Vec<String> = params.iter().map(|param| param.name.clone()).collect();
     for param in &mut params {
@@ -543,7 +556,6 @@ fn opaque_type(ty: &Type) -> bool {
     }
 }
 
-/// `T` in `Vec<T>`.
 /// `Particle` of `&[Particle]`, `&mut Vec<Particle>` or `&[Particle; N]`: a
 /// buffer whose elements are a type of the user's (a path naming no number,
 /// `Vec` or other type the macro knows).
@@ -572,6 +584,7 @@ fn referenced_elem(ty: &Type) -> Option<(&syn::TypeReference, &Type)> {
     Some((reference, elem))
 }
 
+/// `T` in `Vec<T>`.
 fn vec_elem(ty: &Type) -> Option<&Type> {
     let Type::Path(path) = ty else {
         return None;
