@@ -9352,6 +9352,30 @@ mod buffers_shrunk_in_loops {
         assert_close(&grad, &expected);
     }
 
+    /// The same, its buffer shadowing the parameter it copies.
+    #[differentiate(vjp, jvp)]
+    fn bezier_shadowing(pts: &[f64]) -> f64 {
+        let n = pts.len();
+        let mut pts = pts.to_vec();
+        while pts.len() > 1 {
+            pts = pts.windows(2).map(|w| 0.7 * w[0] + 0.3 * w[1]).collect();
+        }
+        pts[0] + n as f64
+    }
+
+    #[test]
+    fn de_casteljau_shadowing_its_parameter() {
+        let grad = check_slice(
+            bezier_shadowing,
+            bezier_shadowing_vjp,
+            bezier_shadowing_jvp,
+            &X,
+        );
+        let grad_plain = check_slice(bezier, bezier_vjp, bezier_jvp, &X);
+        assert_close(&grad, &grad_plain);
+        assert_eq!(bezier_shadowing(&X), bezier(&X) + 7.0);
+    }
+
     /// Smoothed twice, then a filter that keeps fewer elements each step.
     #[differentiate(vjp, jvp)]
     fn thinned(x: &[f64]) -> f64 {

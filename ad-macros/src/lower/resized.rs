@@ -230,18 +230,24 @@ fn rewrite(block: &mut Block, name: &str) {
         len: &len,
     };
     let mut stmts = Vec::with_capacity(block.stmts.len() + 1);
+    // Before its `let` (and in its initializer) the name is another
+    // variable's: a parameter it shadows, `let mut v = v.to_vec();`.
+    let mut declared = false;
     for mut stmt in std::mem::take(&mut block.stmts) {
-        if let Stmt::Local(local) = &mut stmt
+        if !declared
+            && let Stmt::Local(local) = &mut stmt
             && mut_name(&local.pat).as_deref() == Some(name)
         {
+            declared = true;
             rename_pat(&mut local.pat, &store);
-            if let Some(init) = &mut local.init {
-                rename.visit_expr_mut(&mut init.expr);
-            }
             stmts.push(stmt);
             stmts.push(syn::parse_quote_spanned!(store.span()=>
                 let mut #len = #store.len();
             ));
+            continue;
+        }
+        if !declared {
+            stmts.push(stmt);
             continue;
         }
         // Returned, it is a `Vec` of the range's elements (see `Rename` for
