@@ -9613,3 +9613,68 @@ mod buffers_shrunk_in_loops {
         assert_close(&grad, &expected);
     }
 }
+
+/// Integers whose type only the `let` says (`let mut state: u64 = 12345;`)
+/// keep it in the generated code: their methods (`wrapping_mul`, `abs`,
+/// `rem_euclid`) need it.
+mod integers_typed_by_their_let {
+    use super::*;
+
+    /// A Monte Carlo mean with its own linear congruential generator.
+    #[differentiate(vjp, jvp)]
+    fn hinge_mean(x: &[f64]) -> f64 {
+        let mut state: u64 = 12345;
+        let mut acc = 0.0;
+        for _ in 0..100 {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            let u = (state >> 11) as f64 / (1u64 << 53) as f64;
+            acc += (x[0] + x[1] * u).max(0.0);
+        }
+        acc / 100.0
+    }
+
+    #[test]
+    fn a_generator_of_u64() {
+        let grad = check_slice(hinge_mean, hinge_mean_vjp, hinge_mean_jvp, &X);
+        let mut state: u64 = 12345;
+        let mut expected = vec![0.0; 7];
+        for _ in 0..100 {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            let u = (state >> 11) as f64 / (1u64 << 53) as f64;
+            if X[0] + X[1] * u > 0.0 {
+                expected[0] += 0.01;
+                expected[1] += 0.01 * u;
+            }
+        }
+        assert_close(&grad, &expected);
+    }
+
+    #[differentiate(vjp, jvp)]
+    fn weighted_by_integers(x: &[f64]) -> f64 {
+        let mut k: u32 = 0;
+        let a: i64 = -3;
+        let mut s = 0.0;
+        for v in x {
+            k += 1;
+            s += v * f64::from(k.pow(2)) + a.abs() as f64 * v;
+        }
+        let m: i32 = -7;
+        s + f64::from(m.rem_euclid(3)) + f64::from(1_u8 << 3)
+    }
+
+    #[test]
+    fn negative_and_unsigned_literals() {
+        let grad = check_slice(
+            weighted_by_integers,
+            weighted_by_integers_vjp,
+            weighted_by_integers_jvp,
+            &X,
+        );
+        let expected: Vec<f64> = (1..=7).map(|k| f64::from(k * k) + 3.0).collect();
+        assert_close(&grad, &expected);
+    }
+}

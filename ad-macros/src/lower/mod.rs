@@ -865,6 +865,46 @@ impl Lower<'_> {
     }
 
     /// Sets a hidden variable (a flag, a returned or broken-out value).
+    /// `value`, integer arithmetic on unsuffixed literals only (`12345`,
+    /// `-3`, `1 << 20`), again with each literal of the integer type
+    /// `scalar` (`12345u64`); `None` for anything else, whose type Rust
+    /// infers from what it reads.
+    fn int_literal_as(
+        &mut self,
+        value: Value,
+        scalar: Scalar,
+        span: proc_macro2::Span,
+    ) -> Option<Value> {
+        if scalar.ty() != Ty::Int {
+            return None;
+        }
+        match self.builder.func().inst(value).clone() {
+            Inst::Const(Const::Lit(lit)) => {
+                let syn::Lit::Int(int) = syn::Lit::new(lit) else {
+                    return None;
+                };
+                if !int.suffix().is_empty() {
+                    return None;
+                }
+                let typed: proc_macro2::Literal =
+                    format!("{}{}", int.base10_digits(), scalar.name())
+                        .parse()
+                        .ok()?;
+                Some(self.push(Inst::Const(Const::Lit(typed)), Ty::Int, span))
+            }
+            Inst::Unary(op, a) => {
+                let a = self.int_literal_as(a, scalar, span)?;
+                Some(self.push(Inst::Unary(op, a), Ty::Int, span))
+            }
+            Inst::Binary(op, a, b) if !op.is_comparison() && !op.is_logic() => {
+                let a = self.int_literal_as(a, scalar, span)?;
+                let b = self.int_literal_as(b, scalar, span)?;
+                Some(self.push(Inst::Binary(op, a, b), Ty::Int, span))
+            }
+            _ => None,
+        }
+    }
+
     pub(super) fn set_hidden(&mut self, key: &str, value: Lowered) {
         if let Some(slot) = self.lookup_mut(key) {
             *slot = value;
@@ -1534,9 +1574,18 @@ impl Lower<'_> {
         }
         let is_buffer = value.is_ok_and(|value| matches!(self.ty(value), Ty::Buf(_)));
         // A buffer's annotation (`Vec<f64>`, `[f64; 3]`) is checked by rustc.
-        if let (Ok(value), Some(annotation), false) = (value, annotation, is_buffer) {
+        let mut value = value;
+        if let (Ok(lowered), Some(annotation), false) = (value, annotation, is_buffer) {
             match sig::scalar_type(annotation, self.builder.func().float_param.as_ref()) {
-                Some(scalar) => self.builder.refine_ty(value, &scalar.ty()),
+                Some(scalar) => {
+                    self.builder.refine_ty(lowered, &scalar.ty());
+                    // `let mut state: u64 = 12345;`: the literal keeps the
+                    // type (`12345u64`), which the generated code's integers
+                    // have no other way to know (`state.wrapping_mul(…)`).
+                    if let Some(typed) = self.int_literal_as(lowered, scalar, local.span()) {
+                        value = Ok(typed);
+                    }
+                }
                 None => self.cx.error_spanned_by(
                     annotation,
                     msg::param_type(&quote::quote!(#annotation).to_string()),
