@@ -9510,6 +9510,83 @@ mod buffers_shrunk_in_loops {
         ad_runtime::check::gradient(pyramid_by_hand, |_| grad.clone(), &X).assert_within(1e-7);
     }
 
+    /// `retain` before a loop that shrinks further, generic; a filter or
+    /// a `truncate` chosen by a branch.
+    #[differentiate(vjp, jvp)]
+    fn kept_then_halved<T: ad_runtime::Float>(x: &[T]) -> T {
+        let half = T::from_f64(0.5);
+        let mut v = x.to_vec();
+        v.retain(|&a| a > T::ZERO);
+        while v.len() > 1 {
+            v = v.windows(2).map(|w| half * (w[0] + w[1])).collect();
+        }
+        v[0]
+    }
+
+    fn kept_then_halved_f64(x: &[f64]) -> f64 {
+        kept_then_halved(x)
+    }
+
+    fn kept_then_halved_f64_vjp(x: &[f64], d_x: &mut [f64], seed: f64) -> f64 {
+        kept_then_halved_vjp(x, d_x, seed)
+    }
+
+    fn kept_then_halved_f64_jvp(x: &[f64], t_x: &[f64]) -> (f64, f64) {
+        kept_then_halved_jvp(x, t_x)
+    }
+
+    #[differentiate(vjp, jvp)]
+    fn branch_shrunk(x: &[f64]) -> f64 {
+        let mut v: Vec<f64> = x.iter().map(|a| a * 2.0).collect();
+        if x[0] > 0.0 {
+            v = v.iter().copied().filter(|&a| a > 0.0).collect();
+        } else {
+            v.truncate(3);
+        }
+        v.iter().map(|a| a.sin()).sum()
+    }
+
+    #[test]
+    fn retained_halved_and_chosen_by_a_branch() {
+        let grad = check_slice(
+            kept_then_halved_f64,
+            kept_then_halved_f64_vjp,
+            kept_then_halved_f64_jvp,
+            &X,
+        );
+        // The positive inputs (five of them) averaged by the binomial
+        // weights C(4, k) / 16.
+        let weights = [1.0, 4.0, 6.0, 4.0, 1.0].map(|w| w / 16.0);
+        let mut expected = vec![0.0; 7];
+        let mut k = 0;
+        for (i, &v) in X.iter().enumerate() {
+            if v > 0.0 {
+                expected[i] = weights[k];
+                k += 1;
+            }
+        }
+        assert_close(&grad, &expected);
+        let x32: Vec<f32> = X.iter().map(|&v| v as f32).collect();
+        let mut d32 = vec![0.0f32; 7];
+        assert_eq!(
+            kept_then_halved_vjp(&x32, &mut d32, 1.0),
+            kept_then_halved(&x32)
+        );
+        let grad = check_slice(branch_shrunk, branch_shrunk_vjp, branch_shrunk_jvp, &X);
+        let expected: Vec<f64> = X
+            .iter()
+            .map(|&a| if a > 0.0 { 2.0 * (2.0 * a).cos() } else { 0.0 })
+            .collect();
+        assert_close(&grad, &expected);
+        let mut y = X;
+        y[0] = -0.3;
+        let grad = check_slice(branch_shrunk, branch_shrunk_vjp, branch_shrunk_jvp, &y);
+        let expected: Vec<f64> = (0..7)
+            .map(|i| if i < 3 { 2.0 * (2.0 * y[i]).cos() } else { 0.0 })
+            .collect();
+        assert_close(&grad, &expected);
+    }
+
     /// Ranges written: `copy_from_slice` and `fill` of sub-slices.
     #[differentiate(vjp, jvp)]
     fn ranges_written(x: &[f64]) -> f64 {

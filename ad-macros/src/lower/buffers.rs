@@ -1580,7 +1580,7 @@ fn end_mut(expr: &Expr) -> Option<(&ExprMethodCall, &Expr, bool)> {
 /// The new buffer `v.retain(p)`, `v.truncate(k)` or `v.insert(i, x)` leaves
 /// in `v`, as the chain that makes it; `None` for a receiver that is not a
 /// local's name.
-fn resized(call: &syn::ExprMethodCall) -> Option<Expr> {
+pub(super) fn resized(call: &syn::ExprMethodCall) -> Option<Expr> {
     let Expr::Path(receiver) = &*call.receiver else {
         return None;
     };

@@ -298,7 +298,7 @@ pub(crate) fn body(cx: &Ctxt, func: &ItemFn, sig: &Signature) -> Option<Function
     }
     let out = lower
         .fn_body(
-            &resized::resized_in_loops(&clears_as_fresh(&extends_as_loops(&func.block))),
+            &resized::resized_in_regions(&clears_as_fresh(&extends_as_loops(&func.block))),
             &sig.output_ty,
         )
         .ok()?;

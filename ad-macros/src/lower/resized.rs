@@ -23,9 +23,12 @@
 //! which is the same program as long as the buffer never grows beyond its
 //! first length (the assertion says so where it would). Only where that is
 //! all there is to it: the variable declared by a `let mut` of the body's
-//! own block, assigned a new buffer (not another variable) inside a loop,
+//! own block, assigned a new buffer (not another variable) inside a loop
+//! or a branch,
 //! never bound again, never named by a macro, never lent `&mut` as a whole,
-//! and given only the methods a range has (not `push`, not `sort_by`).
+//! and given only the methods a range has (not `push`, not `sort_by`);
+//! `v.retain(p)`, `v.truncate(k)` and `v.insert(i, x)` are assignments of
+//! the buffer they leave (see `buffers::resized`), in a loop too.
 
 use std::borrow::Cow;
 
@@ -39,7 +42,7 @@ use syn::{Block, Expr, Pat, Stmt};
 /// The body with each buffer variable assigned a new buffer in a loop kept
 /// in its first buffer and a length (see the module's documentation); the
 /// body itself if there is none.
-pub(super) fn resized_in_loops(block: &Block) -> Cow<'_, Block> {
+pub(super) fn resized_in_regions(block: &Block) -> Cow<'_, Block> {
     let names: Vec<String> = block
         .stmts
         .iter()
@@ -102,19 +105,19 @@ fn mut_name(pat: &Pat) -> Option<String> {
 fn can_rewrite(block: &Block, name: &str) -> bool {
     let mut scan = Scan {
         name,
-        loops: 0,
-        assigned_in_loop: false,
+        regions: 0,
+        assigned_in_region: false,
         bindings: 0,
         blocked: false,
     };
     scan.visit_block(block);
-    scan.assigned_in_loop && scan.bindings == 1 && !scan.blocked
+    scan.assigned_in_region && scan.bindings == 1 && !scan.blocked
 }
 
 struct Scan<'a> {
     name: &'a str,
-    loops: usize,
-    assigned_in_loop: bool,
+    regions: usize,
+    assigned_in_region: bool,
     /// How many patterns bind the name (its `let` is one).
     bindings: usize,
     /// A use the range would not stand for.
@@ -131,27 +134,35 @@ impl Scan<'_> {
 impl<'ast> Visit<'ast> for Scan<'_> {
     fn visit_expr(&mut self, expr: &'ast Expr) {
         match expr {
-            Expr::ForLoop(_) | Expr::While(_) | Expr::Loop(_) => {
-                self.loops += 1;
+            // In a branch the same holds: one buffer either way.
+            Expr::ForLoop(_) | Expr::While(_) | Expr::Loop(_) | Expr::If(_) | Expr::Match(_) => {
+                self.regions += 1;
                 syn::visit::visit_expr(self, expr);
-                self.loops -= 1;
+                self.regions -= 1;
                 return;
             }
             // A closure's body runs where it is called: in a loop or not.
             Expr::Closure(_) => {
-                self.loops += 1;
+                self.regions += 1;
                 syn::visit::visit_expr(self, expr);
-                self.loops -= 1;
+                self.regions -= 1;
                 return;
             }
             Expr::Assign(assign) if self.is_name(&assign.left) => {
                 // A new buffer, not another variable's (whose copy is
                 // what an assignment already is) nor a number.
-                if self.loops > 0 && makes_vec(&assign.right) {
-                    self.assigned_in_loop = true;
+                if self.regions > 0 && makes_vec(&assign.right) {
+                    self.assigned_in_region = true;
                 }
                 self.visit_expr(&assign.right);
                 return;
+            }
+            // `v.retain(p)`, `v.truncate(k)`, `v.insert(i, x)`: a new
+            // buffer assigned (see `Rename`).
+            Expr::MethodCall(call)
+                if self.is_name(&call.receiver) && super::buffers::resized(call).is_some() =>
+            {
+                self.assigned_in_region |= self.regions > 0;
             }
             // Only the methods a range has in the lowering (not growing it,
             // not sorting it, …).
@@ -308,6 +319,14 @@ impl VisitMut for Rename<'_> {
             let span = ret.return_token.span;
             *expr = syn::parse_quote_spanned!(span=> return #store[..#len].to_vec());
             return;
+        }
+        // `v.retain(p)`: `v = v.iter().copied().filter(p).collect();`.
+        if let Expr::MethodCall(call) = expr
+            && self.is_name(&call.receiver)
+            && let Some(resized) = super::buffers::resized(call)
+        {
+            let receiver = &call.receiver;
+            *expr = syn::parse_quote_spanned!(call.method.span()=> #receiver = #resized);
         }
         if let Expr::Assign(assign) = expr
             && self.is_name(&assign.left)

@@ -1,14 +1,16 @@
 use ad_runtime::differentiate;
 
-// A buffer keeps one length in each loop iteration: `retain` in a loop
-// would change it.
+// A `Vec` made in the loop keeps one length in each iteration: `retain`
+// there would change it.
 #[differentiate]
 fn f(xs: &[f64]) -> f64 {
-    let mut v = xs.to_vec();
-    for _ in 0..2 {
-        v.retain(|&a| a > 0.1);
+    let mut s = 0.0;
+    for k in 0..2 {
+        let mut v = xs.to_vec();
+        v.retain(|&a| a > 0.1 * k as f64);
+        s += v.iter().sum::<f64>();
     }
-    v.iter().sum()
+    s
 }
 
 fn main() {}
