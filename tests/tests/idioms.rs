@@ -9474,6 +9474,34 @@ mod buffers_shrunk_in_loops {
         let _ = grown_vjp(&X, &mut d, 1.0);
     }
 
+    /// The same with a named buffer moved in, `pts = next;`.
+    #[differentiate(vjp, jvp)]
+    fn bezier_double_buffered(x: &[f64]) -> f64 {
+        let t = 0.3;
+        let mut pts = x.to_vec();
+        while pts.len() > 1 {
+            let next: Vec<f64> = pts
+                .windows(2)
+                .map(|w| (1.0 - t) * w[0] + t * w[1])
+                .collect();
+            pts = next;
+        }
+        pts[0]
+    }
+
+    #[test]
+    fn de_casteljau_double_buffered() {
+        let grad = check_slice(
+            bezier_double_buffered,
+            bezier_double_buffered_vjp,
+            bezier_double_buffered_jvp,
+            &X,
+        );
+        let mut d = vec![0.0; 7];
+        bezier_vjp(&X, &mut d, 1.0);
+        assert_close(&grad, &d);
+    }
+
     /// A pyramid of pairwise means, halving each level (`chunks(2)`).
     #[differentiate(vjp, jvp)]
     fn pyramid(x: &[f64]) -> f64 {

@@ -23,8 +23,8 @@
 //! which is the same program as long as the buffer never grows beyond its
 //! first length (the assertion says so where it would). Only where that is
 //! all there is to it: the variable declared by a `let mut` of the body's
-//! own block, assigned a new buffer (not another variable) inside a loop
-//! or a branch,
+//! own block (a `Vec` by its initializer or its type), assigned inside a
+//! loop or a branch,
 //! never bound again, never named by a macro, never lent `&mut` as a whole,
 //! and given only the methods a range has (not `push`, not `sort_by`);
 //! `v.retain(p)`, `v.truncate(k)` and `v.insert(i, x)` are assignments of
@@ -149,11 +149,9 @@ impl<'ast> Visit<'ast> for Scan<'_> {
                 return;
             }
             Expr::Assign(assign) if self.is_name(&assign.left) => {
-                // A new buffer, not another variable's (whose copy is
-                // what an assignment already is) nor a number.
-                if self.regions > 0 && makes_vec(&assign.right) {
-                    self.assigned_in_region = true;
-                }
+                // A `Vec` (its `let` made one): a new buffer, another
+                // variable's (`pts = next;`, moved), a call's.
+                self.assigned_in_region |= self.regions > 0;
                 self.visit_expr(&assign.right);
                 return;
             }
