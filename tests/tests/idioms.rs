@@ -9502,6 +9502,51 @@ mod buffers_shrunk_in_loops {
         assert_close(&grad, &d);
     }
 
+    /// Matrices double-buffered in a loop stay matrices (the assignment
+    /// copies their rows), `Vec` rows and array rows alike.
+    #[differentiate(vjp, jvp)]
+    fn matrices_double_buffered(x: &[f64]) -> f64 {
+        let n = 3;
+        let mut m = vec![vec![0.0; n]; n];
+        let mut pts = vec![[0.0; 2]; 3];
+        for i in 0..n {
+            for j in 0..n {
+                m[i][j] = x[(i + j) % x.len()];
+            }
+            pts[i] = [x[i], x[i + 1]];
+        }
+        for _ in 0..2 {
+            let mut next = vec![vec![0.0; n]; n];
+            let mut moved = vec![[0.0; 2]; 3];
+            for i in 0..n {
+                for j in 0..n {
+                    next[i][j] = 0.5 * m[i][j] + 0.25 * m[j][i];
+                }
+                moved[i] = [pts[i][1], pts[i][0] * 0.5];
+            }
+            m = next;
+            pts = moved;
+        }
+        m[1][2] * m[2][1] + pts[0][0] * pts[2][1]
+    }
+
+    #[test]
+    fn matrices_stay_matrices() {
+        let grad = check_slice(
+            matrices_double_buffered,
+            matrices_double_buffered_vjp,
+            matrices_double_buffered_jvp,
+            &X,
+        );
+        // Twice m ← m/2 + mᵀ/4 is 0.3125 m + 0.25 mᵀ, and m[1][2] = m[2][1]
+        // = x₃; twice (a, b) ← (b, a/2) halves both: f = 0.31640625 x₃² +
+        // 0.25 x₀ x₃.
+        let mut expected = vec![0.0; 7];
+        expected[0] = 0.25 * X[3];
+        expected[3] = 2.0 * 0.316_406_25 * X[3] + 0.25 * X[0];
+        assert_close(&grad, &expected);
+    }
+
     /// A pyramid of pairwise means, halving each level (`chunks(2)`).
     #[differentiate(vjp, jvp)]
     fn pyramid(x: &[f64]) -> f64 {

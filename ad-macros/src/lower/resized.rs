@@ -26,6 +26,7 @@
 //! own block (a `Vec` by its initializer or its type), assigned inside a
 //! loop or a branch,
 //! never bound again, never named by a macro, never lent `&mut` as a whole,
+//! holding numbers rather than rows (no `vec![[0.0; 2]; n]`, no `m[i][j]`),
 //! and given only the methods a range has (not `push`, not `sort_by`);
 //! `v.retain(p)`, `v.truncate(k)` and `v.insert(i, x)` are assignments of
 //! the buffer they leave (see `buffers::resized`), in a loop too.
@@ -48,10 +49,11 @@ pub(super) fn resized_in_regions(block: &Block) -> Cow<'_, Block> {
         .iter()
         .filter_map(|stmt| match stmt {
             Stmt::Local(local)
-                if local
-                    .init
-                    .as_ref()
-                    .is_some_and(|init| makes_vec(&init.expr) || is_vec_type(&local.pat)) =>
+                if local.init.as_ref().is_some_and(|init| {
+                    (makes_vec(&init.expr) || is_vec_type(&local.pat))
+                        && !makes_rows(&init.expr)
+                        && !is_rows_type(&local.pat)
+                }) =>
             {
                 mut_name(&local.pat)
             }
@@ -81,6 +83,52 @@ fn makes_vec(expr: &Expr) -> bool {
         Expr::Paren(paren) => makes_vec(&paren.expr),
         _ => false,
     }
+}
+
+/// `vec![[0.0; 2]; n]`, `vec![vec![0.0; n]; m]`, `vec![[a, b], [c, d]]`:
+/// a buffer of rows (a matrix), which an assignment copies as it is (the
+/// rewrite's range would count elements, not rows).
+fn makes_rows(expr: &Expr) -> bool {
+    let Expr::Macro(mac) = expr else {
+        return false;
+    };
+    let is_row = |row: &Expr| {
+        matches!(
+            row,
+            Expr::Array(_) | Expr::Repeat(_) | Expr::Tuple(_) | Expr::Macro(_)
+        )
+    };
+    mac.mac
+        .parse_body_with(syn::punctuated::Punctuated::<Expr, syn::Token![,]>::parse_terminated)
+        .ok()
+        .and_then(|elems| elems.first().map(is_row))
+        .or_else(|| {
+            let tokens: Vec<proc_macro2::TokenTree> = mac.mac.tokens.clone().into_iter().collect();
+            let first = tokens.first()?;
+            Some(
+                matches!(first, proc_macro2::TokenTree::Group(group)
+                if group.delimiter() != proc_macro2::Delimiter::Brace)
+                    || matches!(first, proc_macro2::TokenTree::Ident(ident) if ident == "vec"),
+            )
+        })
+        .unwrap_or(false)
+}
+
+/// `v: Vec<[f64; 2]>`, `Vec<Vec<f64>>`, `Vec<(f64, f64)>`: rows.
+fn is_rows_type(pat: &Pat) -> bool {
+    let Pat::Type(typed) = pat else {
+        return false;
+    };
+    let syn::Type::Path(path) = &*typed.ty else {
+        return false;
+    };
+    let Some(segment) = path.path.segments.last() else {
+        return false;
+    };
+    matches!(&segment.arguments, syn::PathArguments::AngleBracketed(args)
+        if args.args.iter().any(|arg| !matches!(arg,
+            syn::GenericArgument::Type(syn::Type::Path(elem)) if elem.path.segments.len() == 1
+                && matches!(elem.path.segments[0].arguments, syn::PathArguments::None))))
 }
 
 /// `v: Vec<…>`.
@@ -128,6 +176,12 @@ impl Scan<'_> {
     fn is_name(&self, expr: &Expr) -> bool {
         matches!(expr, Expr::Path(path) if path.qself.is_none()
             && path.path.get_ident().is_some_and(|ident| ident.unraw() == self.name))
+    }
+
+    /// `v[i]` (not a range `v[a..b]`).
+    fn is_element(&self, expr: &Expr) -> bool {
+        matches!(expr, Expr::Index(index) if self.is_name(&index.expr)
+            && !matches!(&*index.index, Expr::Range(_)))
     }
 }
 
@@ -193,6 +247,10 @@ impl<'ast> Visit<'ast> for Scan<'_> {
             {
                 self.blocked = true;
             }
+            // `m[i][j]`, `m[i].len()`, `p[i].0`: rows, not numbers.
+            Expr::Index(index) if self.is_element(&index.expr) => self.blocked = true,
+            Expr::MethodCall(call) if self.is_element(&call.receiver) => self.blocked = true,
+            Expr::Field(field) if self.is_element(&field.base) => self.blocked = true,
             _ => {}
         }
         syn::visit::visit_expr(self, expr);
