@@ -9011,6 +9011,40 @@ mod tuple_parameters {
         assert_eq!(tangent, 6.0 + 1.0);
     }
 
+    /// A custom rule of a function taking a tuple returns the tuple's
+    /// adjoint in its place.
+    #[ad_runtime::custom_vjp(area_rule)]
+    fn area(s: (f64, f64)) -> f64 {
+        s.0 * s.1
+    }
+
+    fn area_rule(s: (f64, f64), _out: f64, d_out: f64) -> (f64, f64) {
+        (d_out * s.1, d_out * s.0)
+    }
+
+    #[differentiate]
+    fn areas(x: &[f64]) -> f64 {
+        area((x[0], x[1])) + 2.0 * area((x[2], x[0]))
+    }
+
+    #[test]
+    fn a_custom_rule_of_a_tuple() {
+        let grad = check_scalar(
+            areas,
+            |p, seed| {
+                let mut d = vec![0.0; p.len()];
+                let out = areas_vjp(p, &mut d, seed);
+                (out, d)
+            },
+            &X,
+        );
+        let mut expected = vec![0.0; 7];
+        expected[0] = X[1] + 2.0 * X[2];
+        expected[1] = X[0];
+        expected[2] = 2.0 * X[0];
+        assert_close(&grad, &expected);
+    }
+
     /// Tuples compared as wholes: element by element.
     #[differentiate(vjp, jvp)]
     fn unless_repeated(x: &[f64]) -> f64 {
