@@ -351,9 +351,44 @@ impl Lower<'_> {
         })
     }
 
-    /// Elements `i` and `j` of `view` exchanged: both read, then both
-    /// written, as `swap` does (an index past the range's end panics, as
-    /// the range's own check would).
+    /// `buf[i]` and `buf[j]` exchanged: both read, then both written, as
+    /// `swap` does.
+    fn exchange(&mut self, buf: Value, i: Value, j: Value, span: Span) {
+        let a = self.load(buf, i, span);
+        let b = self.load(buf, j, span);
+        self.write_element((buf, i), None, b, span);
+        self.write_element((buf, j), None, a, span);
+    }
+
+    /// The `len` elements of `buf` from `start` (`None`: 0) reversed: the
+    /// two halves exchanged pairwise, as `reverse` does.
+    fn reverse_range(
+        &mut self,
+        buf: Value,
+        start: Option<Value>,
+        len: Value,
+        span: Span,
+    ) -> Result<(), Poison> {
+        let two = self.usize_lit(2, span);
+        let half = self.int_op(BinOp::Div, len, two, span);
+        let zero = self.usize_lit(0, span);
+        self.index_loop(zero, half, span, |this, i| {
+            let one = this.usize_lit(1, span);
+            let last = this.int_op(BinOp::Sub, len, one, span);
+            let j = this.int_op(BinOp::Sub, last, i, span);
+            let (at_i, at_j) = match start {
+                Some(start) => (
+                    this.int_op(BinOp::Add, start, i, span),
+                    this.int_op(BinOp::Add, start, j, span),
+                ),
+                None => (i, j),
+            };
+            this.exchange(buf, at_i, at_j, span);
+        })
+    }
+
+    /// Elements `i` and `j` of `view` exchanged (an index past the range's
+    /// end panics, as the range's own check would).
     fn swap_in_view(&mut self, view: super::iter::View, i: Value, j: Value, span: Span) {
         let len_name = proc_macro2::Ident::new("__ad_len", span);
         let (i_name, j_name) = (
@@ -370,10 +405,7 @@ impl Lower<'_> {
         );
         let at_i = self.int_op(BinOp::Add, view.start, i, span);
         let at_j = self.int_op(BinOp::Add, view.start, j, span);
-        let a = self.load(view.buf, at_i, span);
-        let b = self.load(view.buf, at_j, span);
-        self.write_element((view.buf, at_i), None, b, span);
-        self.write_element((view.buf, at_j), None, a, span);
+        self.exchange(view.buf, at_i, at_j, span);
     }
 
     /// `view.copy_from_slice(&src)` (after the check Rust makes, with its
@@ -672,7 +704,7 @@ impl Lower<'_> {
     }
 
     /// Pushes the elements of `view` onto `copy`, in order.
-    fn push_view(
+    pub(super) fn push_view(
         &mut self,
         copy: Value,
         view: super::iter::View,
@@ -1296,15 +1328,8 @@ impl Lower<'_> {
                             let (i, j) = (i?, j?);
                             self.swap_in_view(view, i, j, span);
                         } else {
-                            let two = self.usize_lit(2, span);
-                            let half = self.int_op(BinOp::Div, view.len, two, span);
-                            let start = self.usize_lit(0, span);
-                            self.index_loop(start, half, span, |this, i| {
-                                let one = this.usize_lit(1, span);
-                                let last = this.int_op(BinOp::Sub, view.len, one, span);
-                                let j = this.int_op(BinOp::Sub, last, i, span);
-                                this.swap_in_view(view, i, j, span);
-                            })?;
+                            // Both indices inside the range by construction.
+                            self.reverse_range(view.buf, Some(view.start), view.len, span)?;
                         }
                         Ok(self.push(Inst::Tuple(Vec::new()), Ty::Tuple(Vec::new()), span))
                     })
@@ -1354,18 +1379,7 @@ impl Lower<'_> {
                 // `v.reverse()`: the two halves swapped pairwise.
                 ("reverse", 0) => {
                     let len = self.push(Inst::Len(buf), Ty::Int, span);
-                    let two = self.usize_lit(2, span);
-                    let half = self.int_op(BinOp::Div, len, two, span);
-                    let start = self.usize_lit(0, span);
-                    self.index_loop(start, half, span, |this, i| {
-                        let one = this.usize_lit(1, span);
-                        let last = this.int_op(BinOp::Sub, len, one, span);
-                        let j = this.int_op(BinOp::Sub, last, i, span);
-                        let a = this.load(buf, i, span);
-                        let b = this.load(buf, j, span);
-                        this.write_element((buf, i), None, b, span);
-                        this.write_element((buf, j), None, a, span);
-                    })?;
+                    self.reverse_range(buf, None, len, span)?;
                     Ok(self.push(Inst::Tuple(Vec::new()), Ty::Tuple(Vec::new()), span))
                 }
                 // `v.copy_from_slice(&src)`: the lengths checked, then the
@@ -1399,10 +1413,7 @@ impl Lower<'_> {
                     let i = self.expr(&call.args[0]);
                     let j = self.expr(&call.args[1]);
                     let (i, j) = (i?, j?);
-                    let a = self.load(buf, i, span);
-                    let b = self.load(buf, j, span);
-                    self.write_element((buf, i), None, b, span);
-                    self.write_element((buf, j), None, a, span);
+                    self.exchange(buf, i, j, span);
                     Ok(self.push(Inst::Tuple(Vec::new()), Ty::Tuple(Vec::new()), span))
                 }
                 ("push", 1) => {
@@ -1429,12 +1440,7 @@ impl Lower<'_> {
                 // `v.retain(p)`, `v.truncate(k)`, `v.insert(i, x)`: the
                 // buffer with the elements kept (or one added) is `v` from
                 // here on, outside loops and branches (see `assign_moved`).
-                ("retain" | "truncate" | "insert", _)
-                    if call.args.len() == 1 + usize::from(name == "insert") =>
-                {
-                    let Some(resized) = resized(call) else {
-                        return self.unsupported(&call.method, msg::buffer_method(&name));
-                    };
+                ("retain" | "truncate" | "insert", _) if let Some(resized) = resized(call) => {
                     if self.builder.func().is_param(buf) {
                         return self.unsupported(&call.method, msg::PUSH_ON_PARAM);
                     }

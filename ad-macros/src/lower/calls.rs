@@ -265,12 +265,7 @@ impl Lower<'_> {
     fn call_arg(&mut self, arg: &Expr) -> Result<(crate::ir::Value, Mode), Poison> {
         // `step(state, dt)` of a tuple variable or `step((p, v), dt)`: the
         // tuple of its elements, by value.
-        let is_tuple = match super::strip_parens(arg) {
-            Expr::Tuple(tuple) => tuple.elems.len() >= 2,
-            arg => super::expr::local_name(arg)
-                .is_some_and(|name| matches!(self.special(&name), Some(super::Special::Tuple(_)))),
-        };
-        if is_tuple {
+        if self.names_tuple(arg) {
             let item = self.item_expr(arg)?;
             let Some(values) = item.tuple_values() else {
                 return self

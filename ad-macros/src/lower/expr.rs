@@ -1209,15 +1209,20 @@ impl Lower<'_> {
         }
     }
 
+    /// Whether `expr` is a tuple written out, `(a, b)`, or a tuple
+    /// variable.
+    pub(super) fn names_tuple(&self, expr: &Expr) -> bool {
+        match super::strip_parens(expr) {
+            Expr::Tuple(tuple) => tuple.elems.len() >= 2,
+            expr => local_name(expr)
+                .is_some_and(|name| matches!(self.special(&name), Some(super::Special::Tuple(_)))),
+        }
+    }
+
     /// `p == (0.0, 0.0)` or `p != q` of tuples: their elements compared,
     /// joined by `&&` (by `||` for `!=`).
     fn tuple_comparison(&mut self, binary: &syn::ExprBinary) -> Option<Lowered> {
-        let is_tuple = |lower: &Self, expr: &Expr| match super::strip_parens(expr) {
-            Expr::Tuple(tuple) => tuple.elems.len() >= 2,
-            expr => local_name(expr)
-                .is_some_and(|name| matches!(lower.special(&name), Some(super::Special::Tuple(_)))),
-        };
-        if !is_tuple(self, &binary.left) && !is_tuple(self, &binary.right) {
+        if !self.names_tuple(&binary.left) && !self.names_tuple(&binary.right) {
             return None;
         }
         let (op, join) = match binary.op {

@@ -1528,11 +1528,7 @@ impl Lower<'_> {
     /// asserts that every row has the first one's length and is not empty
     /// (rows stored flat have one width).
     fn push_row(&mut self, buf: Value, row: View, key: &str, span: Span) -> Result<(), Poison> {
-        let end = self.int_op(BinOp::Add, row.start, row.len, span);
-        self.index_loop(row.start, end, span, |this, index| {
-            let x = this.load(row.buf, index, span);
-            this.push_elem(buf, x, span);
-        })?;
+        self.push_view(buf, row, span)?;
         let counted = self.lookup(key).expect("bound")?;
         let one = self.int_lit(1, span);
         let rows = self.int_op(BinOp::Add, counted, one, span);

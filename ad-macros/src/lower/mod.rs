@@ -252,29 +252,26 @@ pub(crate) fn body(cx: &Ctxt, func: &ItemFn, sig: &Signature) -> Option<Function
         // `state: (f64, f64)`: a tuple variable, one value per element (see
         // `let_stmt`).
         if let Ty::Tuple(elems) = &param.ir_ty {
-            for (k, elem) in elems.iter().enumerate() {
-                let index = u32::try_from(k).expect("a small tuple");
-                let element =
+            let elements: Vec<Value> = (0..elems.len())
+                .map(|k| {
+                    let index = u32::try_from(k).expect("a small tuple");
+                    let ty = elems[k].clone();
                     lower
                         .builder
-                        .push(Inst::Extract(value, index), elem.clone(), param.span);
-                match &param.elements {
-                    // `(p, v): (f64, f64)`: each element is a variable.
-                    Some(names) => {
-                        if let Some(Some(name)) = names.get(k) {
+                        .push(Inst::Extract(value, index), ty, param.span)
+                })
+                .collect();
+            match &param.elements {
+                // `(p, v): (f64, f64)`: each element is a variable.
+                Some(names) => {
+                    for (name, element) in names.iter().zip(elements) {
+                        if let Some(name) = name {
                             lower.name(element, name);
                             lower.bind(name, Ok(element));
                         }
                     }
-                    None => {
-                        let key = tuple_element(&param.name, k);
-                        lower.name(element, &key);
-                        lower.bind(&key, Ok(element));
-                    }
                 }
-            }
-            if param.elements.is_none() {
-                lower.bind_special(&param.name, Special::Tuple(elems.len()));
+                None => lower.bind_tuple(&param.name, elements),
             }
             continue;
         }
@@ -864,7 +861,6 @@ impl Lower<'_> {
         }
     }
 
-    /// Sets a hidden variable (a flag, a returned or broken-out value).
     /// `value`, integer arithmetic on unsuffixed literals only (`12345`,
     /// `-3`, `1 << 20`), again with each literal of the integer type
     /// `scalar` (`12345u64`); `None` for anything else, whose type Rust
@@ -905,6 +901,19 @@ impl Lower<'_> {
         }
     }
 
+    /// `name`, a tuple variable: one hidden variable per element
+    /// (`#best.0`, printed `best_0`), bound to `values`.
+    fn bind_tuple(&mut self, name: &str, values: Vec<Value>) {
+        let n = values.len();
+        for (k, value) in values.into_iter().enumerate() {
+            let key = tuple_element(name, k);
+            self.name(value, &key);
+            self.bind(&key, Ok(value));
+        }
+        self.bind_special(name, Special::Tuple(n));
+    }
+
+    /// Sets a hidden variable (a flag, a returned or broken-out value).
     pub(super) fn set_hidden(&mut self, key: &str, value: Lowered) {
         if let Some(slot) = self.lookup_mut(key) {
             *slot = value;
@@ -1539,13 +1548,7 @@ impl Lower<'_> {
                 if let Some(name) = &name
                     && let Some(values) = item.tuple_values() =>
             {
-                let n = values.len();
-                for (k, value) in values.into_iter().enumerate() {
-                    let key = tuple_element(name, k);
-                    self.name(value, &key);
-                    self.bind(&key, Ok(value));
-                }
-                self.bind_special(name, Special::Tuple(n));
+                self.bind_tuple(name, values);
                 return;
             }
             Ok(item) => {
@@ -2185,16 +2188,18 @@ fn cleared(stmt: &Stmt) -> Option<String> {
 /// Whether `stmts` name the identifier `name` anywhere (also inside
 /// macros, whose tokens are searched).
 fn names_ident(stmts: &[Stmt], name: &str) -> bool {
-    fn search(tokens: proc_macro2::TokenStream, name: &str) -> bool {
-        tokens.into_iter().any(|token| match token {
-            proc_macro2::TokenTree::Ident(ident) => ident.unraw() == name,
-            proc_macro2::TokenTree::Group(group) => search(group.stream(), name),
-            _ => false,
-        })
-    }
     stmts
         .iter()
-        .any(|stmt| search(stmt.to_token_stream(), name))
+        .any(|stmt| mentions(stmt.to_token_stream(), name))
+}
+
+/// Whether `tokens` hold the identifier `name`, in any group.
+fn mentions(tokens: proc_macro2::TokenStream, name: &str) -> bool {
+    tokens.into_iter().any(|token| match token {
+        proc_macro2::TokenTree::Ident(ident) => ident.unraw() == name,
+        proc_macro2::TokenTree::Group(group) => mentions(group.stream(), name),
+        _ => false,
+    })
 }
 
 /// `v.extend(chain);` as `for __ad_item in chain { v.push(__ad_item); }`;

@@ -33,9 +33,9 @@
 
 use std::borrow::Cow;
 
-use proc_macro2::TokenStream;
 use quote::{ToTokens, format_ident};
 use syn::ext::IdentExt;
+use syn::spanned::Spanned;
 use syn::visit::Visit;
 use syn::visit_mut::VisitMut;
 use syn::{Block, Expr, Pat, Stmt};
@@ -98,20 +98,12 @@ fn makes_rows(expr: &Expr) -> bool {
             Expr::Array(_) | Expr::Repeat(_) | Expr::Tuple(_) | Expr::Macro(_)
         )
     };
+    if let Some((fill, _)) = super::vec_repeat(mac) {
+        return is_row(&fill);
+    }
     mac.mac
         .parse_body_with(syn::punctuated::Punctuated::<Expr, syn::Token![,]>::parse_terminated)
-        .ok()
-        .and_then(|elems| elems.first().map(is_row))
-        .or_else(|| {
-            let tokens: Vec<proc_macro2::TokenTree> = mac.mac.tokens.clone().into_iter().collect();
-            let first = tokens.first()?;
-            Some(
-                matches!(first, proc_macro2::TokenTree::Group(group)
-                if group.delimiter() != proc_macro2::Delimiter::Brace)
-                    || matches!(first, proc_macro2::TokenTree::Ident(ident) if ident == "vec"),
-            )
-        })
-        .unwrap_or(false)
+        .is_ok_and(|elems| elems.first().is_some_and(is_row))
 }
 
 /// `v: Vec<[f64; 2]>`, `Vec<Vec<f64>>`, `Vec<(f64, f64)>`: rows.
@@ -139,13 +131,9 @@ fn is_vec_type(pat: &Pat) -> bool {
 
 /// `v` of `let mut v` or `let mut v: T`.
 fn mut_name(pat: &Pat) -> Option<String> {
-    match pat {
-        Pat::Ident(ident) if ident.mutability.is_some() && ident.subpat.is_none() => {
-            Some(ident.ident.unraw().to_string())
-        }
-        Pat::Type(typed) => mut_name(&typed.pat),
-        _ => None,
-    }
+    super::is_mut_binding(pat)
+        .then(|| super::bound_name(pat))
+        .flatten()
 }
 
 /// Whether `name` is assigned a new buffer in a loop and is used only in
@@ -174,8 +162,7 @@ struct Scan<'a> {
 
 impl Scan<'_> {
     fn is_name(&self, expr: &Expr) -> bool {
-        matches!(expr, Expr::Path(path) if path.qself.is_none()
-            && path.path.get_ident().is_some_and(|ident| ident.unraw() == self.name))
+        names_local(expr, self.name)
     }
 
     /// `v[i]` (not a range `v[a..b]`).
@@ -264,25 +251,16 @@ impl<'ast> Visit<'ast> for Scan<'_> {
     }
 
     fn visit_macro(&mut self, mac: &'ast syn::Macro) {
-        if names(mac.tokens.clone(), self.name) {
+        if super::mentions(mac.tokens.clone(), self.name) {
             self.blocked = true;
         }
     }
 }
 
-/// Whether `tokens` hold the identifier `name`.
-fn names(tokens: TokenStream, name: &str) -> bool {
-    tokens.into_iter().any(|token| match token {
-        proc_macro2::TokenTree::Ident(ident) => ident.unraw() == name,
-        proc_macro2::TokenTree::Group(group) => names(group.stream(), name),
-        _ => false,
-    })
-}
-
 /// A name for the rewrite's own variable that the body does not use.
 fn fresh(block: &Block, base: String) -> syn::Ident {
     let mut name = base;
-    while names(block.to_token_stream(), &name) {
+    while super::mentions(block.to_token_stream(), &name) {
         name.push('_');
     }
     format_ident!("{}", name)
@@ -322,8 +300,7 @@ fn rewrite(block: &mut Block, name: &str) {
         if let Stmt::Expr(tail, None) = &mut stmt
             && rename.is_name(tail)
         {
-            let span = tail.to_token_stream().into_iter().next().map(|t| t.span());
-            let span = span.unwrap_or_else(proc_macro2::Span::call_site);
+            let span = tail.span();
             *tail = syn::parse_quote_spanned!(span=> #store[..#len].to_vec());
             stmts.push(stmt);
             continue;
@@ -352,17 +329,20 @@ struct Rename<'a> {
 
 impl Rename<'_> {
     fn is_name(&self, expr: &Expr) -> bool {
-        matches!(expr, Expr::Path(path) if path.qself.is_none()
-            && path.path.get_ident().is_some_and(|ident| ident.unraw() == self.name))
+        names_local(expr, self.name)
     }
+}
+
+/// Whether `expr` is the local `name`.
+fn names_local(expr: &Expr, name: &str) -> bool {
+    super::expr::local_name(expr).as_deref() == Some(name)
 }
 
 impl VisitMut for Rename<'_> {
     fn visit_expr_mut(&mut self, expr: &mut Expr) {
         let (store, len) = (self.store, self.len);
         if self.is_name(expr) {
-            let span = expr.to_token_stream().into_iter().next().map(|t| t.span());
-            let span = span.unwrap_or_else(proc_macro2::Span::call_site);
+            let span = expr.span();
             *expr = syn::parse_quote_spanned!(span=> (#store[..#len]));
             return;
         }
