@@ -1419,3 +1419,23 @@ check!(
         pts[0]
     }"
 );
+check!(
+    stack_popped,
+    "",
+    "fn f(x: &[f64]) -> f64 {
+        let mut stack = x.to_vec();
+        let mut s = 0.0;
+        while let Some(top) = stack.pop() {
+            s = 0.5 * s + top;
+        }
+        s
+    }"
+);
+check!(
+    slices_concatenated,
+    "",
+    "fn f(x: &[f64]) -> f64 {
+        let v = [&x[..2], &x[3..]].concat();
+        v.iter().map(|a| a * a).sum()
+    }"
+);

@@ -9862,3 +9862,83 @@ mod integers_typed_by_their_let {
         assert_close(&grad, &expected);
     }
 }
+
+/// Other spellings of buffers made and emptied: `Vec::from`, an array's
+/// `to_vec()`, `concat()` of slices, `while let Some(v) = stack.pop()`, and
+/// a `for_each` closure ending in an `if` without `else`.
+mod buffers_converted_and_popped {
+    use super::*;
+
+    #[differentiate(vjp, jvp)]
+    fn converted(x: &[f64]) -> f64 {
+        let mut s = 0.0;
+        for i in 0..4 {
+            let pair = Vec::from([x[i], 2.0 * x[i + 1]]);
+            let joined = [&x[i..i + 2], &x[..1]].concat();
+            let tail = Vec::from(&x[i..]);
+            let lit = [x[6], 1.0].to_vec();
+            s += pair[0] * joined[2] + tail.iter().sum::<f64>() + lit[0] * lit[1];
+        }
+        s
+    }
+
+    #[test]
+    fn conversions_are_the_buffers_they_make() {
+        let grad = check_slice(converted, converted_vjp, converted_jvp, &X);
+        // d/dx of Σ_i x[i]·x[0] + Σ_{j ≥ i} x[j] + x[6], i = 0..4.
+        let mut expected = vec![0.0; 7];
+        for i in 0..4 {
+            expected[i] += X[0];
+            expected[0] += X[i];
+            for e in &mut expected[i..] {
+                *e += 1.0;
+            }
+            expected[6] += 1.0;
+        }
+        assert_close(&grad, &expected);
+    }
+
+    #[differentiate(vjp, jvp)]
+    fn popped(x: &[f64]) -> f64 {
+        let mut stack: Vec<f64> = Vec::new();
+        for &v in x {
+            stack.push(2.0 * v);
+        }
+        let mut s = 0.0;
+        while let Some(top) = stack.pop() {
+            s = 0.5 * s + top;
+        }
+        s + stack.len() as f64
+    }
+
+    #[test]
+    fn a_stack_emptied_by_pop_is_read_backwards() {
+        let grad = check_slice(popped, popped_vjp, popped_jvp, &X);
+        // The last pushed is read first: x[j] is halved j times.
+        let expected: Vec<f64> = (0..7).map(|j| 2.0 * 0.5f64.powi(j)).collect();
+        assert_close(&grad, &expected);
+        assert_eq!(popped(&[]), 0.0);
+    }
+
+    #[differentiate(vjp, jvp)]
+    fn every_other(x: &[f64]) -> f64 {
+        let mut s = 0.0;
+        x.iter().enumerate().for_each(|(i, &v)| {
+            if i % 2 == 0 {
+                s += v * v;
+            }
+        });
+        s
+    }
+
+    #[test]
+    fn a_closure_ending_in_an_if_without_else() {
+        let grad = check_slice(every_other, every_other_vjp, every_other_jvp, &X);
+        let expected: Vec<f64> = X
+            .iter()
+            .enumerate()
+            .map(|(i, &v)| if i % 2 == 0 { 2.0 * v } else { 0.0 })
+            .collect();
+        assert_close(&grad, &expected);
+    }
+}

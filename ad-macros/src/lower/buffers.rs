@@ -537,6 +537,15 @@ impl Lower<'_> {
         if let Some(value) = self.before_regions(value, span) {
             return Some((value, true));
         }
+        self.bound_of_arithmetic(value, span).or_else(|| {
+            // `k` of `v[..k]`, `b - a` of `v[a..b]`: at most `v.len()`.
+            let whole = *self.slice_bounds.get(&value)?;
+            self.before_regions(whole, span).map(|bound| (bound, false))
+        })
+    }
+
+    /// A bound of `value` before the regions from the arithmetic making it.
+    fn bound_of_arithmetic(&mut self, value: Value, span: Span) -> Option<(Value, bool)> {
         let func = self.builder.func();
         let operand = match func.inst(value) {
             Inst::Prim(crate::ir::Prim::Min, args) => {
@@ -573,11 +582,7 @@ impl Lower<'_> {
                 // `len - k` of unsigned integers is at most `len`.
                 _ => larger,
             },
-            // `k` of `v[..k]`: at most `v.len()`.
-            _ => {
-                let whole = *self.slice_bounds.get(&value)?;
-                return self.before_regions(whole, span).map(|bound| (bound, false));
-            }
+            _ => return None,
         };
         self.bound_before_regions(operand, span)
             .map(|(bound, _)| (bound, false))
@@ -1437,10 +1442,13 @@ impl Lower<'_> {
                     let value = self.expr(&call.args[0])?;
                     Ok(self.push_elem(buf, value, span))
                 }
-                // `v.retain(p)`, `v.truncate(k)`, `v.insert(i, x)`: the
-                // buffer with the elements kept (or one added) is `v` from
-                // here on, outside loops and branches (see `assign_moved`).
-                ("retain" | "truncate" | "insert", _) if let Some(resized) = resized(call) => {
+                // `v.retain(p)`, `v.truncate(k)`, `v.insert(i, x)`,
+                // `v.clear()`: the buffer with the elements kept (or one
+                // added) is `v` from here on, outside loops and branches (see
+                // `assign_moved`).
+                ("retain" | "truncate" | "insert" | "clear", _)
+                    if let Some(resized) = resized(call) =>
+                {
                     if self.builder.func().is_param(buf) {
                         return self.unsupported(&call.method, msg::PUSH_ON_PARAM);
                     }
@@ -1583,8 +1591,8 @@ fn end_mut(expr: &Expr) -> Option<(&ExprMethodCall, &Expr, bool)> {
     end.args.is_empty().then_some((take, &*end.receiver, last))
 }
 
-/// The new buffer `v.retain(p)`, `v.truncate(k)` or `v.insert(i, x)` leaves
-/// in `v`, as the chain that makes it; `None` for a receiver that is not a
+/// The new buffer `v.retain(p)`, `v.truncate(k)`, `v.insert(i, x)` or
+/// `v.clear()` leaves in `v`, as the chain that makes it; `None` for a receiver that is not a
 /// local's name.
 pub(super) fn resized(call: &syn::ExprMethodCall) -> Option<Expr> {
     let Expr::Path(receiver) = &*call.receiver else {
@@ -1598,6 +1606,9 @@ pub(super) fn resized(call: &syn::ExprMethodCall) -> Option<Expr> {
         ),
         ("truncate", [len]) => syn::parse_quote_spanned!(span=>
             #receiver.iter().copied().take(#len).collect::<Vec<_>>()
+        ),
+        ("clear", []) => syn::parse_quote_spanned!(span=>
+            #receiver.iter().copied().take(0).collect::<Vec<_>>()
         ),
         // At the front: no empty half (`v[..0]`, a lint in the expansion).
         (

@@ -676,7 +676,12 @@ fn has_value(expr: &Expr) -> bool {
     match expr {
         Expr::Assign(_) | Expr::ForLoop(_) | Expr::While(_) => false,
         Expr::Binary(binary) => super::expr::compound_op(&binary.op).is_none(),
-        Expr::Block(block) => matches!(block.block.stmts.last(), Some(syn::Stmt::Expr(_, None))),
+        Expr::Block(block) => matches!(
+            block.block.stmts.last(),
+            Some(syn::Stmt::Expr(tail, None)) if has_value(tail)
+        ),
+        // `{ if i % 2 == 0 { s += v; } }`: an `if` without `else` is a statement.
+        Expr::If(expr) => expr.else_branch.is_some(),
         Expr::Paren(paren) => has_value(&paren.expr),
         _ => true,
     }

@@ -25,6 +25,7 @@ mod loops;
 mod macros;
 mod options;
 mod resized;
+mod respell;
 mod sig;
 
 pub(crate) use sig::{RowsParam, SigParam, Signature, signature, type_string};
@@ -295,7 +296,7 @@ pub(crate) fn body(cx: &Ctxt, func: &ItemFn, sig: &Signature) -> Option<Function
     }
     let out = lower
         .fn_body(
-            &resized::resized_in_regions(&clears_as_fresh(&extends_as_loops(&func.block))),
+            &resized::resized_in_regions(&respell::respelled(&func.block)),
             &sig.output_ty,
         )
         .ok()?;
@@ -2082,141 +2083,21 @@ fn maps_to_float(f: &Expr) -> bool {
     }
 }
 
-/// The body with every `v.extend(chain);` written as the loop it stands
-/// for, `for item in chain { v.push(item); }`: a loop pushing onto `v`,
-/// supported wherever such a loop is.
-/// The body is copied only when it has one.
-fn extends_as_loops(block: &Block) -> std::borrow::Cow<'_, Block> {
-    struct Rewrite;
-    impl syn::visit_mut::VisitMut for Rewrite {
-        fn visit_stmt_mut(&mut self, stmt: &mut Stmt) {
-            if let Some(pushes) = extended(stmt) {
-                *stmt = pushes;
-            }
-            syn::visit_mut::visit_stmt_mut(self, stmt);
-        }
-    }
-    if !any_stmt(block, |stmt| extended(stmt).is_some()) {
-        return std::borrow::Cow::Borrowed(block);
-    }
-    let mut rewritten = block.clone();
-    syn::visit_mut::VisitMut::visit_block_mut(&mut Rewrite, &mut rewritten);
-    std::borrow::Cow::Owned(rewritten)
-}
-
-/// The body with a local `Vec` emptied at the start of each iteration of a
-/// loop (`tmp.clear();`) made afresh there instead, `let mut tmp =
-/// Vec::new();`: the same values, as a buffer the loop makes per
-/// iteration (which is supported), where a buffer changing length the other
-/// way is not. Only where that is the same program: `tmp` bound by a `let`
-/// before the loop in the same block, the `clear()` a statement of the
-/// loop's body that nothing before it in the body names `tmp`, and nothing
-/// after the loop names it. The body is copied only when it has one.
-fn clears_as_fresh(block: &Block) -> std::borrow::Cow<'_, Block> {
-    struct Rewrite(bool);
-    impl syn::visit_mut::VisitMut for Rewrite {
-        fn visit_block_mut(&mut self, block: &mut Block) {
-            for k in 0..block.stmts.len() {
-                let (before, rest) = block.stmts.split_at_mut(k);
-                let (stmt, after) = rest.split_first_mut().expect("k < len");
-                let body = match stmt {
-                    Stmt::Expr(Expr::ForLoop(l), _) => &mut l.body,
-                    Stmt::Expr(Expr::While(l), _) => &mut l.body,
-                    Stmt::Expr(Expr::Loop(l), _) => &mut l.body,
-                    _ => continue,
-                };
-                for at in 0..body.stmts.len() {
-                    let Some(name) = cleared(&body.stmts[at]) else {
-                        continue;
-                    };
-                    let declared = before.iter().any(|stmt| {
-                        matches!(stmt, Stmt::Local(local)
-                            if bound_name(&local.pat).as_deref() == Some(name.as_str()))
-                    });
-                    if declared
-                        && !names_ident(&body.stmts[..at], &name)
-                        && !names_ident(after, &name)
-                    {
-                        let ident = syn::Ident::new(&name, body.stmts[at].span());
-                        body.stmts[at] = syn::parse_quote_spanned!(ident.span()=>
-                            let mut #ident = Vec::new();
-                        );
-                        self.0 = true;
-                    }
-                    break;
-                }
-            }
-            syn::visit_mut::visit_block_mut(self, block);
-        }
-    }
-    if !any_stmt(block, |stmt| cleared(stmt).is_some()) {
-        return std::borrow::Cow::Borrowed(block);
-    }
-    let mut rewritten = block.clone();
-    let mut rewrite = Rewrite(false);
-    syn::visit_mut::VisitMut::visit_block_mut(&mut rewrite, &mut rewritten);
-    match rewrite.0 {
-        true => std::borrow::Cow::Owned(rewritten),
-        false => std::borrow::Cow::Borrowed(block),
-    }
-}
-
-/// Whether a statement of `block`, at any depth, is one `is` holds for.
-fn any_stmt(block: &Block, is: impl Fn(&Stmt) -> bool) -> bool {
-    struct Find<F>(F, bool);
-    impl<F: Fn(&Stmt) -> bool> syn::visit::Visit<'_> for Find<F> {
-        fn visit_stmt(&mut self, stmt: &Stmt) {
-            self.1 |= (self.0)(stmt);
-            syn::visit::visit_stmt(self, stmt);
-        }
-    }
-    let mut find = Find(is, false);
-    syn::visit::Visit::visit_block(&mut find, block);
-    find.1
-}
-
-/// `name` of a statement `name.clear();`.
-fn cleared(stmt: &Stmt) -> Option<String> {
-    let Stmt::Expr(Expr::MethodCall(call), Some(_)) = stmt else {
-        return None;
-    };
-    (call.method == "clear" && call.args.is_empty())
-        .then(|| expr::local_name(&call.receiver))
-        .flatten()
-}
-
 /// Whether `stmts` name the identifier `name` anywhere (also inside
 /// macros, whose tokens are searched).
-fn names_ident(stmts: &[Stmt], name: &str) -> bool {
+pub(super) fn names_ident(stmts: &[Stmt], name: &str) -> bool {
     stmts
         .iter()
         .any(|stmt| mentions(stmt.to_token_stream(), name))
 }
 
 /// Whether `tokens` hold the identifier `name`, in any group.
-fn mentions(tokens: proc_macro2::TokenStream, name: &str) -> bool {
+pub(super) fn mentions(tokens: proc_macro2::TokenStream, name: &str) -> bool {
     tokens.into_iter().any(|token| match token {
         proc_macro2::TokenTree::Ident(ident) => ident.unraw() == name,
         proc_macro2::TokenTree::Group(group) => mentions(group.stream(), name),
         _ => false,
     })
-}
-
-/// `v.extend(chain);` as `for __ad_item in chain { v.push(__ad_item); }`;
-/// `None` for any other statement.
-fn extended(stmt: &Stmt) -> Option<Stmt> {
-    let Stmt::Expr(Expr::MethodCall(call), Some(_)) = stmt else {
-        return None;
-    };
-    if call.method != "extend" || call.args.len() != 1 || !iter::is_iterator_expr(&call.args[0]) {
-        return None;
-    }
-    let (receiver, items) = (&call.receiver, &call.args[0]);
-    Some(syn::parse_quote_spanned!(call.span()=>
-        for __ad_item in #items {
-            #receiver.push(__ad_item);
-        }
-    ))
 }
 
 /// Whether an element of a literal of rows is itself an array or a `Vec`

@@ -1,0 +1,317 @@
+//! Rewrites of the body before it is lowered: other spellings of forms the
+//! lowering takes, each replaced by the form it is the same program as, so
+//! that the rest of the lowering meets one spelling.
+//!
+//! - `v.extend(chain);` is the loop `for item in chain { v.push(item); }`;
+//! - `tmp.clear();` opening a loop's body is a `Vec` made afresh there;
+//! - `Vec::from(s)` is `s.to_vec()`; `Vec::from([a, b])` and
+//!   `[a, b].to_vec()` are `vec![a, b]`;
+//! - `[a, b].concat()` is `a.iter().chain(b.iter()).copied().collect()`;
+//! - `while let Some(v) = s.pop() { … }`, whose body leaves `s` alone, is
+//!   `for v in s.iter().copied().rev() { … }` followed by `s.clear();` when
+//!   later statements read `s`.
+//!
+//! Each returns the block borrowed when it has nothing to rewrite.
+
+use std::borrow::Cow;
+
+use quote::ToTokens;
+use syn::spanned::Spanned;
+use syn::{Block, Expr, Stmt};
+
+use super::{bound_name, expr, iter, names_ident};
+
+/// The body with every rewrite of this module made.
+pub(super) fn respelled(block: &Block) -> Cow<'_, Block> {
+    let block = extends_as_loops(block);
+    let block = then(block, clears_as_fresh);
+    let block = then(block, conversions);
+    then(block, pops_as_loops)
+}
+
+/// `block` visited by `rewrite` on a copy, which is returned if `changed`
+/// says the visit changed it.
+fn copied_if_changed<R: syn::visit_mut::VisitMut>(
+    block: &Block,
+    mut rewrite: R,
+    changed: impl FnOnce(&R) -> bool,
+) -> Cow<'_, Block> {
+    let mut rewritten = block.clone();
+    rewrite.visit_block_mut(&mut rewritten);
+    match changed(&rewrite) {
+        true => Cow::Owned(rewritten),
+        false => Cow::Borrowed(block),
+    }
+}
+
+/// `rewrite` applied to a block that may already be a rewritten copy.
+fn then(block: Cow<'_, Block>, rewrite: fn(&Block) -> Cow<'_, Block>) -> Cow<'_, Block> {
+    match block {
+        Cow::Borrowed(block) => rewrite(block),
+        Cow::Owned(block) => Cow::Owned(rewrite(&block).into_owned()),
+    }
+}
+
+/// The body with every `v.extend(chain);` written as the loop it stands
+/// for, `for item in chain { v.push(item); }`: a loop pushing onto `v`,
+/// supported wherever such a loop is.
+/// The body is copied only when it has one.
+fn extends_as_loops(block: &Block) -> Cow<'_, Block> {
+    struct Rewrite;
+    impl syn::visit_mut::VisitMut for Rewrite {
+        fn visit_stmt_mut(&mut self, stmt: &mut Stmt) {
+            if let Some(pushes) = extended(stmt) {
+                *stmt = pushes;
+            }
+            syn::visit_mut::visit_stmt_mut(self, stmt);
+        }
+    }
+    if !any_stmt(block, |stmt| extended(stmt).is_some()) {
+        return Cow::Borrowed(block);
+    }
+    let mut rewritten = block.clone();
+    syn::visit_mut::VisitMut::visit_block_mut(&mut Rewrite, &mut rewritten);
+    Cow::Owned(rewritten)
+}
+
+/// The body with a local `Vec` emptied at the start of each iteration of a
+/// loop (`tmp.clear();`) made afresh there instead, `let mut tmp =
+/// Vec::new();`: the same values, as a buffer the loop makes per
+/// iteration (which is supported), where a buffer changing length the other
+/// way is not. Only where that is the same program: `tmp` bound by a `let`
+/// before the loop in the same block, the `clear()` a statement of the
+/// loop's body that nothing before it in the body names `tmp`, and nothing
+/// after the loop names it. The body is copied only when it has one.
+fn clears_as_fresh(block: &Block) -> Cow<'_, Block> {
+    struct Rewrite(bool);
+    impl syn::visit_mut::VisitMut for Rewrite {
+        fn visit_block_mut(&mut self, block: &mut Block) {
+            for k in 0..block.stmts.len() {
+                let (before, rest) = block.stmts.split_at_mut(k);
+                let (stmt, after) = rest.split_first_mut().expect("k < len");
+                let body = match stmt {
+                    Stmt::Expr(Expr::ForLoop(l), _) => &mut l.body,
+                    Stmt::Expr(Expr::While(l), _) => &mut l.body,
+                    Stmt::Expr(Expr::Loop(l), _) => &mut l.body,
+                    _ => continue,
+                };
+                for at in 0..body.stmts.len() {
+                    let Some(name) = cleared(&body.stmts[at]) else {
+                        continue;
+                    };
+                    let declared = before.iter().any(|stmt| {
+                        matches!(stmt, Stmt::Local(local)
+                            if bound_name(&local.pat).as_deref() == Some(name.as_str()))
+                    });
+                    if declared
+                        && !names_ident(&body.stmts[..at], &name)
+                        && !names_ident(after, &name)
+                    {
+                        let ident = syn::Ident::new(&name, body.stmts[at].span());
+                        body.stmts[at] = syn::parse_quote_spanned!(ident.span()=>
+                            let mut #ident = Vec::new();
+                        );
+                        self.0 = true;
+                    }
+                    break;
+                }
+            }
+            syn::visit_mut::visit_block_mut(self, block);
+        }
+    }
+    if !any_stmt(block, |stmt| cleared(stmt).is_some()) {
+        return Cow::Borrowed(block);
+    }
+    copied_if_changed(block, Rewrite(false), |rewrite| rewrite.0)
+}
+
+/// Whether a statement of `block`, at any depth, is one `is` holds for.
+fn any_stmt(block: &Block, is: impl Fn(&Stmt) -> bool) -> bool {
+    struct Find<F>(F, bool);
+    impl<F: Fn(&Stmt) -> bool> syn::visit::Visit<'_> for Find<F> {
+        fn visit_stmt(&mut self, stmt: &Stmt) {
+            self.1 |= (self.0)(stmt);
+            syn::visit::visit_stmt(self, stmt);
+        }
+    }
+    let mut find = Find(is, false);
+    syn::visit::Visit::visit_block(&mut find, block);
+    find.1
+}
+
+/// `name` of a statement `name.clear();`.
+fn cleared(stmt: &Stmt) -> Option<String> {
+    let Stmt::Expr(Expr::MethodCall(call), Some(_)) = stmt else {
+        return None;
+    };
+    (call.method == "clear" && call.args.is_empty())
+        .then(|| expr::local_name(&call.receiver))
+        .flatten()
+}
+
+/// `v.extend(chain);` as `for __ad_item in chain { v.push(__ad_item); }`;
+/// `None` for any other statement.
+fn extended(stmt: &Stmt) -> Option<Stmt> {
+    let Stmt::Expr(Expr::MethodCall(call), Some(_)) = stmt else {
+        return None;
+    };
+    if call.method != "extend" || call.args.len() != 1 || !iter::is_iterator_expr(&call.args[0]) {
+        return None;
+    }
+    let (receiver, items) = (&call.receiver, &call.args[0]);
+    Some(syn::parse_quote_spanned!(call.span()=>
+        for __ad_item in #items {
+            #receiver.push(__ad_item);
+        }
+    ))
+}
+
+/// The body with buffers made by conversions written as the forms they
+/// are: `Vec::from(s)`, `Vec::from([a, b])`, `[a, b].to_vec()`, `[a,
+/// b].concat()` (see the module's documentation).
+fn conversions(block: &Block) -> Cow<'_, Block> {
+    struct Rewrite(bool);
+    impl syn::visit_mut::VisitMut for Rewrite {
+        fn visit_expr_mut(&mut self, expr: &mut Expr) {
+            syn::visit_mut::visit_expr_mut(self, expr);
+            if let Some(converted) = converted(expr) {
+                *expr = converted;
+                self.0 = true;
+            }
+        }
+    }
+    copied_if_changed(block, Rewrite(false), |rewrite| rewrite.0)
+}
+
+/// The form a conversion making a buffer stands for; `None` for any other
+/// expression.
+fn converted(expr: &Expr) -> Option<Expr> {
+    let span = expr.span();
+    match expr {
+        Expr::Call(call) if call.args.len() == 1 => {
+            let Expr::Path(path) = super::strip_parens(&call.func) else {
+                return None;
+            };
+            if expr::segments(&path.path) != ["Vec", "from"] {
+                return None;
+            }
+            let arg = &call.args[0];
+            Some(literal_as_vec(arg).unwrap_or_else(|| {
+                let arg = parenthesized(arg);
+                syn::parse_quote_spanned!(span=> #arg.to_vec())
+            }))
+        }
+        Expr::MethodCall(call) if call.args.is_empty() && call.method == "to_vec" => {
+            literal_as_vec(&call.receiver)
+        }
+        Expr::MethodCall(call) if call.args.is_empty() && call.method == "concat" => {
+            let Expr::Array(parts) = super::strip_parens(&call.receiver) else {
+                return None;
+            };
+            let mut parts = parts.elems.iter().map(parenthesized);
+            let first = parts.next()?;
+            let mut chain: Expr = syn::parse_quote_spanned!(span=> #first.iter());
+            for part in parts {
+                chain = syn::parse_quote_spanned!(span=> #chain.chain(#part.iter()));
+            }
+            Some(syn::parse_quote_spanned!(span=>
+                #chain.copied().collect::<::std::vec::Vec<_>>()
+            ))
+        }
+        _ => None,
+    }
+}
+
+/// `vec![a, b]` for the array literal `[a, b]`, `vec![v; n]` for `[v; n]`.
+fn literal_as_vec(expr: &Expr) -> Option<Expr> {
+    let span = expr.span();
+    match super::strip_parens(expr) {
+        Expr::Array(array) => {
+            let elems = &array.elems;
+            Some(syn::parse_quote_spanned!(span=> vec![#elems]))
+        }
+        Expr::Repeat(repeat) => {
+            let (fill, len) = (&repeat.expr, &repeat.len);
+            Some(syn::parse_quote_spanned!(span=> vec![#fill; #len]))
+        }
+        _ => None,
+    }
+}
+
+/// `e` as the receiver of a method: in parentheses unless it is a name,
+/// an index, a field or a call, which bind tighter than a method call.
+fn parenthesized(expr: &Expr) -> Expr {
+    match expr {
+        Expr::Path(_) | Expr::Index(_) | Expr::Field(_) | Expr::Call(_) | Expr::MethodCall(_) => {
+            expr.clone()
+        }
+        _ => syn::parse_quote_spanned!(expr.span()=> (#expr)),
+    }
+}
+
+/// The body with every `while let Some(v) = s.pop() { … }` that only
+/// empties `s` written as the loop over `s` it is (see the module's
+/// documentation): the body must leave `s` alone, and when statements after
+/// the loop name `s`, which must see it empty, the body may not `break`.
+fn pops_as_loops(block: &Block) -> Cow<'_, Block> {
+    struct Rewrite(bool);
+    impl syn::visit_mut::VisitMut for Rewrite {
+        fn visit_block_mut(&mut self, block: &mut Block) {
+            let mut k = 0;
+            while k < block.stmts.len() {
+                let after = &block.stmts[k + 1..];
+                if let Some(stmts) = popped(&block.stmts[k], after) {
+                    let n = stmts.len();
+                    block.stmts.splice(k..=k, stmts);
+                    self.0 = true;
+                    k += n;
+                } else {
+                    k += 1;
+                }
+            }
+            syn::visit_mut::visit_block_mut(self, block);
+        }
+    }
+    copied_if_changed(block, Rewrite(false), |rewrite| rewrite.0)
+}
+
+/// The statements standing for `stmt` if it is a `while let Some(v) =
+/// s.pop()` loop that can be written as a `for` (`after` are the
+/// statements following it).
+fn popped(stmt: &Stmt, after: &[Stmt]) -> Option<Vec<Stmt>> {
+    let Stmt::Expr(Expr::While(looped), _) = stmt else {
+        return None;
+    };
+    let Expr::Let(test) = &*looped.cond else {
+        return None;
+    };
+    let syn::Pat::TupleStruct(some) = &*test.pat else {
+        return None;
+    };
+    if !some.path.is_ident("Some") || some.elems.len() != 1 {
+        return None;
+    }
+    let Expr::MethodCall(pop) = super::strip_parens(&test.expr) else {
+        return None;
+    };
+    if pop.method != "pop" || !pop.args.is_empty() {
+        return None;
+    }
+    let name = expr::local_name(&pop.receiver)?;
+    if names_ident(&looped.body.stmts, &name) {
+        return None;
+    }
+    let emptied = names_ident(after, &name);
+    if emptied && super::mentions(looped.body.to_token_stream(), "break") {
+        return None;
+    }
+    let (label, pat, body, stack) = (&looped.label, &some.elems[0], &looped.body, &pop.receiver);
+    let span = stmt.span();
+    let mut stmts = vec![syn::parse_quote_spanned!(span=>
+        #label for #pat in #stack.iter().copied().rev() #body
+    )];
+    if emptied {
+        stmts.push(syn::parse_quote_spanned!(span=> #stack.clear();));
+    }
+    Some(stmts)
+}
