@@ -9864,8 +9864,9 @@ mod integers_typed_by_their_let {
 }
 
 /// Other spellings of buffers made and emptied: `Vec::from`, an array's
-/// `to_vec()`, `concat()` of slices, `while let Some(v) = stack.pop()`, and
-/// a `for_each` closure ending in an `if` without `else`.
+/// `to_vec()`, `concat()` of slices, `while let Some(v) = stack.pop()`,
+/// `unzip`, several buffers filled by one loop, and a `for_each` closure
+/// ending in an `if` without `else`.
 mod buffers_converted_and_popped {
     use super::*;
 
@@ -9918,6 +9919,58 @@ mod buffers_converted_and_popped {
         let expected: Vec<f64> = (0..7).map(|j| 2.0 * 0.5f64.powi(j)).collect();
         assert_close(&grad, &expected);
         assert_eq!(popped(&[]), 0.0);
+    }
+
+    /// Two buffers filled by one loop, in an outer loop, and the same
+    /// spelled with `unzip`.
+    #[differentiate(vjp, jvp)]
+    fn split_by_sign(x: &[f64]) -> f64 {
+        let mut s = 0.0;
+        for k in 1..3 {
+            let mut pos = Vec::new();
+            let mut neg = Vec::with_capacity(x.len());
+            for &v in x {
+                if v > 0.0 {
+                    pos.push(f64::from(k) * v);
+                } else {
+                    neg.push(v * v);
+                }
+            }
+            s += pos.iter().sum::<f64>() + neg.iter().sum::<f64>() + pos.len() as f64;
+        }
+        s
+    }
+
+    #[test]
+    fn two_buffers_filled_by_one_loop() {
+        let grad = check_slice(split_by_sign, split_by_sign_vjp, split_by_sign_jvp, &X);
+        let expected: Vec<f64> = X
+            .iter()
+            .map(|&v| if v > 0.0 { 3.0 } else { 4.0 * v })
+            .collect();
+        assert_close(&grad, &expected);
+    }
+
+    #[differentiate(vjp, jvp)]
+    fn unzipped(x: &[f64]) -> f64 {
+        let (c, d): (Vec<f64>, Vec<f64>) = x.iter().map(|&v| (v.cos(), 2.0 * v)).unzip();
+        let mut s = c.iter().zip(&d).map(|(p, q)| p * q).sum::<f64>();
+        for k in 0..2 {
+            let (a, b): (Vec<_>, Vec<_>) = x.iter().map(|&v| (f64::from(k) * v, v)).unzip();
+            s += a.iter().zip(&b).map(|(p, q)| p * q).sum::<f64>();
+        }
+        s
+    }
+
+    #[test]
+    fn unzip_is_two_buffers_filled() {
+        let grad = check_slice(unzipped, unzipped_vjp, unzipped_jvp, &X);
+        // d/dv of 2v·cos v + v² (k = 0 gives nothing, k = 1 gives v²).
+        let expected: Vec<f64> = X
+            .iter()
+            .map(|&v| 2.0 * v.cos() - 2.0 * v * v.sin() + 2.0 * v)
+            .collect();
+        assert_close(&grad, &expected);
     }
 
     #[differentiate(vjp, jvp)]

@@ -174,7 +174,7 @@ pub(crate) fn body(cx: &Ctxt, func: &ItemFn, sig: &Signature) -> Option<Function
         pending_mutations: Vec::new(),
         let_is_buffer: false,
         filled_by: None,
-        pushed_prefix: None,
+        pushed_prefix: Vec::new(),
         positional: HashMap::new(),
         consts: Default::default(),
         const_items: Default::default(),
@@ -408,10 +408,10 @@ struct Lower<'a> {
     /// or a branch followed by a `for` that pushes onto `v` once per
     /// iteration: that loop.
     filled_by: Option<(syn::ExprForLoop, bool)>,
-    /// A buffer `filled_by` pushes onto in a branch: its name, the buffer
+    /// The buffers `filled_by` pushes onto in a branch: the name, the buffer
     /// and the key of its next position, rebound to the positions written
     /// once the filling loop is lowered.
-    pushed_prefix: Option<(String, Value, String)>,
+    pushed_prefix: Vec<(String, Value, String)>,
     /// Buffers made for such a `let` (see [`Lower::counted_buffer`]), each
     /// with the hidden local holding the position of its next `push`.
     positional: HashMap<Value, String>,
@@ -937,11 +937,15 @@ impl Lower<'_> {
             }
             _ => None,
         };
-        // Set by the `let` before: this is the loop that fills the buffer.
-        let prefix = self.pushed_prefix.take();
+        // Set by the `let`s before: this is the loop that fills their
+        // buffers.
+        let prefixes = match stmt {
+            Stmt::Expr(Expr::ForLoop(_), _) => std::mem::take(&mut self.pushed_prefix),
+            _ => Vec::new(),
+        };
         self.stmt(stmt);
         self.filled_by = None;
-        if let Some((name, buf, key)) = prefix {
+        for (name, buf, key) in prefixes {
             let span = stmt.span();
             if let Some(Ok(kept)) = self.lookup(&key) {
                 let slice = self.prefix(buf, kept, span);
@@ -1423,7 +1427,7 @@ impl Lower<'_> {
                 self.name(value, name);
                 if conditional {
                     let key = self.positional[&value].clone();
-                    self.pushed_prefix = Some((name.clone(), value, key));
+                    self.pushed_prefix.push((name.clone(), value, key));
                 }
             }
             self.bind(name, value);
@@ -2278,31 +2282,30 @@ fn pushes_in(stmts: &[Stmt], name: &str) -> (usize, bool) {
 /// count): `v.push(e);` is a statement of its body (or of a branch of an
 /// `if` there), `v` is named nowhere else in it, nothing leaves the loop
 /// early, and nothing after the loop pushes onto `v`.
+///
+/// Other buffers made empty may stand between (`let mut xs = Vec::new();
+/// let mut ys = Vec::new(); for … { xs.push(…); ys.push(…); }`), if the
+/// loop's iterator does not name them.
 fn filled_by_next(local: &Local, after: &[Stmt]) -> Option<(syn::ExprForLoop, bool)> {
-    let (next, rest) = after.split_first()?;
+    let between = after
+        .iter()
+        .take_while(|stmt| matches!(stmt, Stmt::Local(local) if makes_empty(local)))
+        .count();
+    let (next, rest) = after[between..].split_first()?;
     let name = bound_name(&local.pat)?;
-    let init = &local.init.as_ref()?.expr;
-    let empty = match strip_parens(init) {
-        Expr::Call(call) => {
-            let Expr::Path(path) = &*call.func else {
-                return None;
-            };
-            let segments = expr::segments(&path.path);
-            matches!(
-                (segments.as_slice(), call.args.len()),
-                ([vec, new], 0) if vec == "Vec" && new == "new"
-            ) || matches!(
-                (segments.as_slice(), call.args.len()),
-                ([vec, with], 1) if vec == "Vec" && with == "with_capacity"
-            )
-        }
-        Expr::Macro(mac) => mac.mac.path.is_ident("vec") && mac.mac.tokens.is_empty(),
-        _ => false,
-    };
     let Stmt::Expr(Expr::ForLoop(for_loop), _) = next else {
         return None;
     };
-    if !empty || for_loop.label.is_some() || exits::Exits::of_stmt(next).any() {
+    if !makes_empty(local) || for_loop.label.is_some() || exits::Exits::of_stmt(next).any() {
+        return None;
+    }
+    let iterated = for_loop.expr.to_token_stream();
+    if after[..between].iter().any(|stmt| {
+        let Stmt::Local(local) = stmt else {
+            return true;
+        };
+        bound_name(&local.pat).is_none_or(|other| mentions(iterated.clone(), &other))
+    }) {
         return None;
     }
     let (pushes, conditional) = pushes_in(&for_loop.body.stmts, &name);
@@ -2321,6 +2324,31 @@ fn filled_by_next(local: &Local, after: &[Stmt]) -> Option<(syn::ExprForLoop, bo
             .any(|w| w[0] == name && w[1] == "." && w[2] == "push")
     });
     (pushes == 1 && mentions == 1 && !pushed_later).then(|| (for_loop.clone(), conditional))
+}
+
+/// Whether a `let` makes an empty `Vec`: `Vec::new()`,
+/// `Vec::with_capacity(n)`, `vec![]`.
+fn makes_empty(local: &Local) -> bool {
+    let Some(init) = &local.init else {
+        return false;
+    };
+    match strip_parens(&init.expr) {
+        Expr::Call(call) => {
+            let Expr::Path(path) = &*call.func else {
+                return false;
+            };
+            let segments = expr::segments(&path.path);
+            matches!(
+                (segments.as_slice(), call.args.len()),
+                ([vec, new], 0) if vec == "Vec" && new == "new"
+            ) || matches!(
+                (segments.as_slice(), call.args.len()),
+                ([vec, with], 1) if vec == "Vec" && with == "with_capacity"
+            )
+        }
+        Expr::Macro(mac) => mac.mac.path.is_ident("vec") && mac.mac.tokens.is_empty(),
+        _ => false,
+    }
 }
 
 /// The identifiers and `.`s of a token tree, at any depth, in order.

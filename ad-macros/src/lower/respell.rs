@@ -9,7 +9,9 @@
 //! - `[a, b].concat()` is `a.iter().chain(b.iter()).copied().collect()`;
 //! - `while let Some(v) = s.pop() { … }`, whose body leaves `s` alone, is
 //!   `for v in s.iter().copied().rev() { … }` followed by `s.clear();` when
-//!   later statements read `s`.
+//!   later statements read `s`;
+//! - `let (a, b) = chain.unzip();` is two empty `Vec`s and the loop
+//!   pushing onto both.
 //!
 //! Each returns the block borrowed when it has nothing to rewrite.
 
@@ -26,7 +28,7 @@ pub(super) fn respelled(block: &Block) -> Cow<'_, Block> {
     let block = extends_as_loops(block);
     let block = then(block, clears_as_fresh);
     let block = then(block, conversions);
-    then(block, pops_as_loops)
+    then(block, statements_as_several)
 }
 
 /// `block` visited by `rewrite` on a copy, which is returned if `changed`
@@ -249,18 +251,16 @@ fn parenthesized(expr: &Expr) -> Expr {
     }
 }
 
-/// The body with every `while let Some(v) = s.pop() { … }` that only
-/// empties `s` written as the loop over `s` it is (see the module's
-/// documentation): the body must leave `s` alone, and when statements after
-/// the loop name `s`, which must see it empty, the body may not `break`.
-fn pops_as_loops(block: &Block) -> Cow<'_, Block> {
+/// The body with statements that stand for several written as those (see
+/// [`popped`], [`unzipped`]).
+fn statements_as_several(block: &Block) -> Cow<'_, Block> {
     struct Rewrite(bool);
     impl syn::visit_mut::VisitMut for Rewrite {
         fn visit_block_mut(&mut self, block: &mut Block) {
             let mut k = 0;
             while k < block.stmts.len() {
-                let after = &block.stmts[k + 1..];
-                if let Some(stmts) = popped(&block.stmts[k], after) {
+                let (stmt, after) = (&block.stmts[k], &block.stmts[k + 1..]);
+                if let Some(stmts) = popped(stmt, after).or_else(|| unzipped(stmt)) {
                     let n = stmts.len();
                     block.stmts.splice(k..=k, stmts);
                     self.0 = true;
@@ -273,6 +273,53 @@ fn pops_as_loops(block: &Block) -> Cow<'_, Block> {
         }
     }
     copied_if_changed(block, Rewrite(false), |rewrite| rewrite.0)
+}
+
+/// `let (a, b) = chain.unzip();` (typed or not, `mut` or not) as the loop
+/// filling two buffers it is: `let mut a = Vec::new(); let mut b =
+/// Vec::new(); for (p, q) in chain { a.push(p); b.push(q); }`.
+fn unzipped(stmt: &Stmt) -> Option<Vec<Stmt>> {
+    let Stmt::Local(local) = stmt else {
+        return None;
+    };
+    let pat = match &local.pat {
+        syn::Pat::Type(typed) => &*typed.pat,
+        pat => pat,
+    };
+    let syn::Pat::Tuple(names) = pat else {
+        return None;
+    };
+    let init = local.init.as_ref()?;
+    let Expr::MethodCall(call) = super::strip_parens(&init.expr) else {
+        return None;
+    };
+    if call.method != "unzip" || !call.args.is_empty() || init.diverge.is_some() {
+        return None;
+    }
+    let names = names
+        .elems
+        .iter()
+        .map(|pat| match pat {
+            syn::Pat::Ident(ident) if ident.subpat.is_none() && ident.by_ref.is_none() => {
+                Some(ident.ident.clone())
+            }
+            _ => None,
+        })
+        .collect::<Option<Vec<_>>>()?;
+    let [a, b] = names.as_slice() else {
+        return None;
+    };
+    let (chain, span) = (&call.receiver, stmt.span());
+    Some(vec![
+        syn::parse_quote_spanned!(span=> let mut #a = Vec::new();),
+        syn::parse_quote_spanned!(span=> let mut #b = Vec::new();),
+        syn::parse_quote_spanned!(span=>
+            for (__ad_unzipped_0, __ad_unzipped_1) in #chain {
+                #a.push(__ad_unzipped_0);
+                #b.push(__ad_unzipped_1);
+            }
+        ),
+    ])
 }
 
 /// The statements standing for `stmt` if it is a `while let Some(v) =
