@@ -1213,6 +1213,7 @@ fn prim(prim: Prim, args: &[Val]) -> Result<Val, String> {
         | Prim::Min
         | Prim::Max
         | Prim::Hypot
+        | Prim::Midpoint
         | Prim::Rem
         | Prim::DivEuclid
         | Prim::RemEuclid
@@ -1224,6 +1225,7 @@ fn prim(prim: Prim, args: &[Val]) -> Result<Val, String> {
                 Prim::Min => f64::min,
                 Prim::Max => f64::max,
                 Prim::Hypot => f64::hypot,
+                Prim::Midpoint => f64::midpoint,
                 Prim::DivEuclid => f64::div_euclid,
                 Prim::RemEuclid => f64::rem_euclid,
                 Prim::Copysign => f64::copysign,
@@ -1324,6 +1326,7 @@ fn pullback(prim: Prim, reads: &[Val]) -> Result<Val, String> {
         Prim::Max => return Ok(pair(rules::max(x[0], x[1], x[2], x[3]))),
         Prim::Hypot => return Ok(pair(rules::hypot(x[0], x[1], x[2], x[3]))),
         Prim::Rem => return Ok(pair(rules::rem(x[0], x[1], x[2], x[3]))),
+        Prim::Midpoint => return Ok(pair(rules::midpoint(x[0], x[1], x[2], x[3]))),
         Prim::MulAdd => return Ok(triple(rules::mul_add(x[0], x[1], x[2], x[3], x[4]))),
         Prim::Powi => unreachable!("handled above"),
     };

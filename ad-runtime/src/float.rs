@@ -177,6 +177,9 @@ pub trait Float:
     fn hypot(self, other: Self) -> Self;
     /// Returns `self * a + b` with a single rounding; see [`f64::mul_add`].
     fn mul_add(self, a: Self, b: Self) -> Self;
+    /// Returns the average of `self` and `other`, without overflow; see
+    /// [`f64::midpoint`].
+    fn midpoint(self, other: Self) -> Self;
     /// Returns `1 / self`; see [`f64::recip`].
     fn recip(self) -> Self;
     /// Returns the integer part of `self`, rounding towards zero; see [`f64::trunc`].
@@ -256,7 +259,7 @@ macro_rules! impl_float {
             impl_float!(@unary $ty: sqrt cbrt exp exp2 exp_m1 ln ln_1p log2 log10 sin cos
                 tan asin acos atan sinh cosh tanh asinh acosh atanh abs signum recip trunc
                 floor ceil round round_ties_even fract to_radians to_degrees);
-            impl_float!(@binary $ty: log powf atan2 min max hypot div_euclid rem_euclid copysign);
+            impl_float!(@binary $ty: log powf atan2 min max hypot midpoint div_euclid rem_euclid copysign);
             impl_float!(@predicate $ty: is_nan is_finite is_infinite is_sign_negative is_sign_positive);
 
             #[inline]

@@ -250,6 +250,7 @@ pub(crate) mod emitted {
         copysign(x: T, sign: T) -> (dx, dsign) => reads::copysign;
         clamp(x: T, lo: T, hi: T) -> (dx, dlo, dhi) => reads::clamp;
         mul_add(a: T, b: T) -> (da, db, dc) => reads::mul_add;
+        midpoint() -> (da, db) => reads::midpoint;
         log(a: T, b: T, y: T) -> (da, db) => rules::log;
         powf(a: T, b: T, y: T) -> (da, db) => rules::powf;
         hypot(a: T, b: T, y: T) -> (da, db) => rules::hypot;

@@ -204,8 +204,8 @@ pub mod __private {
     };
     pub use crate::reads::{
         abs, acos, acosh, asin, asinh, atan, atan2, atanh, cbrt, clamp, copysign, cos, cosh, exp,
-        exp_m1, exp2, fract, ln, ln_1p, log2, log10, max, min, mul_add, recip, rem_euclid, signum,
-        sin, sinh, sqrt, tan, tanh, to_degrees, to_radians,
+        exp_m1, exp2, fract, ln, ln_1p, log2, log10, max, midpoint, min, mul_add, recip,
+        rem_euclid, signum, sin, sinh, sqrt, tan, tanh, to_degrees, to_radians,
     };
     pub use crate::rules::*;
     pub use crate::tangent::TangentField;

@@ -60,6 +60,12 @@ macro_rules! reads_nothing {
 
 reads_nothing!(fract to_radians to_degrees);
 
+/// [`rules::midpoint`], which reads only the seed.
+#[inline(always)]
+pub fn midpoint<T: Float>(dy: T) -> (T, T) {
+    rules::midpoint(dy, dy, dy, dy)
+}
+
 /// [`rules::rem_euclid`], which reads its inputs and its output.
 #[inline(always)]
 pub fn rem_euclid<T: Float>(a: T, b: T, y: T, dy: T) -> (T, T) {

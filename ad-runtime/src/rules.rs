@@ -53,6 +53,7 @@
 //! | `hypot(a, b, y, dy)` | `(dy * a / y, dy * b / y)` | `(0, 0)`: `(0, 0)` |
 //! | `rem(a, b, y, dy)` | `(dy, -dy * q)` with `q = ((a - y) / b).round()`, the quotient of `a == q * b + y` | where `a % b` jumps: the derivative of the branch the returned remainder lies on |
 //! | `mul_add(a, b, c, y, dy)` | `(dy * b, dy * a, dy)` | |
+//! | `midpoint(a, b, y, dy)` | `(dy / 2, dy / 2)` | |
 //!
 //! A zero seed always gives exactly zero adjoints, at the singular points too: an input
 //! that does not influence the output must not receive `0 · ∞ = NaN`. The rules whose
@@ -677,6 +678,20 @@ pub fn fract<T: Float>(_x: T, _y: T, dy: T) -> T {
     dy
 }
 
+/// Pullback of `y = a.midpoint(b)`, the average `(a + b) / 2`: returns
+/// `(dy / 2, dy / 2)`.
+///
+/// ```
+/// use ad_runtime::rules;
+///
+/// assert_eq!(rules::midpoint(1.0, 4.0, 2.5, 3.0), (1.5, 1.5));
+/// ```
+#[inline]
+pub fn midpoint<T: Float>(_a: T, _b: T, _y: T, dy: T) -> (T, T) {
+    let half = dy * T::HALF;
+    (half, half)
+}
+
 /// Pullback of `y = x.to_radians()`: returns `dy * π / 180`.
 ///
 /// ```
@@ -948,6 +963,7 @@ mod tests {
         min(f64::min): -10.0..10.0, -10.0..10.0, |a, b| (a - b).abs() > 0.05;
         max(f64::max): -10.0..10.0, -10.0..10.0, |a, b| (a - b).abs() > 0.05;
         hypot(f64::hypot): -10.0..10.0, -10.0..10.0, |a, b| a.hypot(b) > 0.5;
+        midpoint(f64::midpoint): -100.0..100.0, -100.0..100.0, |_a, _b| true;
         // Stay away from the jumps of `a % b`, where the remainder is near 0 or `|b|`.
         rem(<f64 as core::ops::Rem>::rem): -10.0..10.0, either_sign(1.0, 5.0), |a, b| {
             let y = a % b;

@@ -114,6 +114,7 @@ binary! {
     min: |a, b| f64::min(a, b) => (f64::from(a < b), f64::from(b < a)), at [[1.0, 2.0], [3.0, -1.0]];
     max: |a, b| a.max(b) => (f64::from(a > b), f64::from(b > a)), at [[1.0, 2.0], [3.0, -1.0]];
     hypot: |x, y| x.hypot(y) => (x / x.hypot(y), y / x.hypot(y)), at [[3.0, 4.0], [-1.0, 0.5]];
+    midpoint: |a, b| a.midpoint(b) * b => (0.5 * b, 0.5 * b + a.midpoint(b)), at [[1.0, 3.0], [-2.0, 0.5]];
     rem: |x, y| x % y => (1.0, -(x / y).trunc()), at [[7.5, 2.0], [-7.5, 2.0]];
     mul_add_two_active: |a, b| a.mul_add(b, 1.5) => (b, a), at [[2.0, 3.0], [-1.0, 0.5]];
     div_euclid: |a, b| a.div_euclid(b) * a => (a.div_euclid(b), 0.0), at [[7.5, 2.0], [-7.5, 2.0]];

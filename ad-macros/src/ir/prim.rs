@@ -70,6 +70,7 @@ prims! {
     Max "max" 2,
     Hypot "hypot" 2,
     MulAdd "mul_add" 3,
+    Midpoint "midpoint" 2,
     Recip "recip" 1,
     Rem "rem" 2,
     Floor "floor" 1,
@@ -140,7 +141,8 @@ impl Prim {
             | Prim::Round
             | Prim::RoundTiesEven
             | Prim::Trunc
-            | Prim::DivEuclid => &[],
+            | Prim::DivEuclid
+            | Prim::Midpoint => &[],
             Prim::IsNan
             | Prim::IsFinite
             | Prim::IsInfinite

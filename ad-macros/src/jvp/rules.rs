@@ -673,6 +673,7 @@ fn has_curvature(prim: Prim) -> bool {
             | Prim::Fract
             | Prim::ToRadians
             | Prim::ToDegrees
+            | Prim::Midpoint
     ) && !prim.is_piecewise_constant()
 }
 

@@ -2,7 +2,7 @@ use ad_runtime::differentiate;
 
 #[differentiate]
 fn f(x: f64) -> f64 {
-    f64::midpoint(x, 1.0) * x
+    f64::next_up(x) * x
 }
 
 fn main() {}

@@ -7,7 +7,7 @@ fn f(x: f64) -> f64 {
         y *= x * w;
     }
     println!("{y}");
-    let z = x.midpoint(1.0);
+    let z = x.next_up();
     y + z
 }
 

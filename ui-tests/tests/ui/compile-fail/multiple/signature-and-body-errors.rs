@@ -6,7 +6,7 @@ fn f(x: f64, _scale: &f64) -> f64 {
     for w in [1.0, 2.0].iter() {
         y *= x * w;
     }
-    y * x.midpoint(1.0)
+    y * x.next_up()
 }
 
 fn main() {}

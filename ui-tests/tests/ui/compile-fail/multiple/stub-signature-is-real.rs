@@ -2,7 +2,7 @@ use ad_runtime::differentiate;
 
 #[differentiate]
 fn f(x: f64) -> f64 {
-    x.midpoint(1.0) * x
+    x.next_up() * x
 }
 
 fn gradient(x: f64) -> f64 {
