@@ -78,8 +78,10 @@
 //! writes a buffer (a closure may not assign a variable it captures), and
 //! no assertion calls a closure (a closure may not be named in a macro).
 //!
-//! This file is compiled twice: as `ad_tests::programs`, and into the unit
-//! tests of `ad-macros` (by `#[path]`). It depends on `std` alone.
+//! It is used by the unit tests of `ad-macros` (through the IR interpreter)
+//! and by the rustc corpus of `ad-tests` (re-exported as
+//! `ad_tests::programs`), both as a dev-dependency. It depends on `std`
+//! alone.
 
 use std::f64::consts::{E, PI};
 use std::fmt::Write as _;
