@@ -1439,3 +1439,30 @@ check!(
         v.iter().map(|a| a * a).sum()
     }"
 );
+check!(
+    stencil_carried,
+    "",
+    "fn f(u: &[f64]) -> f64 {
+        let n = u.len();
+        let mut next = u.to_vec();
+        for i in 1..n - 1 {
+            next[i] = u[i] + 0.25 * (u[i - 1] - 2.0 * u[i] + u[i + 1]);
+        }
+        next.iter().map(|v| v * v).sum()
+    }"
+);
+check!(
+    window_written_shifted,
+    "",
+    "fn f(x: &[f64]) -> f64 {
+        let mut cur = x.to_vec();
+        for _ in 0..2 {
+            let mut next = cur.clone();
+            for (i, w) in cur.windows(3).enumerate() {
+                next[i + 1] = w[1] + 0.25 * (w[0] - 2.0 * w[1] + w[2]);
+            }
+            cur = next;
+        }
+        cur.iter().map(|v| v * v).sum()
+    }"
+);

@@ -8843,6 +8843,153 @@ mod adjoints_carried {
     }
 }
 
+/// Stencils whose adjoint adds into up to five neighbouring elements of a
+/// shadow per iteration, carried in a window of registers (forwards and
+/// backwards, offsets with gaps), and one too wide to carry; each against
+/// its gradient written by hand, at every length down to none.
+mod stencils_carried {
+    use super::*;
+
+    #[differentiate(vjp, jvp)]
+    fn heat(x: &[f64]) -> f64 {
+        let n = x.len();
+        let mut cur = x.to_vec();
+        for _ in 0..3 {
+            let mut next = cur.clone();
+            for i in 1..n.saturating_sub(1) {
+                next[i] = cur[i] + 0.25 * (cur[i - 1] - 2.0 * cur[i] + cur[i + 1]);
+            }
+            cur = next;
+        }
+        cur.iter()
+            .enumerate()
+            .map(|(i, v)| (i as f64 + 1.0) * v)
+            .sum()
+    }
+
+    /// The same over `windows(3)`, writing `next[i + 1]`: the write went
+    /// through a slice hoisted `&` (a rustc error in the expansion), as the
+    /// buffer written was a view of one made before the outer loop.
+    #[differentiate(vjp, jvp)]
+    fn heat_windows(x: &[f64]) -> f64 {
+        let mut cur = x.to_vec();
+        for _ in 0..3 {
+            let mut next = cur.clone();
+            for (i, w) in cur.windows(3).enumerate() {
+                next[i + 1] = w[1] + 0.25 * (w[0] - 2.0 * w[1] + w[2]);
+            }
+            cur = next;
+        }
+        cur.iter()
+            .enumerate()
+            .map(|(i, v)| (i as f64 + 1.0) * v)
+            .sum()
+    }
+
+    fn heat_by_hand(x: &[f64]) -> Vec<f64> {
+        let n = x.len();
+        let mut d: Vec<f64> = (0..n).map(|i| i as f64 + 1.0).collect();
+        for _ in 0..3 {
+            let mut before = d.clone();
+            for i in 1..n.saturating_sub(1) {
+                before[i] += -d[i] + 0.5 * d[i];
+                before[i - 1] += 0.25 * d[i];
+                before[i + 1] += 0.25 * d[i];
+            }
+            d = before;
+        }
+        d
+    }
+
+    /// Offsets -2 to 2 (four carried), -2, 0 and 1 (a gap), -1 and 1 (no
+    /// centre), and -3 to 3 (six: not carried).
+    #[differentiate(vjp, jvp)]
+    fn stencils(x: &[f64]) -> f64 {
+        let n = x.len();
+        let mut s = 0.0;
+        for i in 2..n.saturating_sub(2) {
+            s += (x[i - 2] - 4.0 * x[i - 1] + 6.0 * x[i] - 4.0 * x[i + 1] + x[i + 2]).powi(2);
+        }
+        for i in 2..n.saturating_sub(1) {
+            s += x[i - 2] * x[i].sin() + x[i + 1] * x[i - 2];
+        }
+        for i in 1..n.saturating_sub(1) {
+            s += (x[i + 1] - x[i - 1]).powi(2);
+        }
+        for i in 3..n.saturating_sub(3) {
+            s += (x[i - 3] + x[i + 3] - 2.0 * x[i]).powi(2);
+        }
+        s
+    }
+
+    fn stencils_by_hand(x: &[f64]) -> Vec<f64> {
+        let n = x.len();
+        let mut g = vec![0.0; n];
+        for i in 2..n.saturating_sub(2) {
+            let c = [1.0, -4.0, 6.0, -4.0, 1.0];
+            let r: f64 = (0..5).map(|k| c[k] * x[i + k - 2]).sum();
+            for k in 0..5 {
+                g[i + k - 2] += 2.0 * r * c[k];
+            }
+        }
+        for i in 2..n.saturating_sub(1) {
+            g[i - 2] += x[i].sin() + x[i + 1];
+            g[i] += x[i - 2] * x[i].cos();
+            g[i + 1] += x[i - 2];
+        }
+        for i in 1..n.saturating_sub(1) {
+            let r = x[i + 1] - x[i - 1];
+            g[i + 1] += 2.0 * r;
+            g[i - 1] -= 2.0 * r;
+        }
+        for i in 3..n.saturating_sub(3) {
+            let r = x[i - 3] + x[i + 3] - 2.0 * x[i];
+            g[i - 3] += 2.0 * r;
+            g[i + 3] += 2.0 * r;
+            g[i] -= 4.0 * r;
+        }
+        g
+    }
+
+    /// A running value carried through the loop: the adjoint loop runs
+    /// backwards, carrying towards the lower offsets.
+    #[differentiate(vjp, jvp)]
+    fn filtered(x: &[f64]) -> f64 {
+        let mut acc = 0.0;
+        for i in 1..x.len().saturating_sub(1) {
+            acc = 0.5 * acc + x[i - 1] * x[i + 1] - x[i];
+        }
+        acc
+    }
+
+    fn filtered_by_hand(x: &[f64]) -> Vec<f64> {
+        let mut g = vec![0.0; x.len()];
+        let mut d_acc = 1.0;
+        for i in (1..x.len().saturating_sub(1)).rev() {
+            g[i - 1] += d_acc * x[i + 1];
+            g[i + 1] += d_acc * x[i - 1];
+            g[i] -= d_acc;
+            d_acc *= 0.5;
+        }
+        g
+    }
+
+    #[test]
+    fn every_element_gets_its_terms() {
+        let long: Vec<f64> = (0..11).map(|k| (f64::from(k) * 0.7).sin()).collect();
+        for x in [&long[..], &X[..], &X[..5], &X[..3], &X[..2], &X[..1], &[]] {
+            let grad = check_slice(heat, heat_vjp, heat_jvp, x);
+            assert_close(&grad, &heat_by_hand(x));
+            let grad = check_slice(heat_windows, heat_windows_vjp, heat_windows_jvp, x);
+            assert_close(&grad, &heat_by_hand(x));
+            let grad = check_slice(stencils, stencils_vjp, stencils_jvp, x);
+            assert_close(&grad, &stencils_by_hand(x));
+            let grad = check_slice(filtered, filtered_vjp, filtered_jvp, x);
+            assert_close(&grad, &filtered_by_hand(x));
+        }
+    }
+}
+
 /// Tuples taken by value: a state `(p, v)` stepped by a helper, taken apart
 /// in the parameter list or by element, integer tuples as shapes; the
 /// adjoint and the tangent of a tuple are tuples.

@@ -178,14 +178,21 @@ fn hoisted(func: &Function, places: &[Place], value: Value) -> Vec<(Slice, Vec<V
         let same_base = accesses
             .iter()
             .all(|&(_, other)| same_expr(func, base, other));
+        // Written through any view of the same storage (`buf` may be a view
+        // itself, `&t[..k]` of a buffer made before an outer loop).
+        let storage = func.bases(vec![buf]);
+        let shares = |values: Vec<Value>| func.bases(values).iter().any(|b| storage.contains(b));
         let written = nested
             .iter()
-            .any(|&inner| func.bases(func.inst(inner).written()).contains(&buf));
-        // Every use of the buffer in the loop is one of these accesses (or
-        // the slice would be borrowed `&mut` beside another borrow).
+            .any(|&inner| shares(func.inst(inner).written()));
+        // Every use of the buffer's storage in the loop is one of these
+        // accesses (or the slice would be borrowed `&mut` beside another
+        // borrow).
         let only_these = nested.iter().all(|&inner| {
             accesses.iter().any(|&(access, _)| access == inner)
-                || !func.inst(inner).operands().contains(&buf)
+                || !func.inst(inner).operands().into_iter().any(|op| {
+                    op == buf || (written && matches!(func.ty(op), Ty::Buf(_)) && shares(vec![op]))
+                })
         });
         if written && !(same_base && only_these) {
             continue;
