@@ -139,6 +139,31 @@ fn bench_w4(c: &mut Criterion) {
     group.finish();
 }
 
+/// The heat equation (issue 16): a stencil whose adjoint adds into three
+/// neighbouring elements per iteration, in three spellings.
+fn bench_heat(c: &mut Criterion) {
+    let n = 100_000;
+    let u = inputs(n, -1.0, 1.0);
+    let mut g = vec![0.0; n];
+    let mut group = c.benchmark_group("heat_1e5");
+    group.bench_function("primal", |b| b.iter(|| heat(black_box(&u))));
+    group.bench_function("vjp", |b| {
+        b.iter(|| heat_vjp(black_box(&u), black_box(&mut g), black_box(1.0)))
+    });
+    group.bench_function("primal_windows", |b| b.iter(|| heat_windows(black_box(&u))));
+    group.bench_function("vjp_windows", |b| {
+        b.iter(|| heat_windows_vjp(black_box(&u), black_box(&mut g), black_box(1.0)))
+    });
+    group.bench_function("primal_swap", |b| b.iter(|| heat_swap(black_box(&u))));
+    group.bench_function("vjp_swap", |b| {
+        b.iter(|| heat_swap_vjp(black_box(&u), black_box(&mut g), black_box(1.0)))
+    });
+    group.bench_function("hand", |b| {
+        b.iter(|| heat_hand(black_box(&u), black_box(&mut g), black_box(1.0)))
+    });
+    group.finish();
+}
+
 fn bench_gradbench(c: &mut Criterion) {
     let x = inputs(LLSQ_M, 0.0, 1.0);
     let mut g = vec![0.0; LLSQ_M];
@@ -517,7 +542,7 @@ fn config() -> Criterion {
 criterion_group! {
     name = benches;
     config = config();
-    targets = bench_w1, bench_w2, bench_w3, bench_w4, bench_gradbench, bench_modes, bench_lanes,
-        bench_rk4, bench_custom_rule
+    targets = bench_w1, bench_w2, bench_w3, bench_w4, bench_heat, bench_gradbench, bench_modes,
+        bench_lanes, bench_rk4, bench_custom_rule
 }
 criterion_main!(benches);

@@ -550,6 +550,93 @@ pub fn lse_primitive(x: &[f64]) -> f64 {
     ad_runtime::logsumexp(x)
 }
 
+/// Steps of the heat equation in [`heat`] and its spellings.
+pub const HEAT_STEPS: usize = 20;
+
+/// A heat equation: [`HEAT_STEPS`] explicit steps of the 1-D diffusion
+/// stencil (ends held), double-buffered, then the sum of squares. Each
+/// step's adjoint is a three-point stencil.
+#[differentiate]
+pub fn heat(u: &[f64]) -> f64 {
+    let n = u.len();
+    let mut cur = u.to_vec();
+    for _ in 0..HEAT_STEPS {
+        let mut next = vec![0.0; n];
+        next[0] = cur[0];
+        next[n - 1] = cur[n - 1];
+        for i in 1..n - 1 {
+            next[i] = cur[i] + 0.25 * (cur[i - 1] - 2.0 * cur[i] + cur[i + 1]);
+        }
+        cur = next;
+    }
+    cur.iter().map(|v| v * v).sum()
+}
+
+/// [`heat`] over `windows(3)`, the step made from a copy.
+#[differentiate]
+pub fn heat_windows(u: &[f64]) -> f64 {
+    let mut cur = u.to_vec();
+    for _ in 0..HEAT_STEPS {
+        let mut next = cur.clone();
+        for (i, w) in cur.windows(3).enumerate() {
+            next[i + 1] = w[1] + 0.25 * (w[0] - 2.0 * w[1] + w[2]);
+        }
+        cur = next;
+    }
+    cur.iter().map(|v| v * v).sum()
+}
+
+/// [`heat`] with two buffers swapped, the stencil's weights multiplied out.
+#[differentiate]
+pub fn heat_swap(u: &[f64]) -> f64 {
+    let n = u.len();
+    let mut cur = u.to_vec();
+    let mut next = u.to_vec();
+    for _ in 0..HEAT_STEPS {
+        for i in 1..n - 1 {
+            next[i] = 0.25 * cur[i - 1] + 0.5 * cur[i] + 0.25 * cur[i + 1];
+        }
+        std::mem::swap(&mut cur, &mut next);
+    }
+    cur.iter().map(|v| v * v).sum()
+}
+
+/// The gradient of [`heat`] by hand: the steps forward in two swapped
+/// buffers, then each step's transpose gathered, `d_cur[j]` from
+/// `d_next[j - 1..=j + 1]`, with no stores between iterations.
+pub fn heat_hand(u: &[f64], g: &mut [f64], d_out: f64) -> f64 {
+    let n = u.len();
+    let mut cur = u.to_vec();
+    let mut next = u.to_vec();
+    for _ in 0..HEAT_STEPS {
+        for i in 1..n - 1 {
+            next[i] = cur[i] + 0.25 * (cur[i - 1] - 2.0 * cur[i] + cur[i + 1]);
+        }
+        std::mem::swap(&mut cur, &mut next);
+    }
+    let out = cur.iter().map(|v| v * v).sum();
+    let mut d: Vec<f64> = cur.iter().map(|v| 2.0 * d_out * v).collect();
+    let mut before = vec![0.0; n];
+    for _ in 0..HEAT_STEPS {
+        if n > 2 {
+            before[0] = d[0] + 0.25 * d[1];
+            before[n - 1] = d[n - 1] + 0.25 * d[n - 2];
+        } else {
+            before.copy_from_slice(&d);
+        }
+        for j in 1..n - 1 {
+            let left = if j >= 2 { d[j - 1] } else { 0.0 };
+            let right = if j + 2 < n { d[j + 1] } else { 0.0 };
+            before[j] = 0.5 * d[j] + 0.25 * (left + right);
+        }
+        std::mem::swap(&mut d, &mut before);
+    }
+    for (g, d) in g.iter_mut().zip(&d) {
+        *g += d;
+    }
+    out
+}
+
 /// Hand-written gradient of logsumexp: `∂/∂xᵢ = exp(xᵢ − lse)`.
 pub fn lse_hand(x: &[f64], g: &mut [f64], d_out: f64) -> f64 {
     let mut m = x[0];
@@ -1069,6 +1156,27 @@ pub fn check_all() {
             // Another spelling rounds differently: agreement, not bits.
             let value_floor = 1e-12 * out_hand.abs();
             let what = format!("W1 n={n} {spelling}");
+            assert_agree(&format!("{what} value"), &[out], &[out_hand], value_floor);
+            assert_agree(&format!("{what} gradient"), &d, &d_hand, floor);
+        }
+    }
+
+    for n in [2, 3, 7, 100_000] {
+        let u = inputs(n, -1.0, 1.0);
+        let mut d_hand = vec![0.0; n];
+        let out_hand = heat_hand(&u, &mut d_hand, 1.0);
+        let floor = floor_of(&d_hand);
+        let spellings: [(&str, Primal, Vjp); 3] = [
+            ("heat", heat, heat_vjp),
+            ("heat windows", heat_windows, heat_windows_vjp),
+            ("heat swap", heat_swap, heat_swap_vjp),
+        ];
+        for (spelling, primal, vjp) in spellings {
+            let mut d = vec![0.0; n];
+            let out = vjp(&u, &mut d, 1.0);
+            assert_eq!(out, primal(&u), "{spelling} n={n}: the primal's bits");
+            let value_floor = 1e-12 * out_hand.abs();
+            let what = format!("{spelling} n={n}");
             assert_agree(&format!("{what} value"), &[out], &[out_hand], value_floor);
             assert_agree(&format!("{what} gradient"), &d, &d_hand, floor);
         }
