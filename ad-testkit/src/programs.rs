@@ -7681,7 +7681,7 @@ mod tests {
         // copy the matrix (`let w = v;`) or its row (`let w = v[0];`).
         let config = Config::default();
         let (mut matrices, mut whole, mut rows) = (0, 0, 0);
-        for seed in 0..500 {
+        for seed in 0..1500 {
             let p = Program::generate(seed, &config);
             let text = p.to_rust("f");
             let printer = Printer::new(&p);
@@ -7702,7 +7702,7 @@ mod tests {
             rows += usize::from(copied_row);
         }
         assert!(
-            matrices >= 10 && whole >= 2 && rows >= 1,
+            matrices >= 30 && whole >= 6 && rows >= 1,
             "{matrices} programs make a matrix, {whole} copy one whole, {rows} copy its row"
         );
     }

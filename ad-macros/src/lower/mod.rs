@@ -1222,6 +1222,13 @@ impl Lower<'_> {
         }
     }
 
+    /// Binds every name of `pat` to [`Poison`]: its value was reported.
+    fn poison_pattern(&mut self, pat: &Pat) {
+        for ident in expr::pattern_idents(pat) {
+            self.bind(&ident.unraw().to_string(), Err(Poison));
+        }
+    }
+
     fn local(&mut self, local: &Local) {
         let (pat, annotation) = match &local.pat {
             Pat::Type(typed) => (&*typed.pat, Some(&*typed.ty)),
@@ -1246,9 +1253,7 @@ impl Lower<'_> {
         if let Some((else_token, _)) = &init.diverge {
             self.cx.error_spanned_by(else_token, msg::LET_ELSE);
             // Reported: the names it binds are not reported again.
-            for ident in expr::pattern_idents(&local.pat) {
-                self.bind(&ident.unraw().to_string(), Err(Poison));
-            }
+            self.poison_pattern(&local.pat);
             return;
         }
         // `let mut best: Option<f64> = None;`, `let p = Some(v);`.
@@ -1493,10 +1498,14 @@ impl Lower<'_> {
             let n = tuple.elems.len();
             let values = self.user_call_tuple(func, call, n);
             self.mark_checkpoint(&init.expr);
-            if let Ok(values) = values {
-                let item =
-                    closures::Item::Tuple(values.into_iter().map(closures::Item::Value).collect());
-                let _ = self.bind_pattern(pat, item);
+            match values {
+                Ok(values) => {
+                    let item = closures::Item::Tuple(
+                        values.into_iter().map(closures::Item::Value).collect(),
+                    );
+                    let _ = self.bind_pattern(pat, item);
+                }
+                Err(Poison) => self.poison_pattern(pat),
             }
             return;
         }
@@ -1565,8 +1574,12 @@ impl Lower<'_> {
                 }
                 return;
             }
-            // Reported; a destructuring pattern binds nothing.
-            Err(Poison) if name.is_none() => return,
+            // Reported: the names a destructuring pattern binds are not
+            // reported again where they are used.
+            Err(Poison) if name.is_none() => {
+                self.poison_pattern(pat);
+                return;
+            }
             Err(Poison) => Err(Poison),
         };
         // `let [x, y, z] = *p;`, `let (i, j) = EDGES[k];`
