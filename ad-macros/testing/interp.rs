@@ -81,6 +81,13 @@ pub(crate) enum Val {
     Unit,
     /// A handle to a buffer of the machine; never in an [`Outcome`].
     Buf(usize),
+    /// A sub-slice `&buf[start..][..len]` of a buffer of the machine (its
+    /// own elements, written through); never in an [`Outcome`].
+    View {
+        buf: usize,
+        start: usize,
+        len: usize,
+    },
     /// A handle to a tape of the machine; never in an [`Outcome`].
     Tape(usize),
     /// The contents of a float buffer, in an [`Outcome`]'s returned value.
@@ -304,7 +311,7 @@ impl Machine<'_> {
             // comparison here. The sorted buffer is the last binding.
             Inst::Effect { args, .. } if data.ty == Ty::Buf(Box::new(Ty::Int)) => {
                 let sorted = *args.last().ok_or_else(|| "a sort of nothing".to_owned())?;
-                let floats = self.floats(self.buf(sorted)?)?.clone();
+                let floats = self.contents(sorted)?;
                 let mut order: Vec<usize> = (0..floats.len()).collect();
                 order.sort_by(|&i, &j| floats[i].total_cmp(&floats[j]));
                 let order = order.into_iter().map(|i| i as i128).collect();
@@ -412,7 +419,7 @@ impl Machine<'_> {
                     .ok_or_else(|| "tape popped empty".to_owned())?
             }
             Inst::Load(buf, index) => {
-                let (buf, index) = (self.buf(*buf)?, self.index(*index)?);
+                let (buf, index) = self.element(*buf, *index)?;
                 let data = &self.bufs[buf].data;
                 let elem = match data {
                     Data::Floats(xs) => xs.get(index).copied().map(Val::Float),
@@ -422,7 +429,7 @@ impl Machine<'_> {
             }
             Inst::Store(buf, index, stored) => {
                 let stored = self.get(*stored)?;
-                let (buf, index) = (self.buf(*buf)?, self.index(*index)?);
+                let (buf, index) = self.element(*buf, *index)?;
                 let data = &mut self.bufs[buf].data;
                 let len = data.len();
                 match (data, stored) {
@@ -435,7 +442,7 @@ impl Machine<'_> {
             }
             Inst::Update(op, buf, index, operand) => {
                 let operand = self.get(*operand)?;
-                let (buf, index) = (self.buf(*buf)?, self.index(*index)?);
+                let (buf, index) = self.element(*buf, *index)?;
                 let data = &mut self.bufs[buf].data;
                 let old = match &*data {
                     Data::Floats(xs) => xs.get(index).copied().map(Val::Float),
@@ -452,11 +459,22 @@ impl Machine<'_> {
                 }
                 Val::Unit
             }
-            // The generated programs pass no sub-slices to calls; the rustc
-            // corpus and the idiom tests cover them.
-            Inst::Slice { .. } => return Err("sub-slices are not interpreted".to_owned().into()),
+            Inst::Slice { buf, start, len } => {
+                let (buf, at, whole) = self.place(*buf)?;
+                let (start, len) = (self.index(*start)?, self.index(*len)?);
+                if start.checked_add(len).is_none_or(|end| end > whole) {
+                    Err(format!(
+                        "the sub-slice {start}..{start} + {len} of {whole} elements"
+                    ))?;
+                }
+                Val::View {
+                    buf,
+                    start: at + start,
+                    len,
+                }
+            }
             Inst::Len(buf) => {
-                let len = self.bufs[self.buf(*buf)?].data.len();
+                let (_, _, len) = self.place(*buf)?;
                 Val::Int(i128::try_from(len).map_err(|_| "a huge buffer".to_owned())?)
             }
             Inst::NewBuf(new) => {
@@ -491,29 +509,33 @@ impl Machine<'_> {
                 Val::Unit
             }
             Inst::CloneBuf { src, clone, .. } => {
-                let src = self.buf(*src)?;
-                let data = self.bufs[src].data.clone();
+                let (buf, start, len) = self.place(*src)?;
+                let data = match &self.bufs[buf].data {
+                    Data::Floats(xs) => Data::Floats(xs[start..start + len].to_vec()),
+                    Data::Ints(xs) => Data::Ints(xs[start..start + len].to_vec()),
+                };
                 // `to_vec()` makes a `Vec`; `clone()` keeps the kind.
-                let growable = !*clone || self.bufs[src].growable;
+                let whole = matches!(self.get(*src)?, Val::Buf(_));
+                let growable = !*clone || (whole && self.bufs[buf].growable);
                 self.alloc(data, growable)
             }
             Inst::Call(callee, args) => self.call(*callee, args)?,
             Inst::Shadow { of } => {
-                let of = self.buf(*of)?;
-                let growable = self.bufs[of].growable;
-                let shadow = linalg::zeros_like(self.floats(of)?);
+                let growable = match self.get(*of)? {
+                    Val::Buf(of) => self.bufs[of].growable,
+                    _ => false,
+                };
+                let shadow = linalg::zeros_like(&self.contents(*of)?);
                 self.alloc(Data::Floats(shadow), growable)
             }
             Inst::SeedCopy { len, seed } => {
                 // `to_owned` of a slice: a `Vec` (of an array seed, an
                 // array, which nothing pushes to or pops from).
-                let seed = self.buf(*seed)?;
                 let growable = true;
-                let copy = self.floats(seed)?;
+                let copy = self.contents(*seed)?;
                 if copy.len() != self.get(*len)?.size()? {
                     Err("a seed of another length than the output".to_owned())?;
                 }
-                let copy = copy.to_owned();
                 self.alloc(Data::Floats(copy), growable)
             }
             Inst::PopShadow(shadow) => {
@@ -555,6 +577,35 @@ impl Machine<'_> {
             Val::Buf(id) => Ok(id),
             other => Err(format!("%{} is {other:?}, not a buffer", value.0)),
         }
+    }
+
+    /// The buffer an operand is a handle to or a view of, where the view
+    /// starts in it, and its length.
+    fn place(&self, value: Value) -> Result<(usize, usize, usize), String> {
+        match self.get(value)? {
+            Val::Buf(id) => Ok((id, 0, self.bufs[id].data.len())),
+            Val::View { buf, start, len } => Ok((buf, start, len)),
+            other => Err(format!("%{} is {other:?}, not a buffer", value.0)),
+        }
+    }
+
+    /// The buffer and the position in it of element `index` of `buf` (a
+    /// buffer or a view), checked against the view's length.
+    fn element(&self, buf: Value, index: Value) -> Result<(usize, usize), String> {
+        let (buf, start, len) = self.place(buf)?;
+        let index = self.index(index)?;
+        if index >= len {
+            return Err(format!(
+                "index {index} out of bounds of a view of {len} elements"
+            ));
+        }
+        Ok((buf, start + index))
+    }
+
+    /// The floats of a buffer or a view, copied.
+    fn contents(&self, value: Value) -> Result<Vec<f64>, String> {
+        let (buf, start, len) = self.place(value)?;
+        Ok(self.floats(buf)?[start..start + len].to_vec())
     }
 
     /// The buffer an operand is a handle to, which must be a `Vec`.
@@ -613,6 +664,10 @@ impl Machine<'_> {
                 Data::Floats(xs) => Val::Floats(xs.clone()),
                 Data::Ints(xs) => Val::Ints(xs.clone()),
             },
+            Val::View { buf, start, len } => match &self.bufs[buf].data {
+                Data::Floats(xs) => Val::Floats(xs[start..start + len].to_vec()),
+                Data::Ints(xs) => Val::Ints(xs[start..start + len].to_vec()),
+            },
             Val::Tuple(elems) => Val::Tuple(
                 elems
                     .into_iter()
@@ -670,33 +725,38 @@ impl Machine<'_> {
                 vals.push(self.get(arg)?);
                 continue;
             }
-            let buf = self.buf(arg)?;
-            let xs = self.floats(buf)?;
+            let (buf, start, len) = self.place(arg)?;
+            self.floats(buf)?;
             if mode == Mode::Ref {
-                refs.push(xs.clone());
+                refs.push(self.contents(arg)?);
             } else {
-                lent.push(buf);
+                lent.push((buf, start, len));
             }
             seen.push(buf);
         }
         // A buffer passed `&mut` and also otherwise does not borrow-check.
-        for buf in &lent {
+        for (buf, ..) in &lent {
             if seen.iter().filter(|&seen| seen == buf).count() > 1 {
                 return Err(format!("{} gets a buffer `&mut` and again", callee.name()));
             }
         }
         let mut muts: Vec<Vec<f64>> = lent
             .iter()
-            .map(|&buf| match &mut self.bufs[buf].data {
-                Data::Floats(xs) => std::mem::take(xs),
+            .map(|&(buf, start, len)| match &self.bufs[buf].data {
+                Data::Floats(xs) => xs[start..start + len].to_vec(),
                 Data::Ints(_) => unreachable!("checked to be floats"),
             })
             .collect();
         let result = panic::catch_unwind(AssertUnwindSafe(|| {
             call_runtime(callee, &vals, &refs, &mut muts)
         }));
-        for (&buf, xs) in lent.iter().zip(muts) {
-            self.bufs[buf].data = Data::Floats(xs);
+        for (&(buf, start, len), xs) in lent.iter().zip(muts) {
+            // A `Vec` lent whole may have changed length (`pop_shadow`).
+            match &mut self.bufs[buf].data {
+                Data::Floats(whole) if start == 0 && len == whole.len() => *whole = xs,
+                Data::Floats(whole) => whole[start..start + len].copy_from_slice(&xs),
+                Data::Ints(_) => unreachable!("checked to be floats"),
+            }
         }
         match result {
             Ok(result) => result,

@@ -597,6 +597,10 @@ const ARG_LIMIT: f64 = 4.0;
 /// [`Builder::local_buffer`]).
 const LOCAL_BUFFERS: f64 = 0.09;
 
+/// How often a temporary buffer is moved into a `Vec` made before its
+/// block ([`Stmt::Move`]).
+const MOVES: f64 = 0.8;
+
 /// An iterator: a source and its adapters, outermost last.
 #[derive(Clone, Debug, PartialEq)]
 enum Iter {
@@ -905,6 +909,22 @@ enum Stmt {
     Pair(Var, Var, Pair),
     /// An assertion that always holds.
     Assert(Check),
+    /// `v = w.clone();`, `v.copy_from_slice(&w);` or
+    /// `std::mem::swap(&mut v, &mut w);`: a temporary `Vec` `w` of a nested
+    /// block moved into a `Vec` `v` of the same length made before it
+    /// (double buffering, `cur = next;`).
+    Move(Var, Var, Move),
+}
+
+/// How a [`Stmt::Move`] moves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Move {
+    /// `v = w.clone();`
+    Clone,
+    /// `v.copy_from_slice(&w);`
+    CopyFrom,
+    /// `std::mem::swap(&mut v, &mut w);`
+    Swap,
 }
 
 /// How a local buffer is made.
@@ -1379,6 +1399,9 @@ struct Builder<'c> {
     closure: usize,
     /// Bounds of the values at the current point (first trip, in loops).
     bounds: Bounds,
+    /// The local buffers that are `Vec`s (not arrays), which a
+    /// [`Stmt::Move`] may replace.
+    vecs: Vec<Var>,
 }
 
 impl<'c> Builder<'c> {
@@ -1397,6 +1420,7 @@ impl<'c> Builder<'c> {
             nesting: 0,
             closure: 0,
             bounds: Bounds::default(),
+            vecs: Vec::new(),
         }
     }
 
@@ -1824,6 +1848,9 @@ impl<'c> Builder<'c> {
         };
         let v = self.fresh(Kind::Buffer { short });
         self.scope.push(v);
+        if !is_array(v, &init) {
+            self.vecs.push(v);
+        }
         Stmt::Buffer(v, init)
     }
 
@@ -1878,6 +1905,16 @@ impl<'c> Builder<'c> {
         let v = self.fresh(Kind::Buffer { short });
         self.scope.push(v);
         let array = is_array(v, &init);
+        // A copy of a `Vec` or of a view is a `Vec`; of an array, an array.
+        let vec = match &init {
+            Init::Clone(Buf::Local(w)) => {
+                self.vecs.contains(w) || matches!(self.vars[*w], Kind::Slice { .. })
+            }
+            _ => !array,
+        };
+        if vec {
+            self.vecs.push(v);
+        }
         let made = Stmt::Buffer(v, init);
         // The bounds of its elements, for the writes that follow (those of
         // the whole group are computed again by `checked`).
@@ -1906,6 +1943,28 @@ impl<'c> Builder<'c> {
             self.bounds.stmt(&write, &self.vars);
             self.bounds.worst = worst;
             out.push(write);
+        }
+        // Sometimes moved into a `Vec` of the same length made before the
+        // block, as double buffering does (`cur = next;`).
+        if vec && self.rng.chance(MOVES) {
+            let short = self.short(Buf::Local(v));
+            let targets: Vec<Var> = self
+                .writable()
+                .into_iter()
+                .filter(|&t| t != v && self.vecs.contains(&t) && self.short(Buf::Local(t)) == short)
+                .filter(|t| self.scope.iter().position(|s| s == t).unwrap_or(0) < self.outer)
+                .collect();
+            if !targets.is_empty() {
+                let target = self.rng.pick(&targets);
+                let how = self
+                    .rng
+                    .pick(&[Move::Clone, Move::Clone, Move::CopyFrom, Move::Swap]);
+                let moved = Stmt::Move(target, v, how);
+                let worst = self.bounds.worst;
+                self.bounds.stmt(&moved, &self.vars);
+                self.bounds.worst = worst;
+                out.push(moved);
+            }
         }
         out
     }
@@ -3598,6 +3657,13 @@ impl Bounds {
                 self.set(*a, 1.0);
                 self.set(*b, 1.0);
             }
+            Stmt::Move(v, w, how) => {
+                let (old, new) = (self.get(*v), self.get(*w));
+                self.set(*v, new);
+                if *how == Move::Swap {
+                    self.set(*w, old);
+                }
+            }
             Stmt::Closure(f, t, bodies) => {
                 self.set(*t, ARG_LIMIT);
                 let b = bodies
@@ -4001,6 +4067,12 @@ fn stmt_reads(s: &Stmt, out: &mut Set) {
             expr_reads(e, out);
         }
         Stmt::Buffer(_, init) => init_reads(init, out),
+        Stmt::Move(v, w, how) => {
+            out.insert(*w);
+            if *how == Move::Swap {
+                out.insert(*v);
+            }
+        }
         Stmt::If(c, a, b) => {
             cond_reads(c, out);
             a.iter().chain(b).for_each(|s| stmt_reads(s, out));
@@ -4129,6 +4201,10 @@ impl Liveness {
                 Stmt::Buffer(v, init) => {
                     live.remove(v);
                     init_reads(init, &mut live);
+                }
+                Stmt::Move(v, w, _) => {
+                    live.insert(*v);
+                    live.insert(*w);
                 }
                 Stmt::If(c, then, otherwise) => {
                     let mut before = self.block(then, live.clone(), jumps, fin);
@@ -4333,7 +4409,7 @@ fn prune_empty(block: &mut Vec<Stmt>) {
 /// may leave its loop): if not, it only computes values nobody reads.
 fn effects(block: &[Stmt], exits: bool) -> bool {
     block.iter().any(|s| match s {
-        Stmt::Assign(..) | Stmt::Store(..) => true,
+        Stmt::Assign(..) | Stmt::Store(..) | Stmt::Move(..) => true,
         Stmt::Exit(..) => exits,
         Stmt::If(_, a, b) => effects(a, exits) || effects(b, exits),
         Stmt::For(_, body) | Stmt::While(_, _, body) => effects(body, false),
@@ -4676,6 +4752,15 @@ impl Validity<'_> {
                 self.ok &= !self.iterated.contains(v)
                     && matches!(self.kind(*v), Some(Kind::Buffer { .. }));
             }
+            Stmt::Move(v, w, _) => {
+                self.visible(*v);
+                self.visible(*w);
+                self.ok &= v != w
+                    && !self.iterated.contains(v)
+                    && !self.iterated.contains(w)
+                    && matches!(self.kind(*v), Some(Kind::Buffer { .. }))
+                    && self.kind(*v) == self.kind(*w);
+            }
             Stmt::Buffer(v, init) => {
                 // A sorted copy only at the top level, as the macro requires.
                 self.ok &= top || *init != Init::Sorted;
@@ -4895,6 +4980,7 @@ fn stmt_size(s: &Stmt) -> usize {
         Stmt::Buffer(_, Init::List(es)) => es.iter().map(expr_size).sum(),
         Stmt::Buffer(_, Init::Collect(it, map)) => iter_size(it) + map_size(map.as_ref()),
         Stmt::Buffer(_, Init::Clone(_)) => 2,
+        Stmt::Move(..) => 1,
         // One more than the collected buffer it unwraps to.
         Stmt::Buffer(_, Init::Push(it, map)) => 1 + iter_size(it) + map_size(map.as_ref()),
         Stmt::If(c, a, b) => cond_size(c) + a.iter().chain(b).map(stmt_size).sum::<usize>(),
@@ -5066,10 +5152,11 @@ impl Program {
             }
             Some(Forget::Buffers(vs)) => {
                 for v in vs {
-                    retain_deep(
-                        &mut self.body,
-                        &mut |s| !matches!(s, Stmt::Store(x, ..) if *x == v),
-                    );
+                    retain_deep(&mut self.body, &mut |s| match s {
+                        Stmt::Store(x, ..) => *x != v,
+                        Stmt::Move(a, b, _) => *a != v && *b != v,
+                        _ => true,
+                    });
                     let short = buf_len(Buf::Local(v), &self.vars).1 <= 3;
                     self.walk(&mut Substitute::buffer(v, short));
                 }
@@ -5259,6 +5346,9 @@ fn walk_block(visit: &mut dyn Visit, block: &mut [Stmt]) {
                 }
             }
             Stmt::Split(_, _, k) => walk_int(visit, k),
+            // Names, not buffer references: a forgotten buffer's moves are
+            // dropped with its writes.
+            Stmt::Move(..) => {}
             Stmt::Closure(_, _, bodies) => bodies.iter_mut().for_each(|e| walk_expr(visit, e)),
             Stmt::Pair(_, _, Pair::SinCos(e) | Pair::Call(_, e)) => walk_expr(visit, e),
             Stmt::Pair(_, _, Pair::Fold(fold)) => {
@@ -5989,6 +6079,10 @@ impl<'a> Machine<'a> {
                 let slot = &mut self.bufs[*v][i];
                 *slot = assign(*op, *slot, value);
             }
+            Stmt::Move(v, w, how) => match how {
+                Move::Swap => self.bufs.swap(*v, *w),
+                Move::Clone | Move::CopyFrom => self.bufs[*v] = self.bufs[*w].clone(),
+            },
             Stmt::Buffer(v, init) => {
                 self.bufs[*v] = match init {
                     Init::Fill(e) => vec![self.expr(e); self.input.xs.len()],
@@ -6340,6 +6434,12 @@ impl<'p> Printer<'p> {
                 Stmt::Assign(v, ..) | Stmt::Store(v, ..) => {
                     mutable.insert(*v);
                 }
+                Stmt::Move(v, w, how) => {
+                    mutable.insert(*v);
+                    if *how == Move::Swap {
+                        mutable.insert(*w);
+                    }
+                }
                 // Every other list is an array, which `let` copies.
                 Stmt::Buffer(v, init) if is_array(*v, init) => {
                     arrays.insert(*v);
@@ -6467,6 +6567,15 @@ impl<'p> Printer<'p> {
             Stmt::Assign(..) | Stmt::Store(..) => {
                 self.simple(s);
                 self.out.push_str(";\n");
+            }
+            Stmt::Move(v, w, how) => {
+                let (v, w) = (self.base_name(*v), self.base_name(*w));
+                let line = match how {
+                    Move::Clone => format!("{v} = {w}.clone();\n"),
+                    Move::CopyFrom => format!("{v}.copy_from_slice(&{w});\n"),
+                    Move::Swap => format!("std::mem::swap(&mut {v}, &mut {w});\n"),
+                };
+                self.out.push_str(&line);
             }
             Stmt::Buffer(v, init) => {
                 // A buffer filled by pushes is `mut` whether or not it is
@@ -7634,6 +7743,32 @@ mod tests {
         assert!(
             std_calls >= 40 && helper_calls >= 20 && in_loops >= 40,
             "{std_calls} programs call `usize::rem_euclid`, {helper_calls} `wrap`, {in_loops} in a block"
+        );
+    }
+
+    #[test]
+    fn temporaries_are_moved_into_outer_buffers() {
+        // Double buffering: a temporary `Vec` of a loop or a branch moved
+        // into one made before it, in each of the three ways.
+        let config = Config::default();
+        let mut forms = [0_usize; 3];
+        for seed in 0..1000 {
+            let text = Program::generate(seed, &config).to_rust("f");
+            let lines: Vec<&str> = text.lines().filter(|l| l.starts_with("        ")).collect();
+            let assigned = |line: &&str| {
+                let line = line.trim();
+                !line.starts_with("let ") && line.contains(" = ") && line.ends_with(".clone();")
+            };
+            forms[0] += usize::from(lines.iter().any(assigned));
+            forms[1] += usize::from(lines.iter().any(|l| l.contains(".copy_from_slice(&")));
+            forms[2] += usize::from(lines.iter().any(|l| l.contains("std::mem::swap(&mut ")));
+        }
+        assert!(
+            forms.iter().all(|&k| k >= 5),
+            "of 1000 programs, {} assign a clone, {} copy from a slice, {} swap",
+            forms[0],
+            forms[1],
+            forms[2]
         );
     }
 

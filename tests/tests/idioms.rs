@@ -10120,6 +10120,32 @@ mod buffers_converted_and_popped {
         assert_close(&grad, &expected);
     }
 
+    /// A buffer replaced in a loop by a copy of a copy of itself: the
+    /// first copy is a range of a buffer made before the loop, whose
+    /// length is found in the loop; the second was rejected as having no
+    /// length known before the loop.
+    #[differentiate(vjp, jvp)]
+    fn copied_twice(x: &[f64]) -> f64 {
+        let mut v = x.to_vec();
+        for k in 0..3 {
+            let mut w = v.to_vec();
+            w[k] *= 2.0;
+            v = w.clone();
+        }
+        v.iter().map(|a| a * a).sum()
+    }
+
+    #[test]
+    fn a_copy_of_a_copy_in_a_loop() {
+        let grad = check_slice(copied_twice, copied_twice_vjp, copied_twice_jvp, &X);
+        let expected: Vec<f64> = X
+            .iter()
+            .enumerate()
+            .map(|(i, &v)| if i < 3 { 8.0 * v } else { 2.0 * v })
+            .collect();
+        assert_close(&grad, &expected);
+    }
+
     #[differentiate(vjp, jvp)]
     fn every_other(x: &[f64]) -> f64 {
         let mut s = 0.0;

@@ -260,12 +260,20 @@ impl Lower<'_> {
             let len = self.push(Inst::Len(buf), Ty::Int, span);
             // A copy of an array is an array (passed on by value, copied by `let`).
             let array = self.array_len(buf);
-            let copy = self.hoisted_buf(node, None, elem, len, array, span)?;
+            // Of a view whose length is found in the loop (the prefix a
+            // shrinking buffer is), a buffer as long as a bound of it.
+            let (copy, value) = match array {
+                Some(_) => {
+                    let copy = self.hoisted_buf(node, None, elem, len, array, span)?;
+                    (copy, copy)
+                }
+                None => self.hoisted_prefix(node, elem, len, span)?,
+            };
             self.copy_elements(buf, copy, len, span)?;
             if self.may_be_array(buf) {
                 self.arrays.insert(copy);
             }
-            return Ok(copy);
+            return Ok(value);
         }
         let ty = self.builder.func().ty(buf).clone();
         Ok(self.push(
@@ -537,6 +545,12 @@ impl Lower<'_> {
         if let Some(value) = self.before_regions(value, span) {
             return Some((value, true));
         }
+        // The length of a view is the view's `len`.
+        if let Inst::Len(buf) = *self.builder.func().inst(value)
+            && let Inst::Slice { len, .. } = *self.builder.func().inst(buf)
+        {
+            return self.bound_before_regions(len, span);
+        }
         self.bound_of_arithmetic(value, span).or_else(|| {
             // `k` of `v[..k]`, `b - a` of `v[a..b]`: at most `v.len()`.
             let whole = *self.slice_bounds.get(&value)?;
@@ -624,6 +638,8 @@ impl Lower<'_> {
         if exact {
             return Ok((buf, buf));
         }
+        // A copy of the prefix made in the loop is bounded alike.
+        self.slice_bounds.entry(len).or_insert(bound);
         Ok((buf, self.prefix(buf, len, span)))
     }
 
