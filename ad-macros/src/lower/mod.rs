@@ -504,6 +504,11 @@ impl Lower<'_> {
                 return Err(Poison);
             }
         };
+        // A name returned under a return type already reported (a matrix,
+        // say) is not reported again as a value of its kind.
+        if *output_ty == Ty::Unknown && expr::local_name(tail).is_some() {
+            return Err(Poison);
+        }
         let out = self.output(tail, output_ty)?;
         self.by_value_copy(out, tail)
     }

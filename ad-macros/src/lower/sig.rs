@@ -344,6 +344,7 @@ pub(crate) fn signature(cx: &Ctxt, func: &ItemFn, args: &Args) -> Signature {
                         }
                     }
                 }
+                (None, _) if is_matrix_type(ty) => cx.error_spanned_by(ty, msg::RETURN_MATRIX),
                 (None, _) => cx.error_spanned_by(ty, msg::RETURN_TYPE),
             }
             let seed_ty = seed_type(ty);
@@ -781,5 +782,33 @@ fn output_type(ty: &Type, generic: Option<&Ident>) -> Option<Ty> {
         _ => scalar_type(ty, generic)
             .map(Scalar::ty)
             .filter(Ty::is_float),
+    }
+}
+
+/// Whether a type is a matrix of numbers: `[[f64; 3]; 3]`, `Vec<[f64; 2]>`,
+/// `Vec<Vec<f64>>`.
+fn is_matrix_type(ty: &Type) -> bool {
+    let row = match ty {
+        Type::Array(array) => &*array.elem,
+        Type::Path(path) => match path.path.segments.last() {
+            Some(last) if last.ident == "Vec" => match &last.arguments {
+                syn::PathArguments::AngleBracketed(args) => match args.args.first() {
+                    Some(syn::GenericArgument::Type(elem)) => elem,
+                    _ => return false,
+                },
+                _ => return false,
+            },
+            _ => return false,
+        },
+        _ => return false,
+    };
+    match row {
+        Type::Array(_) => true,
+        Type::Path(path) => path
+            .path
+            .segments
+            .last()
+            .is_some_and(|last| last.ident == "Vec"),
+        _ => false,
     }
 }
