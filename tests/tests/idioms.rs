@@ -10120,17 +10120,17 @@ mod buffers_converted_and_popped {
         assert_close(&grad, &expected);
     }
 
-    /// A buffer replaced in a loop by a copy of a copy of itself: the
-    /// first copy is a range of a buffer made before the loop, whose
-    /// length is found in the loop; the second was rejected as having no
-    /// length known before the loop.
+    /// A buffer replaced in a loop by a copy of a copy of itself (by
+    /// `clone_from`, which clippy asks for): the first copy is a range of a
+    /// buffer made before the loop, whose length is found in the loop; the
+    /// second was rejected as having no length known before the loop.
     #[differentiate(vjp, jvp)]
     fn copied_twice(x: &[f64]) -> f64 {
         let mut v = x.to_vec();
         for k in 0..3 {
             let mut w = v.to_vec();
             w[k] *= 2.0;
-            v = w.clone();
+            v.clone_from(&w);
         }
         v.iter().map(|a| a * a).sum()
     }

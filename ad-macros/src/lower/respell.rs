@@ -5,7 +5,8 @@
 //! - `v.extend(chain);` is the loop `for item in chain { v.push(item); }`;
 //! - `tmp.clear();` opening a loop's body is a `Vec` made afresh there;
 //! - `Vec::from(s)` is `s.to_vec()`; `Vec::from([a, b])` and
-//!   `[a, b].to_vec()` are `vec![a, b]`;
+//!   `[a, b].to_vec()` are `vec![a, b]`; `v.clone_from(&w)` is
+//!   `v = w.clone()`;
 //! - `[a, b].concat()` is `a.iter().chain(b.iter()).copied().collect()`;
 //! - `while let Some(v) = s.pop() { … }`, whose body leaves `s` alone, is
 //!   `for v in s.iter().copied().rev() { … }` followed by `s.clear();` when
@@ -205,6 +206,14 @@ fn converted(expr: &Expr) -> Option<Expr> {
         }
         Expr::MethodCall(call) if call.args.is_empty() && call.method == "to_vec" => {
             literal_as_vec(&call.receiver)
+        }
+        // `v.clone_from(&w)`, which clippy asks for instead of `v = w.clone()`.
+        Expr::MethodCall(call) if call.args.len() == 1 && call.method == "clone_from" => {
+            let Expr::Reference(source) = super::strip_parens(&call.args[0]) else {
+                return None;
+            };
+            let (target, source) = (&call.receiver, parenthesized(&source.expr));
+            Some(syn::parse_quote_spanned!(span=> #target = #source.clone()))
         }
         Expr::MethodCall(call) if call.args.is_empty() && call.method == "concat" => {
             let Expr::Array(parts) = super::strip_parens(&call.receiver) else {
