@@ -10059,6 +10059,31 @@ mod buffers_converted_and_popped {
         s + stack.len() as f64
     }
 
+    /// Emptied in the first trip of a loop: the second finds it empty.
+    #[differentiate(vjp, jvp)]
+    fn popped_in_a_loop(x: &[f64]) -> f64 {
+        let mut stack = x.to_vec();
+        let mut s = 0.0;
+        for k in 1..3 {
+            while let Some(v) = stack.pop() {
+                s = 0.5 * s + f64::from(k) * v;
+            }
+        }
+        s
+    }
+
+    #[test]
+    fn a_stack_emptied_in_a_loop_stays_empty() {
+        let grad = check_slice(
+            popped_in_a_loop,
+            popped_in_a_loop_vjp,
+            popped_in_a_loop_jvp,
+            &X,
+        );
+        let expected: Vec<f64> = (0..7).map(|j| 0.5f64.powi(j)).collect();
+        assert_close(&grad, &expected);
+    }
+
     #[test]
     fn a_stack_emptied_by_pop_is_read_backwards() {
         let grad = check_slice(popped, popped_vjp, popped_jvp, &X);

@@ -9,8 +9,8 @@
 //!   `v = w.clone()`;
 //! - `[a, b].concat()` is `a.iter().chain(b.iter()).copied().collect()`;
 //! - `while let Some(v) = s.pop() { … }`, whose body leaves `s` alone, is
-//!   `for v in s.iter().copied().rev() { … }` followed by `s.clear();` when
-//!   later statements read `s`;
+//!   `for v in s.iter().copied().rev() { … }` followed by `s.clear();`
+//!   unless nothing can read `s` after it;
 //! - `let (a, b) = chain.unzip();` is two empty `Vec`s and the loop
 //!   pushing onto both.
 //!
@@ -268,8 +268,9 @@ fn statements_as_several(block: &Block) -> Cow<'_, Block> {
         fn visit_block_mut(&mut self, block: &mut Block) {
             let mut k = 0;
             while k < block.stmts.len() {
-                let (stmt, after) = (&block.stmts[k], &block.stmts[k + 1..]);
-                if let Some(stmts) = popped(stmt, after).or_else(|| unzipped(stmt)) {
+                let (before, stmt, after) =
+                    (&block.stmts[..k], &block.stmts[k], &block.stmts[k + 1..]);
+                if let Some(stmts) = popped(before, stmt, after).or_else(|| unzipped(stmt)) {
                     let n = stmts.len();
                     block.stmts.splice(k..=k, stmts);
                     self.0 = true;
@@ -332,9 +333,12 @@ fn unzipped(stmt: &Stmt) -> Option<Vec<Stmt>> {
 }
 
 /// The statements standing for `stmt` if it is a `while let Some(v) =
-/// s.pop()` loop that can be written as a `for` (`after` are the
-/// statements following it).
-fn popped(stmt: &Stmt, after: &[Stmt]) -> Option<Vec<Stmt>> {
+/// s.pop()` loop that can be written as a `for` (`before` and `after` are
+/// the statements of its block around it). The stack is left empty
+/// (`s.clear()`) unless it is made by a `let` before it in its block and
+/// nothing after it there names it: a stack made elsewhere may be read
+/// after the block, or by the next iteration of a loop around it.
+fn popped(before: &[Stmt], stmt: &Stmt, after: &[Stmt]) -> Option<Vec<Stmt>> {
     let Stmt::Expr(Expr::While(looped), _) = stmt else {
         return None;
     };
@@ -357,7 +361,10 @@ fn popped(stmt: &Stmt, after: &[Stmt]) -> Option<Vec<Stmt>> {
     if names_ident(&looped.body.stmts, &name) {
         return None;
     }
-    let emptied = names_ident(after, &name);
+    let made_here = before.iter().any(|stmt| {
+        matches!(stmt, Stmt::Local(local) if bound_name(&local.pat).as_deref() == Some(name.as_str()))
+    });
+    let emptied = !made_here || names_ident(after, &name);
     if emptied && super::mentions(looped.body.to_token_stream(), "break") {
         return None;
     }
