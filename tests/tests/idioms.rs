@@ -10012,8 +10012,8 @@ mod integers_typed_by_their_let {
 
 /// Other spellings of buffers made and emptied: `Vec::from`, an array's
 /// `to_vec()`, `concat()` of slices, `while let Some(v) = stack.pop()`,
-/// `unzip`, several buffers filled by one loop, and a `for_each` closure
-/// ending in an `if` without `else`.
+/// `unzip`, `partition`, several buffers filled by one loop, and a
+/// `for_each` closure ending in an `if` without `else`.
 mod buffers_converted_and_popped {
     use super::*;
 
@@ -10132,6 +10132,41 @@ mod buffers_converted_and_popped {
             s += a.iter().zip(&b).map(|(p, q)| p * q).sum::<f64>();
         }
         s
+    }
+
+    #[differentiate(vjp, jvp)]
+    fn partitioned(x: &[f64]) -> f64 {
+        let (pos, neg): (Vec<f64>, Vec<f64>) = x.iter().partition(|&&v| v > 0.0);
+        let mut s = pos.iter().sum::<f64>() * neg.iter().map(|v| v * v).sum::<f64>();
+        for k in 1..3 {
+            let (big, small): (Vec<_>, Vec<_>) = x
+                .iter()
+                .map(|v| v * f64::from(k))
+                .partition(|&v| v.abs() > 1.0);
+            s += big.iter().sum::<f64>() - small.iter().sum::<f64>();
+        }
+        s
+    }
+
+    #[test]
+    fn partition_is_two_filters() {
+        let grad = check_slice(partitioned, partitioned_vjp, partitioned_jvp, &X);
+        let pos: f64 = X.iter().filter(|&&v| v > 0.0).sum();
+        let squares: f64 = X.iter().filter(|&&v| v <= 0.0).map(|v| v * v).sum();
+        let expected: Vec<f64> = X
+            .iter()
+            .map(|&v| {
+                let split = if v > 0.0 { squares } else { 2.0 * v * pos };
+                let scaled: f64 = (1..3)
+                    .map(|k| {
+                        let k = f64::from(k);
+                        if (v * k).abs() > 1.0 { k } else { -k }
+                    })
+                    .sum();
+                split + scaled
+            })
+            .collect();
+        assert_close(&grad, &expected);
     }
 
     #[test]

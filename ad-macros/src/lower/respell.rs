@@ -12,7 +12,7 @@
 //!   `for v in s.iter().copied().rev() { … }` followed by `s.clear();`
 //!   unless nothing can read `s` after it;
 //! - `let (a, b) = chain.unzip();` is two empty `Vec`s and the loop
-//!   pushing onto both.
+//!   pushing onto both; `let (a, b) = chain.partition(p);` is two filters.
 //!
 //! Each returns the block borrowed when it has nothing to rewrite.
 
@@ -261,7 +261,7 @@ fn parenthesized(expr: &Expr) -> Expr {
 }
 
 /// The body with statements that stand for several written as those (see
-/// [`popped`], [`unzipped`]).
+/// [`popped`], [`unzipped`], [`partitioned`]).
 fn statements_as_several(block: &Block) -> Cow<'_, Block> {
     struct Rewrite(bool);
     impl syn::visit_mut::VisitMut for Rewrite {
@@ -270,7 +270,10 @@ fn statements_as_several(block: &Block) -> Cow<'_, Block> {
             while k < block.stmts.len() {
                 let (before, stmt, after) =
                     (&block.stmts[..k], &block.stmts[k], &block.stmts[k + 1..]);
-                if let Some(stmts) = popped(before, stmt, after).or_else(|| unzipped(stmt)) {
+                if let Some(stmts) = popped(before, stmt, after)
+                    .or_else(|| unzipped(stmt))
+                    .or_else(|| partitioned(stmt))
+                {
                     let n = stmts.len();
                     block.stmts.splice(k..=k, stmts);
                     self.0 = true;
@@ -285,10 +288,12 @@ fn statements_as_several(block: &Block) -> Cow<'_, Block> {
     copied_if_changed(block, Rewrite(false), |rewrite| rewrite.0)
 }
 
-/// `let (a, b) = chain.unzip();` (typed or not, `mut` or not) as the loop
-/// filling two buffers it is: `let mut a = Vec::new(); let mut b =
-/// Vec::new(); for (p, q) in chain { a.push(p); b.push(q); }`.
-fn unzipped(stmt: &Stmt) -> Option<Vec<Stmt>> {
+/// `let (a, b) = chain.method(args);` (typed or not, `mut` or not): the
+/// two names, the call, and its span.
+fn pair_let<'a>(
+    stmt: &'a Stmt,
+    method: &str,
+) -> Option<([syn::Ident; 2], &'a syn::ExprMethodCall)> {
     let Stmt::Local(local) = stmt else {
         return None;
     };
@@ -303,7 +308,7 @@ fn unzipped(stmt: &Stmt) -> Option<Vec<Stmt>> {
     let Expr::MethodCall(call) = super::strip_parens(&init.expr) else {
         return None;
     };
-    if call.method != "unzip" || !call.args.is_empty() || init.diverge.is_some() {
+    if call.method != method || init.diverge.is_some() {
         return None;
     }
     let names = names
@@ -316,9 +321,17 @@ fn unzipped(stmt: &Stmt) -> Option<Vec<Stmt>> {
             _ => None,
         })
         .collect::<Option<Vec<_>>>()?;
-    let [a, b] = names.as_slice() else {
+    Some((names.try_into().ok()?, call))
+}
+
+/// `let (a, b) = chain.unzip();` as the loop filling two buffers it is:
+/// `let mut a = Vec::new(); let mut b = Vec::new(); for (p, q) in chain {
+/// a.push(p); b.push(q); }`.
+fn unzipped(stmt: &Stmt) -> Option<Vec<Stmt>> {
+    let ([a, b], call) = pair_let(stmt, "unzip")?;
+    if !call.args.is_empty() {
         return None;
-    };
+    }
     let (chain, span) = (&call.receiver, stmt.span());
     Some(vec![
         syn::parse_quote_spanned!(span=> let mut #a = Vec::new();),
@@ -330,6 +343,50 @@ fn unzipped(stmt: &Stmt) -> Option<Vec<Stmt>> {
             }
         ),
     ])
+}
+
+/// `let (a, b): (Vec<f64>, Vec<f64>) = chain.partition(p);` over numbers
+/// as the two filters it is: the predicate bound to a name, then `let a:
+/// Vec<_> = chain.filter(|t| p(t)).collect();` and the same with `!p(t)`
+/// for `b` (with `copied()` for a chain of references).
+fn partitioned(stmt: &Stmt) -> Option<Vec<Stmt>> {
+    let ([a, b], call) = pair_let(stmt, "partition")?;
+    if call.args.len() != 1 {
+        return None;
+    }
+    let keep = &call.args[0];
+    let chain = &call.receiver;
+    let copied = match items_are_references(chain)? {
+        true => quote::quote!(.copied()),
+        false => quote::quote!(),
+    };
+    let span = stmt.span();
+    Some(vec![
+        syn::parse_quote_spanned!(span=> let __ad_keep = #keep;),
+        syn::parse_quote_spanned!(span=>
+            let mut #a: Vec<_> = #chain.filter(|__ad_item| __ad_keep(__ad_item))#copied.collect();
+        ),
+        syn::parse_quote_spanned!(span=>
+            let mut #b: Vec<_> = #chain.filter(|__ad_item| !__ad_keep(__ad_item))#copied.collect();
+        ),
+    ])
+}
+
+/// Whether the items of a chain of numbers are references (`x.iter()`,
+/// then adapters that keep the items) or numbers (`copied()`, `cloned()`,
+/// `map(…)` last); `None` for other chains (of pairs, of ranges, …).
+fn items_are_references(chain: &Expr) -> Option<bool> {
+    let Expr::MethodCall(call) = super::strip_parens(chain) else {
+        return None;
+    };
+    match call.method.to_string().as_str() {
+        "filter" | "rev" | "skip" | "take" | "step_by" | "skip_while" | "take_while" | "chain" => {
+            items_are_references(&call.receiver)
+        }
+        "copied" | "cloned" | "map" => Some(false),
+        "iter" => Some(true),
+        _ => None,
+    }
 }
 
 /// The statements standing for `stmt` if it is a `while let Some(v) =
