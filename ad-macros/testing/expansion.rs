@@ -1466,3 +1466,15 @@ check!(
         cur.iter().map(|v| v * v).sum()
     }"
 );
+check!(
+    views_collected,
+    "",
+    "fn f(x: &[f64]) -> f64 {
+        let rows: Vec<&[f64]> = x.chunks(2).collect();
+        let mut s = 0.0;
+        for i in 0..rows.len() {
+            s += rows[i].iter().sum::<f64>() * rows[0][0];
+        }
+        s
+    }"
+);

@@ -10012,8 +10012,9 @@ mod integers_typed_by_their_let {
 
 /// Other spellings of buffers made and emptied: `Vec::from`, an array's
 /// `to_vec()`, `concat()` of slices, `while let Some(v) = stack.pop()`,
-/// `unzip`, `partition`, several buffers filled by one loop, and a
-/// `for_each` closure ending in an `if` without `else`.
+/// `unzip`, `partition`, views collected into a `Vec`, several buffers
+/// filled by one loop, and a `for_each` closure ending in an `if` without
+/// `else`.
 mod buffers_converted_and_popped {
     use super::*;
 
@@ -10203,6 +10204,48 @@ mod buffers_converted_and_popped {
             .enumerate()
             .map(|(i, &v)| if i < 3 { 8.0 * v } else { 2.0 * v })
             .collect();
+        assert_close(&grad, &expected);
+    }
+
+    /// Views collected into a `Vec` to be indexed: `chunks`,
+    /// `chunks_exact`, `windows`, with `len()`, `iter()`, `for … in &rows`
+    /// and an index naming the `Vec` again.
+    #[differentiate(vjp, jvp)]
+    fn views_collected(x: &[f64]) -> f64 {
+        let rows: Vec<&[f64]> = x.chunks_exact(2).collect();
+        let pairs = x.chunks(3).collect::<Vec<_>>();
+        let wins: Vec<&[f64]> = x.windows(3).collect();
+        let mut s = 0.0;
+        for r in &rows {
+            s += r[0] * r[1];
+        }
+        for (i, w) in wins.iter().enumerate() {
+            s += w[1] * i as f64;
+        }
+        s + rows[rows.len() - 1][0] + pairs[pairs.len() - 1][0] * pairs.len() as f64
+    }
+
+    #[test]
+    fn views_collected_are_views() {
+        let grad = check_slice(
+            views_collected,
+            views_collected_vjp,
+            views_collected_jvp,
+            &X,
+        );
+        // Rows (0, 1), (2, 3), (4, 5); windows centred at 1..=5 weighted
+        // 0..=4; the last row's first element x[4]; the last chunk of
+        // three is [x[6]], three chunks.
+        let mut expected = vec![0.0; 7];
+        for r in 0..3 {
+            expected[2 * r] += X[2 * r + 1];
+            expected[2 * r + 1] += X[2 * r];
+        }
+        for (i, e) in expected[1..6].iter_mut().enumerate() {
+            *e += i as f64;
+        }
+        expected[4] += 1.0;
+        expected[6] += 3.0;
         assert_close(&grad, &expected);
     }
 

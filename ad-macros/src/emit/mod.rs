@@ -546,7 +546,14 @@ impl<'a> Emitter<'a> {
                 }
                 _ if is_statement(func, value, self.uses[value.index()]) => {
                     let expr = self.inst_expr(value).tokens;
-                    stmts.push(quote_spanned!(span=> #expr;));
+                    // A method's value kept for its operands' panics
+                    // (`(i + 2).min(n)`): `min` is `#[must_use]`.
+                    let method = matches!(func.inst(value), Inst::Prim(..) | Inst::Effect { .. });
+                    if method && *func.ty(value) != Ty::Unit {
+                        stmts.push(quote_spanned!(span=> let _ = #expr;));
+                    } else {
+                        stmts.push(quote_spanned!(span=> #expr;));
+                    }
                 }
                 Form::Inline | Form::Component(_) | Form::Carried(_) => {}
                 _ if matches!(func.inst(value), Inst::Arg(_)) => {}

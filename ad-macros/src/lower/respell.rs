@@ -12,7 +12,10 @@
 //!   `for v in s.iter().copied().rev() { … }` followed by `s.clear();`
 //!   unless nothing can read `s` after it;
 //! - `let (a, b) = chain.unzip();` is two empty `Vec`s and the loop
-//!   pushing onto both; `let (a, b) = chain.partition(p);` is two filters.
+//!   pushing onto both; `let (a, b) = chain.partition(p);` is two filters;
+//! - `let rows: Vec<&[f64]> = x.chunks(k).collect();` (`chunks_exact`,
+//!   `windows`) is the views it holds, `rows[i]` the sub-slice of `x` it
+//!   names, where every use is indexing, `len()`, `iter()` or a `for`.
 //!
 //! Each returns the block borrowed when it has nothing to rewrite.
 
@@ -29,7 +32,8 @@ pub(super) fn respelled(block: &Block) -> Cow<'_, Block> {
     let block = extends_as_loops(block);
     let block = then(block, clears_as_fresh);
     let block = then(block, conversions);
-    then(block, statements_as_several)
+    let block = then(block, statements_as_several);
+    then(block, views_collected)
 }
 
 /// `block` visited by `rewrite` on a copy, which is returned if `changed`
@@ -434,4 +438,200 @@ fn popped(before: &[Stmt], stmt: &Stmt, after: &[Stmt]) -> Option<Vec<Stmt>> {
         stmts.push(syn::parse_quote_spanned!(span=> #stack.clear();));
     }
     Some(stmts)
+}
+
+/// The body with every `let rows: Vec<&[f64]> = x.chunks(k).collect();`
+/// (`chunks_exact(k)`, `windows(k)`) whose uses are all `rows[i]`,
+/// `rows.len()`, `rows.iter()` and `for row in &rows` (or `rows`) written as the views
+/// of `x` they are: `&x[i * k..(i * k + k).min(x.len())]`, the count, and
+/// `x.chunks(k)`. A `Vec` of views is no buffer of numbers the lowering can
+/// hold; the views themselves are.
+fn views_collected(block: &Block) -> Cow<'_, Block> {
+    struct Rewrite(bool);
+    impl syn::visit_mut::VisitMut for Rewrite {
+        fn visit_block_mut(&mut self, block: &mut Block) {
+            let mut k = 0;
+            while k < block.stmts.len() {
+                if let Some((name, views)) = collected_views(&block.stmts[k]) {
+                    let mut rest = block.stmts[k + 1..].to_vec();
+                    let mut substitute = Substitute {
+                        name: &name,
+                        views: &views,
+                    };
+                    for stmt in &mut rest {
+                        substitute.visit_stmt_mut(stmt);
+                    }
+                    if !names_ident(&rest, &name) {
+                        block.stmts.truncate(k);
+                        block.stmts.extend(rest);
+                        self.0 = true;
+                        continue;
+                    }
+                }
+                k += 1;
+            }
+            syn::visit_mut::visit_block_mut(self, block);
+        }
+    }
+    copied_if_changed(block, Rewrite(false), |rewrite| rewrite.0)
+}
+
+/// How a `Vec` of views was made: `x.chunks(k)`, `x.chunks_exact(k)` or
+/// `x.windows(k)`.
+struct Views {
+    source: Expr,
+    width: Expr,
+    method: syn::Ident,
+}
+
+/// The name and the views of `let rows = x.chunks(k).collect();` (typed
+/// or by turbofish), of a source and a width that are names or literals.
+fn collected_views(stmt: &Stmt) -> Option<(String, Views)> {
+    let Stmt::Local(local) = stmt else {
+        return None;
+    };
+    let name = bound_name(&local.pat)?;
+    let init = local.init.as_ref()?;
+    if init.diverge.is_some() {
+        return None;
+    }
+    let Expr::MethodCall(collect) = super::strip_parens(&init.expr) else {
+        return None;
+    };
+    if collect.method != "collect" || !collect.args.is_empty() {
+        return None;
+    }
+    let Expr::MethodCall(views) = super::strip_parens(&collect.receiver) else {
+        return None;
+    };
+    let plain = |expr: &Expr| matches!(super::strip_parens(expr), Expr::Path(_) | Expr::Lit(_));
+    let known = matches!(
+        views.method.to_string().as_str(),
+        "chunks" | "chunks_exact" | "windows"
+    );
+    if !known || views.args.len() != 1 || !plain(&views.receiver) || !plain(&views.args[0]) {
+        return None;
+    }
+    Some((
+        name,
+        Views {
+            source: (*views.receiver).clone(),
+            width: views.args[0].clone(),
+            method: views.method.clone(),
+        },
+    ))
+}
+
+/// Replaces the uses of a `Vec` of views by the views (see
+/// [`views_collected`]); other uses are left, and the rewrite is then not
+/// made.
+struct Substitute<'a> {
+    name: &'a str,
+    views: &'a Views,
+}
+
+impl Substitute<'_> {
+    fn is_name(&self, expr: &Expr) -> bool {
+        expr::local_name(expr).is_some_and(|name| name == self.name)
+    }
+
+    /// `x.chunks(k)`: the views as an iterator.
+    fn iterator(&self, span: proc_macro2::Span) -> Expr {
+        let Views {
+            source,
+            width,
+            method,
+        } = self.views;
+        syn::parse_quote_spanned!(span=> #source.#method(#width))
+    }
+}
+
+impl syn::visit_mut::VisitMut for Substitute<'_> {
+    fn visit_expr_mut(&mut self, expr: &mut Expr) {
+        let span = expr.span();
+        let Views {
+            source,
+            width,
+            method,
+        } = self.views;
+        let replaced: Option<Expr> = match &*expr {
+            Expr::Index(index) if self.is_name(&index.expr) => {
+                // `rows[rows.len() - 1]`: the index's own uses first.
+                let mut i = (*index.index).clone();
+                self.visit_expr_mut(&mut i);
+                // Literals folded: `rows[0]` is `&x[0..2]`, not `0 * 2`
+                // (which clippy flags in the expansion).
+                let start = match method.to_string().as_str() {
+                    "windows" => i,
+                    _ => arithmetic(&i, "*", width),
+                };
+                let end = arithmetic(&start, "+", width);
+                Some(match method.to_string().as_str() {
+                    "chunks" => syn::parse_quote_spanned!(span=>
+                        (&#source[#start..(#end).min(#source.len())])
+                    ),
+                    _ => syn::parse_quote_spanned!(span=> (&#source[#start..#end])),
+                })
+            }
+            Expr::MethodCall(call) if self.is_name(&call.receiver) && call.args.is_empty() => {
+                match call.method.to_string().as_str() {
+                    "iter" => Some(self.iterator(span)),
+                    "len" => Some(match method.to_string().as_str() {
+                        "chunks" => syn::parse_quote_spanned!(span=>
+                            ((#source.len() + #width - 1) / #width)
+                        ),
+                        "chunks_exact" => {
+                            syn::parse_quote_spanned!(span=> (#source.len() / #width))
+                        }
+                        _ => syn::parse_quote_spanned!(span=>
+                            ((#source.len() + 1).saturating_sub(#width))
+                        ),
+                    }),
+                    _ => None,
+                }
+            }
+            _ => None,
+        };
+        if let Some(replaced) = replaced {
+            *expr = replaced;
+            return;
+        }
+        // `for row in &rows`, `for row in rows`.
+        if let Expr::ForLoop(looped) = expr {
+            let iterated = match super::strip_parens(&looped.expr) {
+                Expr::Reference(reference) => &*reference.expr,
+                iterated => iterated,
+            };
+            if self.is_name(iterated) {
+                *looped.expr = self.iterator(span);
+            }
+        }
+        syn::visit_mut::visit_expr_mut(self, expr);
+    }
+}
+
+/// `a * b` or `a + b` of index expressions, folded where both are
+/// integer literals, or one is the identity (`0 +`, `1 *`) or `0 *`.
+fn arithmetic(a: &Expr, op: &str, b: &Expr) -> Expr {
+    let literal = |expr: &Expr| match super::strip_parens(expr) {
+        Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Int(int),
+            ..
+        }) => int.base10_parse::<u64>().ok(),
+        _ => None,
+    };
+    let span = a.span();
+    let number = |n: u64| -> Expr {
+        let n = proc_macro2::Literal::u64_unsuffixed(n);
+        syn::parse_quote_spanned!(span=> #n)
+    };
+    match (op, literal(a), literal(b)) {
+        ("*", Some(x), Some(y)) => number(x.saturating_mul(y)),
+        ("+", Some(x), Some(y)) => number(x.saturating_add(y)),
+        ("*", Some(0), _) | ("*", _, Some(0)) => number(0),
+        ("*", Some(1), _) | ("+", Some(0), _) => b.clone(),
+        ("*", _, Some(1)) | ("+", _, Some(0)) => a.clone(),
+        ("*", _, _) => syn::parse_quote_spanned!(span=> (#a) * #b),
+        _ => syn::parse_quote_spanned!(span=> #a + #b),
+    }
 }
