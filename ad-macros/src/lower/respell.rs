@@ -22,6 +22,7 @@
 use std::borrow::Cow;
 
 use quote::ToTokens;
+use syn::ext::IdentExt as _;
 use syn::spanned::Spanned;
 use syn::{Block, Expr, Stmt};
 
@@ -452,7 +453,9 @@ fn views_collected(block: &Block) -> Cow<'_, Block> {
         fn visit_block_mut(&mut self, block: &mut Block) {
             let mut k = 0;
             while k < block.stmts.len() {
-                if let Some((name, views)) = collected_views(&block.stmts[k]) {
+                if let Some((name, views)) = collected_views(&block.stmts[k])
+                    && !rebinds(&block.stmts[k + 1..], &name, &views)
+                {
                     let mut rest = block.stmts[k + 1..].to_vec();
                     let mut substitute = Substitute {
                         name: &name,
@@ -474,6 +477,44 @@ fn views_collected(block: &Block) -> Cow<'_, Block> {
         }
     }
     copied_if_changed(block, Rewrite(false), |rewrite| rewrite.0)
+}
+
+/// Whether `stmts` bind the `Vec`'s name, or its source's or width's,
+/// again (a `let`, a pattern, a closure's parameter), or assign the width:
+/// then a view written in their place could name something else.
+fn rebinds(stmts: &[Stmt], name: &str, views: &Views) -> bool {
+    struct Find<'a>(Vec<String>, &'a str, bool);
+    impl syn::visit::Visit<'_> for Find<'_> {
+        fn visit_pat_ident(&mut self, pat: &syn::PatIdent) {
+            self.2 |= self.0.contains(&pat.ident.unraw().to_string());
+            syn::visit::visit_pat_ident(self, pat);
+        }
+        fn visit_expr(&mut self, expr: &Expr) {
+            let target = match expr {
+                Expr::Assign(assign) => Some(&*assign.left),
+                Expr::Binary(binary) if super::expr::compound_op(&binary.op).is_some() => {
+                    Some(&*binary.left)
+                }
+                _ => None,
+            };
+            if let Some(target) = target {
+                self.2 |= expr::local_name(target).as_deref() == Some(self.1);
+            }
+            syn::visit::visit_expr(self, expr);
+        }
+    }
+    let mut names = vec![name.to_owned()];
+    names.extend(
+        [&views.source, &views.width]
+            .into_iter()
+            .filter_map(expr::local_name),
+    );
+    let width = expr::local_name(&views.width).unwrap_or_default();
+    let mut find = Find(names, &width, false);
+    for stmt in stmts {
+        syn::visit::Visit::visit_stmt(&mut find, stmt);
+    }
+    find.2
 }
 
 /// How a `Vec` of views was made: `x.chunks(k)`, `x.chunks_exact(k)` or
