@@ -246,6 +246,8 @@ pub(crate) fn signature(cx: &Ctxt, func: &ItemFn, args: &Args) -> Signature {
                         let is_generic = matches!(&*typed.ty, Type::Path(path) if path.path.get_ident().is_some_and(|ident| generic_types.contains(&ident)));
                         if pattern_ok && !is_generic && opaque_type(&typed.ty) {
                             opaque = true;
+                        } else if pattern_ok && is_fn_type(&typed.ty) {
+                            cx.error_spanned_by(&typed.ty, msg::FN_PARAM);
                         } else if pattern_ok && is_mut_struct(&typed.ty) {
                             cx.error_spanned_by(&typed.ty, msg::MUT_STRUCT);
                         } else if pattern_ok && let Some(elem) = vec_elem(&typed.ty) {
@@ -809,6 +811,33 @@ fn is_matrix_type(ty: &Type) -> bool {
             .segments
             .last()
             .is_some_and(|last| last.ident == "Vec"),
+        _ => false,
+    }
+}
+
+/// Whether a type is a function's: `impl Fn(f64) -> f64`, `&dyn Fn(…)`,
+/// `fn(f64) -> f64`, `Box<dyn FnMut(…)>`.
+fn is_fn_type(ty: &Type) -> bool {
+    let is_fn_bound = |bounds: &syn::punctuated::Punctuated<
+        syn::TypeParamBound,
+        syn::Token![+],
+    >| {
+        bounds.iter().any(|bound| {
+            matches!(bound, syn::TypeParamBound::Trait(t)
+                if t.path.segments.last().is_some_and(|s| matches!(s.ident.to_string().as_str(), "Fn" | "FnMut" | "FnOnce")))
+        })
+    };
+    match ty {
+        Type::ImplTrait(imp) => is_fn_bound(&imp.bounds),
+        Type::TraitObject(object) => is_fn_bound(&object.bounds),
+        Type::FnPtr(_) => true,
+        Type::Reference(reference) => is_fn_type(&reference.elem),
+        Type::Paren(paren) => is_fn_type(&paren.elem),
+        Type::Path(path) => path.path.segments.last().is_some_and(|last| {
+            last.ident == "Box"
+                && matches!(&last.arguments, syn::PathArguments::AngleBracketed(args)
+                    if matches!(args.args.first(), Some(syn::GenericArgument::Type(inner)) if is_fn_type(inner)))
+        }),
         _ => false,
     }
 }
