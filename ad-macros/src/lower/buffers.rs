@@ -196,10 +196,7 @@ impl Lower<'_> {
         let (a_len, _) = self.lengths_agree(a, b, message, span)?;
         let start = self.usize_lit(0, span);
         self.index_loop(start, a_len, span, |this, index| {
-            let x = this.load(a, index, span);
-            let y = this.load(b, index, span);
-            this.write_element((a, index), None, y, span);
-            this.write_element((b, index), None, x, span);
+            this.exchange((a, index), (b, index), span);
         })
     }
 
@@ -359,13 +356,13 @@ impl Lower<'_> {
         })
     }
 
-    /// `buf[i]` and `buf[j]` exchanged: both read, then both written, as
+    /// `a[i]` and `b[j]` exchanged: both read, then both written, as
     /// `swap` does.
-    fn exchange(&mut self, buf: Value, i: Value, j: Value, span: Span) {
-        let a = self.load(buf, i, span);
-        let b = self.load(buf, j, span);
-        self.write_element((buf, i), None, b, span);
-        self.write_element((buf, j), None, a, span);
+    fn exchange(&mut self, (a, i): (Value, Value), (b, j): (Value, Value), span: Span) {
+        let x = self.load(a, i, span);
+        let y = self.load(b, j, span);
+        self.write_element((a, i), None, y, span);
+        self.write_element((b, j), None, x, span);
     }
 
     /// The `len` elements of `buf` from `start` (`None`: 0) reversed: the
@@ -391,7 +388,7 @@ impl Lower<'_> {
                 ),
                 None => (i, j),
             };
-            this.exchange(buf, at_i, at_j, span);
+            this.exchange((buf, at_i), (buf, at_j), span);
         })
     }
 
@@ -413,7 +410,7 @@ impl Lower<'_> {
         );
         let at_i = self.int_op(BinOp::Add, view.start, i, span);
         let at_j = self.int_op(BinOp::Add, view.start, j, span);
-        self.exchange(view.buf, at_i, at_j, span);
+        self.exchange((view.buf, at_i), (view.buf, at_j), span);
     }
 
     /// `view.copy_from_slice(&src)` (after the check Rust makes, with its
@@ -1434,7 +1431,7 @@ impl Lower<'_> {
                     let i = self.expr(&call.args[0]);
                     let j = self.expr(&call.args[1]);
                     let (i, j) = (i?, j?);
-                    self.exchange(buf, i, j, span);
+                    self.exchange((buf, i), (buf, j), span);
                     Ok(self.push(Inst::Tuple(Vec::new()), Ty::Tuple(Vec::new()), span))
                 }
                 ("push", 1) => {

@@ -792,27 +792,12 @@ fn output_type(ty: &Type, generic: Option<&Ident>) -> Option<Ty> {
 fn is_matrix_type(ty: &Type) -> bool {
     let row = match ty {
         Type::Array(array) => &*array.elem,
-        Type::Path(path) => match path.path.segments.last() {
-            Some(last) if last.ident == "Vec" => match &last.arguments {
-                syn::PathArguments::AngleBracketed(args) => match args.args.first() {
-                    Some(syn::GenericArgument::Type(elem)) => elem,
-                    _ => return false,
-                },
-                _ => return false,
-            },
-            _ => return false,
+        other => match vec_elem(other) {
+            Some(row) => row,
+            None => return false,
         },
-        _ => return false,
     };
-    match row {
-        Type::Array(_) => true,
-        Type::Path(path) => path
-            .path
-            .segments
-            .last()
-            .is_some_and(|last| last.ident == "Vec"),
-        _ => false,
-    }
+    matches!(row, Type::Array(_)) || vec_elem(row).is_some()
 }
 
 /// Whether a type is a function's: `impl Fn(f64) -> f64`, `&dyn Fn(…)`,
