@@ -10196,6 +10196,31 @@ mod buffers_converted_and_popped {
         v.iter().map(|a| a * a).sum()
     }
 
+    /// A copy, in a loop, of the items a filter kept there: a view whose
+    /// length is found in the loop, bounded by the buffer it is cut from.
+    #[differentiate(vjp, jvp)]
+    fn filtered_then_copied(x: &[f64]) -> f64 {
+        let mut s = 0.0;
+        for k in 1..3 {
+            let kept: Vec<f64> = x.iter().copied().filter(|&v| v > 0.0).collect();
+            let copy = kept.clone();
+            s += copy.iter().sum::<f64>() * f64::from(k);
+        }
+        s
+    }
+
+    #[test]
+    fn a_copy_of_what_a_filter_kept_in_a_loop() {
+        let grad = check_slice(
+            filtered_then_copied,
+            filtered_then_copied_vjp,
+            filtered_then_copied_jvp,
+            &X,
+        );
+        let expected: Vec<f64> = X.iter().map(|&v| if v > 0.0 { 3.0 } else { 0.0 }).collect();
+        assert_close(&grad, &expected);
+    }
+
     #[test]
     fn a_copy_of_a_copy_in_a_loop() {
         let grad = check_slice(copied_twice, copied_twice_vjp, copied_twice_jvp, &X);

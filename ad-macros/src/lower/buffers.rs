@@ -253,24 +253,22 @@ impl Lower<'_> {
         span: Span,
     ) -> Lowered {
         if self.builder.depth() > 0 {
+            // A copy of a view (the prefix a shrinking buffer is, the items
+            // a filter kept), whose length may be found in the loop.
+            if let Inst::Slice { buf, start, len } = *self.builder.func().inst(buf) {
+                let view = super::iter::View { buf, start, len };
+                return self.view_to_vec(view, &node.to_token_stream(), span);
+            }
             let elem = self.elem_ty(buf);
             let len = self.push(Inst::Len(buf), Ty::Int, span);
             // A copy of an array is an array (passed on by value, copied by `let`).
             let array = self.array_len(buf);
-            // Of a view whose length is found in the loop (the prefix a
-            // shrinking buffer is), a buffer as long as a bound of it.
-            let (copy, value) = match array {
-                Some(_) => {
-                    let copy = self.hoisted_buf(node, None, elem, len, array, span)?;
-                    (copy, copy)
-                }
-                None => self.hoisted_prefix(node, elem, len, span)?,
-            };
+            let copy = self.hoisted_buf(node, None, elem, len, array, span)?;
             self.copy_elements(buf, copy, len, span)?;
             if self.may_be_array(buf) {
                 self.arrays.insert(copy);
             }
-            return Ok(value);
+            return Ok(copy);
         }
         let ty = self.builder.func().ty(buf).clone();
         Ok(self.push(
@@ -490,17 +488,7 @@ impl Lower<'_> {
         let ty = func.ty(value).clone();
         match func.inst(value).clone() {
             Inst::Const(constant) => Some(self.push_at_top(Inst::Const(constant), ty, span)),
-            Inst::Len(buf) => {
-                let func = self.builder.func();
-                let at_top = func.is_param(buf) || func.body.insts.contains(&buf);
-                // A call's output buffer in a loop is empty until the call.
-                let output = matches!(func.inst(buf), Inst::NewBuf(NewBuf::Output));
-                if !at_top || output || self.grown.contains(&buf) {
-                    return None;
-                }
-                self.fixed_len.insert(buf);
-                Some(self.push_at_top(Inst::Len(buf), ty, span))
-            }
+            Inst::Len(buf) => self.len_before_regions(buf, span),
             Inst::Binary(op, a, b) if ty == Ty::Int => {
                 let a = self.before_regions(a, span)?;
                 let b = self.before_regions(b, span)?;
@@ -542,17 +530,25 @@ impl Lower<'_> {
         if let Some(value) = self.before_regions(value, span) {
             return Some((value, true));
         }
-        // The length of a view is the view's `len`.
-        if let Inst::Len(buf) = *self.builder.func().inst(value)
-            && let Inst::Slice { len, .. } = *self.builder.func().inst(buf)
-        {
-            return self.bound_before_regions(len, span);
-        }
         self.bound_of_arithmetic(value, span).or_else(|| {
             // `k` of `v[..k]`, `b - a` of `v[a..b]`: at most `v.len()`.
             let whole = *self.slice_bounds.get(&value)?;
             self.before_regions(whole, span).map(|bound| (bound, false))
         })
+    }
+
+    /// `buf.len()` computed before the loops and branches being lowered, if
+    /// `buf` is made there and keeps its length.
+    fn len_before_regions(&mut self, buf: Value, span: Span) -> Option<Value> {
+        let func = self.builder.func();
+        let at_top = func.is_param(buf) || func.body.insts.contains(&buf);
+        // A call's output buffer in a loop is empty until the call.
+        let output = matches!(func.inst(buf), Inst::NewBuf(NewBuf::Output));
+        if !at_top || output || self.grown.contains(&buf) {
+            return None;
+        }
+        self.fixed_len.insert(buf);
+        Some(self.push_at_top(Inst::Len(buf), Ty::Int, span))
     }
 
     /// A bound of `value` before the regions from the arithmetic making it.
@@ -635,8 +631,6 @@ impl Lower<'_> {
         if exact {
             return Ok((buf, buf));
         }
-        // A copy of the prefix made in the loop is bounded alike.
-        self.slice_bounds.entry(len).or_insert(bound);
         Ok((buf, self.prefix(buf, len, span)))
     }
 
@@ -690,13 +684,12 @@ impl Lower<'_> {
         if self.builder.depth() > 0 {
             // In a loop or a branch: a buffer made before it, as long as the
             // view or a bound of its length (a chunk's), overwritten here.
-            let param = matches!(self.builder.func().inst(view.buf), Inst::Param(_));
-            let (buf, copy) = match self.bound_before_regions(view.len, span) {
-                // `x[..k].to_vec()` of a `k` found in the loop: at most
-                // the parameter's length (a longer view would have
-                // panicked).
-                None if param => {
-                    let whole = self.push_at_top(Inst::Len(view.buf), Ty::Int, span);
+            let bounded = self.bound_before_regions(view.len, span).is_some();
+            let (buf, copy) = match self.len_before_regions(view.buf, span) {
+                // `x[..k].to_vec()` of a `k` found in the loop (the items
+                // a filter kept): at most the length of the buffer it is
+                // cut from (a longer view would have panicked).
+                Some(whole) if !bounded => {
                     let buf = self.hoisted_buf(call, None, elem, whole, None, span)?;
                     (buf, self.prefix(buf, view.len, span))
                 }
