@@ -316,7 +316,7 @@ pub(crate) mod msg {
 
     pub(crate) fn buffer_method(method: &str) -> String {
         format!(
-            "`.{method}()` is not supported on buffers by `#[differentiate]` yet; the supported buffer operations are indexing `xs[i]`, `.len()`, `.push(x)`, `.extend_from_slice(&ys)`, `.swap(i, j)`, `.reverse()`, `.fill(x)`, `.copy_from_slice(&ys)`, `.retain(p)`, `.truncate(k)`, `.insert(i, x)` and `.clear()` outside loops and branches, `.partition_point(p)`, `.contains(&v)`, `.to_vec()`, `.to_owned()`, `.clone()`, slicing `&xs[a..b]`, `.first()`/`.last()`/`.get(i)` taken out with `.unwrap()`, `.expect(…)`, `.unwrap_or(…)` or `.map_or(…)` or kept in a local (`let m = xs.first();`), and iterators (`.iter()`, `.windows(k)`, `.chunks(k)` with adapters and consumers such as `.map(…).sum()`)"
+            "`.{method}()` is not supported on buffers by `#[differentiate]` yet; the supported buffer operations are indexing `xs[i]`, `.len()`, `.push(x)`, `.extend_from_slice(&ys)`, `.swap(i, j)`, `.reverse()`, `.rotate_left(k)`, `.rotate_right(k)`, `.fill(x)`, `.copy_from_slice(&ys)`, `.retain(p)`, `.truncate(k)`, `.insert(i, x)` and `.clear()` outside loops and branches, `.partition_point(p)`, `.contains(&v)`, `.to_vec()`, `.to_owned()`, `.clone()`, slicing `&xs[a..b]`, `.first()`/`.last()`/`.get(i)` taken out with `.unwrap()`, `.expect(…)`, `.unwrap_or(…)` or `.map_or(…)` or kept in a local (`let m = xs.first();`), and iterators (`.iter()`, `.windows(k)`, `.chunks(k)` with adapters and consumers such as `.map(…).sum()`)"
         )
     }
 

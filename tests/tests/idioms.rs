@@ -10296,3 +10296,148 @@ mod buffers_converted_and_popped {
         assert_close(&grad, &expected);
     }
 }
+
+/// Spellings met in stop 46's probes: rotations, `Vec::from_iter`, a
+/// `match` on `split_first`/`split_last`, a table named by one letter.
+mod rotations_and_other_spellings {
+    use super::*;
+
+    /// `Σ i·y[i]` of `x` rotated left by two: `x[j]` lands at `(j − 2) mod n`.
+    #[differentiate(vjp, jvp)]
+    fn rotated_left(x: &[f64]) -> f64 {
+        let mut y = x.to_vec();
+        y.rotate_left(2);
+        y.iter().enumerate().map(|(i, v)| v * i as f64).sum()
+    }
+
+    /// The same rotated right by three, then the tail after the first
+    /// element rotated left by one, in a loop of two turns.
+    #[differentiate(vjp, jvp)]
+    fn rotated_in_a_loop(x: &[f64]) -> f64 {
+        let mut y = x.to_vec();
+        for _ in 0..2 {
+            y.rotate_right(3);
+            y[1..].rotate_left(1);
+        }
+        y.iter().enumerate().map(|(i, v)| v * v * i as f64).sum()
+    }
+
+    /// Where each element of `x` ends up after `rotated_in_a_loop`'s moves.
+    fn positions_after_the_loop(n: usize) -> Vec<usize> {
+        let mut y: Vec<usize> = (0..n).collect();
+        for _ in 0..2 {
+            y.rotate_right(3);
+            y[1..].rotate_left(1);
+        }
+        let mut at = vec![0; n];
+        for (i, &j) in y.iter().enumerate() {
+            at[j] = i;
+        }
+        at
+    }
+
+    #[test]
+    fn rotations_move_the_adjoints_back() {
+        let grad = check_slice(rotated_left, rotated_left_vjp, rotated_left_jvp, &X);
+        let n = X.len();
+        let expected: Vec<f64> = (0..n).map(|j| ((j + n - 2) % n) as f64).collect();
+        assert_close(&grad, &expected);
+        let grad = check_slice(
+            rotated_in_a_loop,
+            rotated_in_a_loop_vjp,
+            rotated_in_a_loop_jvp,
+            &X,
+        );
+        let at = positions_after_the_loop(n);
+        let expected: Vec<f64> = (0..n).map(|j| 2.0 * X[j] * at[j] as f64).collect();
+        assert_close(&grad, &expected);
+    }
+
+    #[differentiate]
+    fn rotated_too_far(x: &[f64]) -> f64 {
+        let mut y = x.to_vec();
+        y.rotate_left(x.len() + 1);
+        y[0]
+    }
+
+    #[test]
+    #[should_panic(expected = "mid <= self.len()")]
+    fn a_rotation_past_the_length_panics_as_in_the_function() {
+        let mut d = [0.0; 7];
+        rotated_too_far_vjp(&X, &mut d, 1.0);
+    }
+
+    /// `Vec::from_iter` of a chain and of a buffer's items.
+    #[differentiate(vjp, jvp)]
+    #[allow(clippy::from_iter_instead_of_collect)]
+    fn from_iter(x: &[f64]) -> f64 {
+        let doubled = Vec::from_iter(x.iter().map(|v| v * 2.0));
+        let copy: Vec<f64> = Vec::from_iter(x.iter().copied());
+        doubled.iter().zip(&copy).map(|(a, b)| a * b.cos()).sum()
+    }
+
+    #[test]
+    fn vec_from_iter_is_a_collect() {
+        let grad = check_slice(from_iter, from_iter_vjp, from_iter_jvp, &X);
+        let expected: Vec<f64> = X.iter().map(|&v| 2.0 * (v.cos() - v * v.sin())).collect();
+        assert_close(&grad, &expected);
+    }
+
+    /// `match` on `split_last` (the arms in order) and on `split_first`
+    /// (`None` first).
+    #[differentiate(vjp, jvp)]
+    fn split_matched(x: &[f64]) -> f64 {
+        let a = match x.split_last() {
+            Some((last, rest)) => last.exp() + rest.iter().sum::<f64>(),
+            None => 0.0,
+        };
+        let b = match x.split_first() {
+            None => 2.0,
+            Some((&first, rest)) => first * rest.len() as f64,
+        };
+        a * b
+    }
+
+    #[test]
+    fn a_match_on_split_first_or_split_last() {
+        let grad = check_slice(split_matched, split_matched_vjp, split_matched_jvp, &X);
+        let n = X.len();
+        let a = X[n - 1].exp() + X[..n - 1].iter().sum::<f64>();
+        let b = X[0] * (n - 1) as f64;
+        let mut expected = vec![b; n];
+        expected[n - 1] = b * X[n - 1].exp();
+        expected[0] += a * (n - 1) as f64;
+        assert_close(&grad, &expected);
+        let mut d = [];
+        assert_eq!(split_matched_vjp(&[], &mut d, 1.0), 0.0);
+    }
+
+    /// A table outside the function named by one letter.
+    const W: [f64; 3] = [0.25, 0.5, 0.25];
+
+    #[differentiate(vjp, jvp)]
+    fn smoothed(x: &[f64]) -> f64 {
+        let mut s = 0.0;
+        for i in 1..x.len() - 1 {
+            let mut c = 0.0;
+            for k in 0..3 {
+                c += W[k] * x[i + k - 1];
+            }
+            s += c * c;
+        }
+        s
+    }
+
+    #[test]
+    fn a_table_named_by_one_letter() {
+        let grad = check_slice(smoothed, smoothed_vjp, smoothed_jvp, &X);
+        let mut expected = vec![0.0; X.len()];
+        for i in 1..X.len() - 1 {
+            let c: f64 = (0..3).map(|k| W[k] * X[i + k - 1]).sum();
+            for k in 0..3 {
+                expected[i + k - 1] += 2.0 * c * W[k];
+            }
+        }
+        assert_close(&grad, &expected);
+    }
+}

@@ -374,6 +374,11 @@ impl Lower<'_> {
     ) -> Result<(), Poison> {
         let two = self.usize_lit(2, span);
         let half = self.int_op(BinOp::Div, len, two, span);
+        // `v[..1].reverse()`: nothing to exchange, and no `0..0` loop that
+        // clippy would report in the user's code.
+        if self.int_const(half) == Some(0) {
+            return Ok(());
+        }
         let zero = self.usize_lit(0, span);
         self.index_loop(zero, half, span, |this, i| {
             let one = this.usize_lit(1, span);
@@ -388,6 +393,46 @@ impl Lower<'_> {
             };
             this.exchange((buf, at_i), (buf, at_j), span);
         })
+    }
+
+    /// `buf[start..start + len]` rotated left by `k` (right, unless
+    /// `left`), as `rotate_left` does it: a `k` past the length panics with
+    /// its message, then the part before the cut and the part after it are
+    /// reversed, and then the whole.
+    fn rotate(
+        &mut self,
+        buf: Value,
+        start: Option<Value>,
+        len: Value,
+        k: Value,
+        left: bool,
+        span: Span,
+    ) -> Result<(), Poison> {
+        let (k_name, len_name) = (
+            proc_macro2::Ident::new("__ad_k", span),
+            proc_macro2::Ident::new("__ad_len", span),
+        );
+        let check = match left {
+            true => {
+                quote_spanned!(span=> ::core::assert!(#k_name <= #len_name, "assertion failed: mid <= self.len()");)
+            }
+            false => {
+                quote_spanned!(span=> ::core::assert!(#k_name <= #len_name, "assertion failed: k <= self.len()");)
+            }
+        };
+        let _ = self.effect_with(check, vec![(k_name, k), (len_name, len)], span);
+        let mid = match left {
+            true => k,
+            false => self.int_op(BinOp::Sub, len, k, span),
+        };
+        let rest = self.int_op(BinOp::Sub, len, mid, span);
+        let cut = match start {
+            Some(start) => self.int_op(BinOp::Add, start, mid, span),
+            None => mid,
+        };
+        self.reverse_range(buf, start, mid, span)?;
+        self.reverse_range(buf, Some(cut), rest, span)?;
+        self.reverse_range(buf, start, len, span)
     }
 
     /// Elements `i` and `j` of `view` exchanged (an index past the range's
@@ -1345,6 +1390,15 @@ impl Lower<'_> {
                         Ok(self.push(Inst::Tuple(Vec::new()), Ty::Tuple(Vec::new()), span))
                     })
                 }
+                ("rotate_left" | "rotate_right", 1) => {
+                    let span = call.span();
+                    view.and_then(|view| {
+                        let k = self.expr(&call.args[0])?;
+                        let left = name == "rotate_left";
+                        self.rotate(view.buf, Some(view.start), view.len, k, left, span)?;
+                        Ok(self.push(Inst::Tuple(Vec::new()), Ty::Tuple(Vec::new()), span))
+                    })
+                }
                 _ => self.unsupported(&call.method, msg::view_method(&name)),
             });
         }
@@ -1391,6 +1445,14 @@ impl Lower<'_> {
                 ("reverse", 0) => {
                     let len = self.push(Inst::Len(buf), Ty::Int, span);
                     self.reverse_range(buf, None, len, span)?;
+                    Ok(self.push(Inst::Tuple(Vec::new()), Ty::Tuple(Vec::new()), span))
+                }
+                // `v.rotate_left(k)` (`rotate_right`): three reversals, of
+                // the two parts and then of the whole.
+                ("rotate_left" | "rotate_right", 1) => {
+                    let k = self.expr(&call.args[0])?;
+                    let len = self.push(Inst::Len(buf), Ty::Int, span);
+                    self.rotate(buf, None, len, k, name == "rotate_left", span)?;
                     Ok(self.push(Inst::Tuple(Vec::new()), Ty::Tuple(Vec::new()), span))
                 }
                 // `v.copy_from_slice(&src)`: the lengths checked, then the
@@ -1544,8 +1606,9 @@ fn is_field(expr: &Expr) -> bool {
     }
 }
 
-/// Whether `path` names a constant by its case: `GW`, `tables::GW`, two
-/// characters or more, upper case, digits and `_`.
+/// Whether `path` names a constant by its case: `W`, `GW`, `tables::GW`,
+/// upper case, digits and `_` (a const generic `N` is one too, and is never
+/// indexed or iterated: it is read as the number it is).
 pub(super) fn is_constant_path(path: &syn::ExprPath) -> bool {
     let Some(last) = path.path.segments.last() else {
         return false;
@@ -1553,7 +1616,6 @@ pub(super) fn is_constant_path(path: &syn::ExprPath) -> bool {
     let name = last.ident.unraw().to_string();
     path.qself.is_none()
         && last.arguments.is_none()
-        && name.len() > 1
         && name.starts_with(|c: char| c.is_ascii_uppercase())
         && name
             .chars()

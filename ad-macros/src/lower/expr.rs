@@ -392,6 +392,11 @@ impl Lower<'_> {
         if let Some(item) = self.tuple_scrutinee(&expr.expr) {
             return item.and_then(|item| self.arms(&expr.arms, &item, want_value, parts));
         }
+        if parts.is_none()
+            && let Some(desugared) = split_match_as_if(expr)
+        {
+            return self.if_(&desugared, want_value);
+        }
         if let Some(lowered) = self.option_match(expr, want_value, parts) {
             return lowered;
         }
@@ -2347,6 +2352,44 @@ fn if_let_reduced(expr: &ExprIf, binding: &syn::ExprLet) -> Option<ExprIf> {
     };
     desugared.else_branch.clone_from(&expr.else_branch);
     Some(desugared)
+}
+
+/// `match x.split_first() { Some((a, rest)) => e1, None => e2 }`
+/// (`split_last`, the arms in either order, `_` for `None`) as the `if let`
+/// it is, which [`if_let_reduced`] takes apart. `None` for any other
+/// `match`.
+fn split_match_as_if(expr: &ExprMatch) -> Option<ExprIf> {
+    let Expr::MethodCall(split) = super::strip_parens(&expr.expr) else {
+        return None;
+    };
+    if !(split.method == "split_first" || split.method == "split_last") || !split.args.is_empty() {
+        return None;
+    }
+    let [first, second] = &expr.arms[..] else {
+        return None;
+    };
+    let some_pattern = |arm: &syn::Arm| match &arm.pat {
+        Pat::TupleStruct(some) if some.path.is_ident("Some") && some.elems.len() == 1 => {
+            Some(some.elems[0].clone())
+        }
+        _ => None,
+    };
+    // A guarded arm is a `Pat::Guard`: neither of these.
+    let is_none = |arm: &syn::Arm| match &arm.pat {
+        Pat::Wild(_) => true,
+        Pat::Ident(none) => none.ident == "None" && none.subpat.is_none(),
+        Pat::Path(none) => none.path.is_ident("None"),
+        _ => false,
+    };
+    let (pattern, some, none) = match (some_pattern(first), some_pattern(second)) {
+        (Some(pattern), _) if is_none(second) => (pattern, first, second),
+        (_, Some(pattern)) if is_none(first) => (pattern, second, first),
+        _ => return None,
+    };
+    let (whole, then, els) = (&expr.expr, &some.body, &none.body);
+    Some(syn::parse_quote_spanned! {expr.match_token.span=>
+        if let Some(#pattern) = #whole { #then } else { #els }
+    })
 }
 
 /// The test that an `Option` the lowering takes apart is `Some`, in terms

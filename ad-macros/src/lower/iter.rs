@@ -2682,7 +2682,7 @@ impl Lower<'_> {
     }
 
     /// The value of an integer constant, if `value` is one.
-    fn int_const(&self, value: Value) -> Option<u64> {
+    pub(super) fn int_const(&self, value: Value) -> Option<u64> {
         match self.builder.func().inst(value) {
             Inst::Const(Const::Zero) if matches!(self.ty(value), Ty::Int) => Some(0),
             _ => self

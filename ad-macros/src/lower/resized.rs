@@ -225,6 +225,8 @@ impl<'ast> Visit<'ast> for Scan<'_> {
                             | "copy_from_slice"
                             | "swap"
                             | "reverse"
+                            | "rotate_left"
+                            | "rotate_right"
                     ) =>
             {
                 self.blocked = true;

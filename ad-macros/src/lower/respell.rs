@@ -4,7 +4,8 @@
 //!
 //! - `v.extend(chain);` is the loop `for item in chain { v.push(item); }`;
 //! - `tmp.clear();` opening a loop's body is a `Vec` made afresh there;
-//! - `Vec::from(s)` is `s.to_vec()`; `Vec::from([a, b])` and
+//! - `Vec::from(s)` is `s.to_vec()`; `Vec::from_iter(chain)` is
+//!   `chain.collect()`; `Vec::from([a, b])` and
 //!   `[a, b].to_vec()` are `vec![a, b]`; `v.clone_from(&w)` is
 //!   `v = w.clone()`;
 //! - `[a, b].concat()` is `a.iter().chain(b.iter()).copied().collect()`;
@@ -200,10 +201,25 @@ fn converted(expr: &Expr) -> Option<Expr> {
             let Expr::Path(path) = super::strip_parens(&call.func) else {
                 return None;
             };
-            if expr::segments(&path.path) != ["Vec", "from"] {
-                return None;
-            }
             let arg = &call.args[0];
+            let segments = expr::segments(&path.path);
+            match segments.iter().map(String::as_str).collect::<Vec<_>>()[..] {
+                ["Vec", "from"] => {}
+                // `Vec::from_iter(chain)`, the collect it is.
+                ["Vec", "from_iter"] => {
+                    let items = match super::strip_parens(arg) {
+                        Expr::MethodCall(_) => parenthesized(arg),
+                        _ => {
+                            let arg = parenthesized(arg);
+                            syn::parse_quote_spanned!(span=> #arg.into_iter())
+                        }
+                    };
+                    return Some(syn::parse_quote_spanned!(span=>
+                        #items.collect::<::std::vec::Vec<_>>()
+                    ));
+                }
+                _ => return None,
+            }
             Some(literal_as_vec(arg).unwrap_or_else(|| {
                 let arg = parenthesized(arg);
                 syn::parse_quote_spanned!(span=> #arg.to_vec())
