@@ -1478,3 +1478,23 @@ check!(
         s
     }"
 );
+check!(
+    settings_by_value,
+    "",
+    "fn f(x: &[f64], cfg: Settings) -> f64 {
+        let mut s = 0.0;
+        for i in 0..cfg.terms {
+            s += cfg.scale * x[i] * x[i];
+        }
+        if cfg.flip { -s } else { s }
+    }"
+);
+check!(
+    rotated,
+    "",
+    "fn f(x: &[f64]) -> f64 {
+        let mut y = x.to_vec();
+        y.rotate_left(2);
+        y.iter().enumerate().map(|(i, v)| v * i as f64).sum()
+    }"
+);

@@ -274,6 +274,25 @@ pub mod __private {
 
     impl<F> Is<F> for F {}
 
+    /// Ambiguous, and so a compile error, exactly for a type that is
+    /// [`Tangent`](crate::Tangent): generated code calls
+    /// `TakeTangentStructsByReference::constant_data(&cfg)` for a parameter
+    /// taken by value whose fields the body reads. Such a struct is constant
+    /// data (its numbers get no adjoint), which is what a configuration
+    /// struct is and not what a struct deriving `Tangent` is meant for:
+    /// that one must be taken by reference (`p: &Params`) to get its
+    /// gradient. (The macro sees only the type's name, so the check is the
+    /// compiler's.)
+    pub trait TakeTangentStructsByReference<Kind> {
+        /// See the trait.
+        #[inline(always)]
+        fn constant_data(&self) {}
+    }
+
+    impl<T: ?Sized> TakeTangentStructsByReference<()> for T {}
+
+    impl<T: ?Sized + crate::Tangent> TakeTangentStructsByReference<u8> for T {}
+
     /// Compiles only if `user` is the function `runtime`: generated code checks
     /// that a path the user wrote (`detach`, `ad_runtime::dot`) names the
     /// runtime's function, whose pullback the adjoint uses, and not a function

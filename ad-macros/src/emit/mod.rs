@@ -474,6 +474,26 @@ impl<'a> Emitter<'a> {
                 use ::ad_runtime::__private as __ad;
             ));
         }
+        // `cfg.dt` of `cfg: Config` by value: constant data, unless its type
+        // is `Tangent` (a compile error then: see the runtime's
+        // `TakeTangentStructsByReference`).
+        let mut read_by_value = Vec::new();
+        for data in &func.insts {
+            if let Inst::Field { base, .. } = &data.inst
+                && matches!(func.inst(*base), Inst::Param(_))
+                && *func.ty(*base) == Ty::Unknown
+                && !read_by_value.contains(base)
+            {
+                read_by_value.push(*base);
+            }
+        }
+        for param in read_by_value {
+            let name = self.expr(param).at(Prec::Postfix);
+            let span = func.span(param);
+            stmts.extend(quote_spanned! {span=>
+                ::ad_runtime::__private::TakeTangentStructsByReference::constant_data(&#name);
+            });
+        }
         // `detach`, `ad_runtime::dot`, … as the user wrote them must name the
         // runtime's functions, whose pullbacks the adjoint uses.
         let mut checked = HashSet::new();

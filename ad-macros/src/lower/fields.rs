@@ -16,7 +16,7 @@ use quote::ToTokens;
 use syn::spanned::Spanned;
 use syn::{Expr, ExprField};
 
-use super::{Lower, Lowered, Poison, expr::local_name};
+use super::{Lower, Lowered, Poison, Special, expr::local_name};
 use crate::diag::msg;
 use crate::ir::{Inst, Ty, Value};
 
@@ -45,14 +45,24 @@ impl Lower<'_> {
         }
         path.reverse();
         let name = local_name(base)?;
-        let root = match self.lookup(&name)? {
-            Ok(root) if self.builder.func().ty(root) == &Ty::Struct => root,
-            // A parameter whose type was rejected: reported there already.
-            Ok(root) if self.builder.func().ty(root) == &Ty::Unknown => {
-                return Some(Err(Poison));
+        // `cfg.dt` of `cfg: Config` taken by value: constant data, whose
+        // numbers are read as they are (no adjoint). A field indexed as a
+        // buffer stays an error: the split API's pullback could not hold it.
+        let root = if let Some(Special::Opaque(root)) = self.special(&name) {
+            if as_buffer {
+                return Some(self.unsupported(expr, msg::OPAQUE_USE));
             }
-            Ok(_) => return None,
-            Err(Poison) => return Some(Err(Poison)),
+            root
+        } else {
+            match self.lookup(&name)? {
+                Ok(root) if self.builder.func().ty(root) == &Ty::Struct => root,
+                // A parameter whose type was rejected: reported there already.
+                Ok(root) if self.builder.func().ty(root) == &Ty::Unknown => {
+                    return Some(Err(Poison));
+                }
+                Ok(_) => return None,
+                Err(Poison) => return Some(Err(Poison)),
+            }
         };
         let key: Vec<String> = path
             .iter()
@@ -76,9 +86,23 @@ impl Lower<'_> {
         } else {
             Ty::Float
         };
+        let span = expr.span();
+        Some(Ok(self.hoisted_field(root, path, key, ty, span)))
+    }
+
+    /// `root.path` read at the start of the body, after the parameters and
+    /// the fields read before, and remembered under `key`.
+    fn hoisted_field(
+        &mut self,
+        root: Value,
+        path: Vec<syn::Member>,
+        key: String,
+        ty: Ty,
+        span: proc_macro2::Span,
+    ) -> Value {
         let value = self
             .builder
-            .push_detached(Inst::Field { base: root, path }, ty, expr.span());
+            .push_detached(Inst::Field { base: root, path }, ty, span);
         // Read once, after the parameters and the fields read before.
         let func = self.builder.func_mut();
         let position = func
@@ -98,7 +122,7 @@ impl Lower<'_> {
             path: key,
             value,
         });
-        Some(Ok(value))
+        value
     }
 
     /// A field matched on by variants (`match self.act { Act::Relu => … }`,
@@ -116,6 +140,10 @@ impl Lower<'_> {
     pub(super) fn bool_use(&mut self, value: Value) {
         let data = &mut self.builder.func_mut().insts[value.index()];
         if matches!(data.inst, Inst::Effect { .. }) && data.ty == Ty::Unknown {
+            data.ty = Ty::Bool;
+        }
+        // `if cfg.clamp` of a field taken for a float until used.
+        if matches!(data.inst, Inst::Field { .. }) && data.ty == Ty::Float {
             data.ty = Ty::Bool;
         }
     }
