@@ -483,8 +483,9 @@ impl Lower<'_> {
             Some((last, init)) => (Some(last), init),
             None => (None, &[][..]),
         };
+        let uses = BufferUses::of(&block.stmts);
         for index in 0..init.len() {
-            self.stmt_among(&block.stmts, index);
+            self.stmt_among(&block.stmts, index, &uses);
         }
         let tail = match last {
             Some(Stmt::Expr(expr, None)) => expr,
@@ -645,6 +646,7 @@ impl Lower<'_> {
         if let Some(desugared) = desugared(stmts, want_value) {
             return self.stmts(&desugared, want_value);
         }
+        let uses = BufferUses::of(stmts);
         for (index, stmt) in stmts.iter().enumerate() {
             let is_last = index + 1 == stmts.len();
             match stmt {
@@ -657,7 +659,7 @@ impl Lower<'_> {
                     self.stmt(stmt);
                     return Err(Poison);
                 }
-                _ => self.stmt_among(stmts, index),
+                _ => self.stmt_among(stmts, index, &uses),
             }
             // `{ …; panic!("…"); }`: the block never ends, so its value is
             // never read.
@@ -928,11 +930,11 @@ impl Lower<'_> {
 
     /// `stmts[index]`, knowing what the statements after it do with the
     /// name it binds (see [`Lower::let_is_buffer`]).
-    fn stmt_among(&mut self, stmts: &[Stmt], index: usize) {
+    fn stmt_among(&mut self, stmts: &[Stmt], index: usize, uses: &BufferUses) {
         let stmt = &stmts[index];
         self.let_is_buffer = match stmt {
             Stmt::Local(local) => bound_name(&local.pat).is_some_and(|name| {
-                used_as_buffer(&name, &stmts[index + 1..]) || self.returned.as_ref() == Some(&name)
+                uses.used_as_buffer_after(&name, index) || self.returned.as_ref() == Some(&name)
             }),
             _ => false,
         };
@@ -2190,20 +2192,54 @@ fn bound_name(pat: &Pat) -> Option<String> {
     }
 }
 
-/// Whether `stmts` use `name` as a buffer (indexed, iterated, measured or
-/// borrowed) before a `let` of theirs binds it again.
-fn used_as_buffer(name: &str, stmts: &[Stmt]) -> bool {
-    for stmt in stmts {
-        if buffer_names(stmt).contains(name) {
-            return true;
+/// Where the statements of a block use each name as a buffer (see
+/// [`buffer_names`]) and where a `let` binds it, found once per block: a
+/// `let` asks what the statements after it do with its name, and asking
+/// each of them again for every `let` took time quadratic in the block's
+/// length (a 3,000-statement function spent most of its expansion there).
+struct BufferUses {
+    /// The statements using each name as a buffer, in order.
+    uses: HashMap<String, Vec<usize>>,
+    /// The `let`s binding each name, in order.
+    binds: HashMap<String, Vec<usize>>,
+}
+
+impl BufferUses {
+    fn of(stmts: &[Stmt]) -> BufferUses {
+        let mut uses: HashMap<String, Vec<usize>> = HashMap::new();
+        let mut binds: HashMap<String, Vec<usize>> = HashMap::new();
+        for (index, stmt) in stmts.iter().enumerate() {
+            for name in buffer_names(stmt) {
+                uses.entry(name).or_default().push(index);
+            }
+            if let Stmt::Local(local) = stmt
+                && let Some(name) = bound_name(&local.pat)
+            {
+                binds.entry(name).or_default().push(index);
+            }
         }
-        if let Stmt::Local(local) = stmt
-            && bound_name(&local.pat).as_deref() == Some(name)
-        {
-            return false;
+        BufferUses { uses, binds }
+    }
+
+    /// Whether the statements after `index` use `name` as a buffer (indexed,
+    /// iterated, measured or borrowed) before a `let` of theirs binds it
+    /// again (a `let` using it in its initializer uses it).
+    fn used_as_buffer_after(&self, name: &str, index: usize) -> bool {
+        let first_after = |at: Option<&Vec<usize>>| {
+            at.and_then(|indices| {
+                let k = indices.partition_point(|&i| i <= index);
+                indices.get(k).copied()
+            })
+        };
+        match (
+            first_after(self.uses.get(name)),
+            first_after(self.binds.get(name)),
+        ) {
+            (Some(used), Some(bound)) => used <= bound,
+            (Some(_), None) => true,
+            (None, _) => false,
         }
     }
-    false
 }
 
 /// The names a statement uses as buffers: indexed (`v[i]`), iterated or
