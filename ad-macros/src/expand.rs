@@ -230,29 +230,24 @@ fn reverse_mode(item: &ItemFn, stages: &Stages) -> TokenStream {
     // method calls `Self::g_forward_all(self, x)`).
     let forward = {
         let primal_len = stages.primal.insts.len();
-        let forward = emit::forward(
-            item,
-            &stages.sig,
-            &stages.unfused,
-            primal_len,
-            emit::Entry::Forward,
-        );
-        // Without `wrt` the two are the same function; written twice, since
-        // one cannot call the other by a path that works both for a free
-        // function (`f_forward`) and an associated one (`Self::f_forward`).
-        let all = match &stages.all_active {
-            Some((sig, vjp, primal_len)) => {
-                emit::forward(item, sig, vjp, *primal_len, emit::Entry::All)
+        match &stages.all_active {
+            Some((sig, vjp, all_len)) => {
+                let forward = emit::forward(
+                    item,
+                    &stages.sig,
+                    &stages.unfused,
+                    primal_len,
+                    emit::Entry::Forward,
+                );
+                let all = emit::forward(item, sig, vjp, *all_len, emit::Entry::All);
+                quote!(#forward #all)
             }
-            None => emit::forward(
-                item,
-                &stages.sig,
-                &stages.unfused,
-                primal_len,
-                emit::Entry::All,
-            ),
-        };
-        quote!(#forward #all)
+            // Without `wrt` the two are the same function: one body, written
+            // under both names, since one cannot call the other by a path
+            // that works both for a free function (`f_forward`) and an
+            // associated one (`Self::f_forward`).
+            None => emit::forward_and_all(item, &stages.sig, &stages.unfused, primal_len),
+        }
     };
     quote!(#vjp #forward)
 }

@@ -32,7 +32,8 @@ pub(crate) use header::{header, hvp_header, jvp_header, jvp_header_named, jvp_pa
 #[cfg(test)]
 pub(crate) use hoist::Plan;
 pub(crate) use split::{
-    Entry, adjoint_types, forward, forward_header, pullback_params, pullback_trait, shared,
+    Entry, adjoint_types, forward, forward_and_all, forward_header, pullback_params,
+    pullback_trait, shared,
 };
 
 use std::collections::{HashMap, HashSet};

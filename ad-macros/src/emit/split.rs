@@ -38,18 +38,52 @@ pub(crate) fn forward(
     primal_len: usize,
     entry: Entry,
 ) -> TokenStream {
-    let pullback_ty = pullback_trait(sig);
-    let header = forward_header(item, sig, &pullback_ty, entry);
-    let mut emitter = Emitter::new(func);
-    emitter.split = Some(Mode {
-        pullback_ty: pullback_ty.clone(),
-    });
-    let body = emitter.split_body(sig, adjoint_start(func, primal_len), entry);
+    let header = forward_header(item, sig, &pullback_trait(sig), entry);
+    let body = forward_body(sig, func, primal_len, entry);
     quote! {
         #header {
             #body
         }
     }
+}
+
+/// `f_forward` and `f_forward_all` of the same IR (no `wrt`): one body
+/// under both headers, emitted once. Only the handling of a buffer of rows
+/// (flat in `_forward_all`) tells their bodies apart.
+pub(crate) fn forward_and_all(
+    item: &ItemFn,
+    sig: &Signature,
+    func: &Function,
+    primal_len: usize,
+) -> TokenStream {
+    if sig.params.iter().any(|param| param.rows.is_some()) {
+        let user = forward(item, sig, func, primal_len, Entry::Forward);
+        let all = forward(item, sig, func, primal_len, Entry::All);
+        return quote!(#user #all);
+    }
+    let pullback_ty = pullback_trait(sig);
+    let body = forward_body(sig, func, primal_len, Entry::Forward);
+    let (forward, all) = (
+        forward_header(item, sig, &pullback_ty, Entry::Forward),
+        forward_header(item, sig, &pullback_ty, Entry::All),
+    );
+    quote! {
+        #forward {
+            #body
+        }
+        #all {
+            #body
+        }
+    }
+}
+
+/// The body of `f_forward` (or `f_forward_all`).
+fn forward_body(sig: &Signature, func: &Function, primal_len: usize, entry: Entry) -> TokenStream {
+    let mut emitter = Emitter::new(func);
+    emitter.split = Some(Mode {
+        pullback_ty: pullback_trait(sig),
+    });
+    emitter.split_body(sig, adjoint_start(func, primal_len), entry)
 }
 
 /// Which split entry point: the user's `f_forward`, which honours `wrt` as
@@ -132,12 +166,18 @@ pub(crate) fn forward_header(
     // type parameters of its own is not supported: `use<…>` would have to
     // name them, and the macro cannot see them.
     let float_param = &sig.float_param;
+    // `#[inline]`: compiled only where it is called. A library's public
+    // functions are compiled in the library whether called or not, and a
+    // caller of `f` calls `f_vjp` far more often than the split API, which
+    // would otherwise double the machine code of every `#[differentiate]`d
+    // function (docs/performance.md, "Compile cost").
     quote! {
         #(#[doc = #doc])*
         #hidden
         #(#kept)*
         #allows
         #[allow(clippy::type_complexity)]
+        #[inline]
         #vis fn #name #generics (#(#params),*) -> (#output, impl #pullback_ty + use<#float_param>) #where_clause
     }
 }
