@@ -10469,6 +10469,61 @@ mod settings_by_value {
         if cfg.flip { -s } else { s }
     }
 
+    /// Settings generic over the float type.
+    #[derive(Clone, Copy)]
+    struct Scaled<T> {
+        scale: T,
+        terms: usize,
+    }
+
+    #[differentiate(vjp, jvp)]
+    fn scaled_squares<T: ad_runtime::Float>(x: &[T], cfg: Scaled<T>) -> T {
+        let mut s = T::ZERO;
+        for i in 0..cfg.terms.min(x.len()) {
+            s += cfg.scale * x[i] * x[i];
+        }
+        s
+    }
+
+    #[test]
+    fn generic_settings_by_value() {
+        let cfg = Scaled {
+            scale: 1.5,
+            terms: 4,
+        };
+        let grad = check_scalar(
+            |p| scaled_squares(p, cfg),
+            |p, seed| {
+                let mut d = vec![0.0; p.len()];
+                let out = scaled_squares_vjp(p, &mut d, cfg, seed);
+                (out, d)
+            },
+            &X,
+        );
+        check_jvp(
+            |p| scaled_squares(p, cfg),
+            |p, u| scaled_squares_jvp(p, u, cfg),
+            &grad,
+            &X,
+        );
+        let expected: Vec<f64> = X
+            .iter()
+            .enumerate()
+            .map(|(i, &v)| if i < 4 { 3.0 * v } else { 0.0 })
+            .collect();
+        assert_close(&grad, &expected);
+        let x32: Vec<f32> = X.iter().map(|&v| v as f32).collect();
+        let mut d32 = vec![0.0_f32; x32.len()];
+        let cfg32 = Scaled {
+            scale: 1.5_f32,
+            terms: 4,
+        };
+        scaled_squares_vjp(&x32, &mut d32, cfg32, 1.0);
+        for (d, e) in d32.iter().zip(&expected) {
+            assert!((f64::from(*d) - e).abs() < 1e-5, "{d} vs {e}");
+        }
+    }
+
     #[derive(Clone, Copy)]
     struct Stepping {
         dt: f64,
