@@ -86,23 +86,9 @@ impl Lower<'_> {
         } else {
             Ty::Float
         };
-        let span = expr.span();
-        Some(Ok(self.hoisted_field(root, path, key, ty, span)))
-    }
-
-    /// `root.path` read at the start of the body, after the parameters and
-    /// the fields read before, and remembered under `key`.
-    fn hoisted_field(
-        &mut self,
-        root: Value,
-        path: Vec<syn::Member>,
-        key: String,
-        ty: Ty,
-        span: proc_macro2::Span,
-    ) -> Value {
         let value = self
             .builder
-            .push_detached(Inst::Field { base: root, path }, ty, span);
+            .push_detached(Inst::Field { base: root, path }, ty, expr.span());
         // Read once, after the parameters and the fields read before.
         let func = self.builder.func_mut();
         let position = func
@@ -122,7 +108,7 @@ impl Lower<'_> {
             path: key,
             value,
         });
-        value
+        Some(Ok(value))
     }
 
     /// A field matched on by variants (`match self.act { Act::Relu => … }`,
