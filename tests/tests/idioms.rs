@@ -10524,6 +10524,71 @@ mod settings_by_value {
         }
     }
 
+    /// Fields of several types: an `i32`, a `usize` compared with an index,
+    /// a tuple, a string only asserted on; and a tuple struct.
+    #[derive(Clone, Copy)]
+    struct Mixed {
+        k: i32,
+        n: usize,
+        lo: f64,
+        name: &'static str,
+        pair: (f64, usize),
+    }
+
+    #[derive(Clone, Copy)]
+    struct Weight(f64);
+
+    #[differentiate(vjp, jvp)]
+    fn mixed(x: &[f64], cfg: Mixed, w: Weight) -> f64 {
+        let mut s = 0.0;
+        for i in 0..x.len() {
+            if i < cfg.n {
+                s += x[i] * f64::from(cfg.k);
+            }
+            if x[i] > cfg.lo {
+                s += x[i] * w.0;
+            }
+        }
+        assert!(!cfg.name.is_empty(), "named {}", cfg.name);
+        s * cfg.pair.0 + cfg.pair.1 as f64
+    }
+
+    #[test]
+    fn fields_of_several_types_and_a_tuple_struct() {
+        let cfg = Mixed {
+            k: 2,
+            n: 3,
+            lo: 0.5,
+            name: "settings",
+            pair: (1.5, 3),
+        };
+        let w = Weight(0.5);
+        let grad = check_scalar(
+            |p| mixed(p, cfg, w),
+            |p, seed| {
+                let mut d = vec![0.0; p.len()];
+                let out = mixed_vjp(p, &mut d, cfg, w, seed);
+                (out, d)
+            },
+            &X,
+        );
+        check_jvp(
+            |p| mixed(p, cfg, w),
+            |p, u| mixed_jvp(p, u, cfg, w),
+            &grad,
+            &X,
+        );
+        let expected: Vec<f64> = X
+            .iter()
+            .enumerate()
+            .map(|(i, &v)| {
+                let per = if i < 3 { 2.0 } else { 0.0 } + if v > 0.5 { 0.5 } else { 0.0 };
+                1.5 * per
+            })
+            .collect();
+        assert_close(&grad, &expected);
+    }
+
     #[derive(Clone, Copy)]
     struct Stepping {
         dt: f64,
