@@ -10412,6 +10412,25 @@ mod rotations_and_other_spellings {
         assert_eq!(split_matched_vjp(&[], &mut d, 1.0), 0.0);
     }
 
+    /// Counts made floats as `clippy::pedantic` asks: `try_from` then
+    /// `unwrap` or `expect` with a message, then `f64::from`.
+    #[differentiate(vjp, jvp)]
+    fn weighted_mean(x: &[f64]) -> f64 {
+        let mut s = 0.0;
+        for (i, v) in x.iter().enumerate() {
+            s += f64::from(u32::try_from(i).expect("a short slice")) * v;
+        }
+        s / f64::from(u32::try_from(x.len()).unwrap())
+    }
+
+    #[test]
+    fn counts_converted_with_try_from() {
+        let grad = check_slice(weighted_mean, weighted_mean_vjp, weighted_mean_jvp, &X);
+        let n = X.len() as f64;
+        let expected: Vec<f64> = (0..X.len()).map(|i| i as f64 / n).collect();
+        assert_close(&grad, &expected);
+    }
+
     /// A table outside the function named by one letter.
     const W: [f64; 3] = [0.25, 0.5, 0.25];
 

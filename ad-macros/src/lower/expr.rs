@@ -1556,9 +1556,17 @@ impl Lower<'_> {
     /// float passed to a method no rule knows would lose its derivative.
     fn constant_method(&mut self, call: &ExprMethodCall, receiver: Value, name: &str) -> Lowered {
         let span = call.span();
-        let mut values = vec![(proc_macro2::Ident::new("__ad_receiver", span), receiver)];
-        let mut refs = Vec::new();
+        let receiver_name = proc_macro2::Ident::new("__ad_receiver", span);
+        let mut values = vec![(receiver_name.clone(), receiver)];
+        let mut args = Vec::new();
         for (k, arg) in call.args.iter().enumerate() {
+            // `r.expect("…")`: a string is passed as written.
+            if let Expr::Lit(lit) = super::strip_parens(arg)
+                && matches!(lit.lit, syn::Lit::Str(_) | syn::Lit::Char(_))
+            {
+                args.push(lit.to_token_stream());
+                continue;
+            }
             let (arg, by_ref) = match super::strip_parens(arg) {
                 Expr::Reference(reference) if reference.mutability.is_none() => {
                     (&*reference.expr, true)
@@ -1569,17 +1577,14 @@ impl Lower<'_> {
             if !matches!(self.ty(value), Ty::Unknown | Ty::Int | Ty::Bool) {
                 return self.unsupported(arg, msg::CONSTANT_METHOD_FLOAT);
             }
-            refs.push(by_ref.then(|| quote::quote!(&)));
-            values.push((
-                proc_macro2::Ident::new(&format!("__ad_arg{k}"), span),
-                value,
-            ));
+            let name = proc_macro2::Ident::new(&format!("__ad_arg{k}"), span);
+            let by_ref = by_ref.then(|| quote::quote!(&));
+            args.push(quote::quote!(#by_ref #name));
+            values.push((name, value));
         }
         let method = &call.method;
         let turbofish = &call.turbofish;
-        let receiver_name = &values[0].0;
-        let args = values[1..].iter().map(|(name, _)| name);
-        let tokens = quote_spanned!(span=> #receiver_name.#method #turbofish(#(#refs #args),*));
+        let tokens = quote_spanned!(span=> #receiver_name.#method #turbofish(#(#args),*));
         let ty = if name.starts_with("is_") {
             Ty::Bool
         } else {
