@@ -1498,3 +1498,14 @@ check!(
         y.iter().enumerate().map(|(i, v)| v * i as f64).sum()
     }"
 );
+check!(
+    array_literal_iterated,
+    "",
+    "fn f(x: &[f64]) -> f64 {
+        let mut s = 0.0;
+        for v in [x[0], 2.0 * x[1]] {
+            s += v * v;
+        }
+        s + [x[0] - x[1], x[1]].iter().map(|d| d * d).sum::<f64>().sqrt()
+    }"
+);

@@ -10431,6 +10431,47 @@ mod rotations_and_other_spellings {
         assert_close(&grad, &expected);
     }
 
+    /// Arrays written where they are iterated: a norm of three
+    /// differences, a loop over two values, `into_iter` and a repeat.
+    #[differentiate(vjp, jvp)]
+    fn arrays_in_place(x: &[f64]) -> f64 {
+        let norm = [x[0] - x[1], x[1] - x[2], x[2] - x[3]]
+            .iter()
+            .map(|d| d * d)
+            .sum::<f64>()
+            .sqrt();
+        let mut s = 0.0;
+        for v in [x[4], 2.0 * x[5]] {
+            s += v * v;
+        }
+        for (i, v) in [x[6]; 3].iter().enumerate() {
+            s += v * f64::from(u32::try_from(i).unwrap());
+        }
+        norm + s + [x[0], x[6]].into_iter().product::<f64>()
+    }
+
+    #[test]
+    fn arrays_iterated_where_they_are_written() {
+        let grad = check_slice(
+            arrays_in_place,
+            arrays_in_place_vjp,
+            arrays_in_place_jvp,
+            &X,
+        );
+        let d = [X[0] - X[1], X[1] - X[2], X[2] - X[3]];
+        let norm = d.iter().map(|v| v * v).sum::<f64>().sqrt();
+        let mut expected = vec![0.0; X.len()];
+        for (k, dk) in d.iter().enumerate() {
+            expected[k] += dk / norm;
+            expected[k + 1] -= dk / norm;
+        }
+        expected[4] += 2.0 * X[4];
+        expected[5] += 8.0 * X[5];
+        expected[6] += 3.0 + X[0];
+        expected[0] += X[6];
+        assert_close(&grad, &expected);
+    }
+
     /// A table outside the function named by one letter.
     const W: [f64; 3] = [0.25, 0.5, 0.25];
 

@@ -14,6 +14,8 @@
 //!   unless nothing can read `s` after it;
 //! - `let (a, b) = chain.unzip();` is two empty `Vec`s and the loop
 //!   pushing onto both; `let (a, b) = chain.partition(p);` is two filters;
+//! - `[a, b].iter().sum()` and `for v in [a, b] { … }` iterate over a
+//!   local array made where the literal was;
 //! - `let rows: Vec<&[f64]> = x.chunks(k).collect();` (`chunks_exact`,
 //!   `windows`) is the views it holds, `rows[i]` the sub-slice of `x` it
 //!   names, where every use is indexing, `len()`, `iter()` or a `for`.
@@ -35,6 +37,7 @@ pub(super) fn respelled(block: &Block) -> Cow<'_, Block> {
     let block = then(block, clears_as_fresh);
     let block = then(block, conversions);
     let block = then(block, statements_as_several);
+    let block = then(block, arrays_iterated);
     then(block, views_collected)
 }
 
@@ -173,6 +176,105 @@ fn extended(stmt: &Stmt) -> Option<Stmt> {
             #receiver.push(__ad_item);
         }
     ))
+}
+
+/// The body with every iteration over an array written in place (`[a,
+/// b].iter().sum()`, `for v in [a, b, c] { … }`) made over a local array:
+/// `({ let __ad_items = [a, b]; __ad_items.iter().sum() })`, and the loop
+/// in a block after the `let`, over `__ad_items.iter().copied()`. The
+/// elements are evaluated where they were, in the same order.
+fn arrays_iterated(block: &Block) -> Cow<'_, Block> {
+    struct Rewrite(bool);
+    impl syn::visit_mut::VisitMut for Rewrite {
+        fn visit_expr_mut(&mut self, expr: &mut Expr) {
+            if let Some(rewritten) = over_local_array(expr) {
+                *expr = rewritten;
+                self.0 = true;
+            }
+            syn::visit_mut::visit_expr_mut(self, expr);
+        }
+    }
+    copied_if_changed(block, Rewrite(false), |rewrite| rewrite.0)
+}
+
+/// `expr` iterating over an array literal, written over a local array (see
+/// [`arrays_iterated`]); `None` for any other expression.
+fn over_local_array(expr: &Expr) -> Option<Expr> {
+    let span = expr.span();
+    let items = syn::Ident::new("__ad_items", span);
+    match expr {
+        Expr::ForLoop(for_loop) => {
+            let (array, chain) = match is_array(&for_loop.expr) {
+                true => (
+                    (*for_loop.expr).clone(),
+                    syn::parse_quote_spanned!(span=> #items.iter().copied()),
+                ),
+                false => rooted_in_array(&for_loop.expr, &items)?,
+            };
+            let mut rewritten = for_loop.clone();
+            *rewritten.expr = chain;
+            Some(syn::parse_quote_spanned!(span=> {
+                let #items = #array;
+                #rewritten
+            }))
+        }
+        Expr::MethodCall(_) => {
+            let (array, chain) = rooted_in_array(expr, &items)?;
+            Some(syn::parse_quote_spanned!(span=> ({
+                let #items = #array;
+                #chain
+            })))
+        }
+        _ => None,
+    }
+}
+
+/// An array literal with elements (`[a, b]`, `[v; 3]`).
+fn is_array(expr: &Expr) -> bool {
+    match super::strip_parens(expr) {
+        Expr::Array(array) => !array.elems.is_empty(),
+        Expr::Repeat(_) => true,
+        _ => false,
+    }
+}
+
+/// A method chain whose root is `[…].iter()` or `[…].into_iter()`: the
+/// array, and the chain over `items` instead (`items.iter()`, or
+/// `items.iter().copied()` for `into_iter`, whose items are values).
+fn rooted_in_array(expr: &Expr, items: &syn::Ident) -> Option<(Expr, Expr)> {
+    let mut root = expr;
+    while let Expr::MethodCall(call) = root {
+        if is_array(&call.receiver) {
+            break;
+        }
+        root = &call.receiver;
+    }
+    let Expr::MethodCall(first) = root else {
+        return None;
+    };
+    if !is_array(&first.receiver)
+        || !first.args.is_empty()
+        || !(first.method == "iter" || first.method == "into_iter")
+    {
+        return None;
+    }
+    let array = (*first.receiver).clone();
+    let span = first.span();
+    let mut chain = expr.clone();
+    let mut at = &mut chain;
+    while let Expr::MethodCall(call) = at {
+        if is_array(&call.receiver) {
+            if call.method == "into_iter" {
+                *call.receiver = syn::parse_quote_spanned!(span=> #items.iter());
+                call.method = syn::Ident::new("copied", call.method.span());
+            } else {
+                *call.receiver = syn::parse_quote_spanned!(span=> #items);
+            }
+            break;
+        }
+        at = &mut call.receiver;
+    }
+    Some((array, chain))
 }
 
 /// The body with buffers made by conversions written as the forms they
