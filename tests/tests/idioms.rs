@@ -10383,13 +10383,13 @@ mod rotations_and_other_spellings {
         assert_close(&grad, &expected);
     }
 
-    /// `match` on `split_last` (the arms in order) and on `split_first`
-    /// (`None` first).
+    /// `match` on `split_last` (the arms in order, `_` last) and on
+    /// `split_first` (`None` first).
     #[differentiate(vjp, jvp)]
     fn split_matched(x: &[f64]) -> f64 {
         let a = match x.split_last() {
             Some((last, rest)) => last.exp() + rest.iter().sum::<f64>(),
-            None => 0.0,
+            _ => 0.0,
         };
         let b = match x.split_first() {
             None => 2.0,

@@ -2360,7 +2360,7 @@ fn if_let_reduced(expr: &ExprIf, binding: &syn::ExprLet) -> Option<ExprIf> {
 }
 
 /// `match x.split_first() { Some((a, rest)) => e1, None => e2 }`
-/// (`split_last`, the arms in either order, `_` for `None`) as the `if let`
+/// (`split_last`, the arms in either order, `_` for a last `None`) as the `if let`
 /// it is, which [`if_let_reduced`] takes apart. `None` for any other
 /// `match`.
 fn split_match_as_if(expr: &ExprMatch) -> Option<ExprIf> {
@@ -2379,16 +2379,17 @@ fn split_match_as_if(expr: &ExprMatch) -> Option<ExprIf> {
         }
         _ => None,
     };
-    // A guarded arm is a `Pat::Guard`: neither of these.
-    let is_none = |arm: &syn::Arm| match &arm.pat {
-        Pat::Wild(_) => true,
+    // A guarded arm is a `Pat::Guard`: neither of these. `_` is `None`
+    // only as the last arm (first, it would take every value).
+    let is_none = |arm: &syn::Arm, last: bool| match &arm.pat {
+        Pat::Wild(_) => last,
         Pat::Ident(none) => none.ident == "None" && none.subpat.is_none(),
         Pat::Path(none) => none.path.is_ident("None"),
         _ => false,
     };
     let (pattern, some, none) = match (some_pattern(first), some_pattern(second)) {
-        (Some(pattern), _) if is_none(second) => (pattern, first, second),
-        (_, Some(pattern)) if is_none(first) => (pattern, second, first),
+        (Some(pattern), _) if is_none(second, true) => (pattern, first, second),
+        (_, Some(pattern)) if is_none(first, false) => (pattern, second, first),
         _ => return None,
     };
     let (whole, then, els) = (&expr.expr, &some.body, &none.body);
