@@ -38,8 +38,9 @@ pub(crate) fn forward(
     primal_len: usize,
     entry: Entry,
 ) -> TokenStream {
-    let header = forward_header(item, sig, &pullback_trait(sig), entry);
-    let body = forward_body(sig, func, primal_len, entry);
+    let pullback_ty = pullback_trait(sig);
+    let header = forward_header(item, sig, &pullback_ty, entry);
+    let body = forward_body(sig, func, primal_len, entry, pullback_ty);
     quote! {
         #header {
             #body
@@ -62,11 +63,11 @@ pub(crate) fn forward_and_all(
         return quote!(#user #all);
     }
     let pullback_ty = pullback_trait(sig);
-    let body = forward_body(sig, func, primal_len, Entry::Forward);
     let (forward, all) = (
         forward_header(item, sig, &pullback_ty, Entry::Forward),
         forward_header(item, sig, &pullback_ty, Entry::All),
     );
+    let body = forward_body(sig, func, primal_len, Entry::Forward, pullback_ty);
     quote! {
         #forward {
             #body
@@ -78,11 +79,15 @@ pub(crate) fn forward_and_all(
 }
 
 /// The body of `f_forward` (or `f_forward_all`).
-fn forward_body(sig: &Signature, func: &Function, primal_len: usize, entry: Entry) -> TokenStream {
+fn forward_body(
+    sig: &Signature,
+    func: &Function,
+    primal_len: usize,
+    entry: Entry,
+    pullback_ty: TokenStream,
+) -> TokenStream {
     let mut emitter = Emitter::new(func);
-    emitter.split = Some(Mode {
-        pullback_ty: pullback_trait(sig),
-    });
+    emitter.split = Some(Mode { pullback_ty });
     emitter.split_body(sig, adjoint_start(func, primal_len), entry)
 }
 

@@ -412,14 +412,13 @@ impl Lower<'_> {
             proc_macro2::Ident::new("__ad_k", span),
             proc_macro2::Ident::new("__ad_len", span),
         );
-        let check = match left {
-            true => {
-                quote_spanned!(span=> ::core::assert!(#k_name <= #len_name, "assertion failed: mid <= self.len()");)
-            }
-            false => {
-                quote_spanned!(span=> ::core::assert!(#k_name <= #len_name, "assertion failed: k <= self.len()");)
-            }
+        // The message of the slice's own assertion, which names its
+        // parameter.
+        let message = match left {
+            true => "assertion failed: mid <= self.len()",
+            false => "assertion failed: k <= self.len()",
         };
+        let check = quote_spanned!(span=> ::core::assert!(#k_name <= #len_name, #message););
         let _ = self.effect_with(check, vec![(k_name, k), (len_name, len)], span);
         let mid = match left {
             true => k,

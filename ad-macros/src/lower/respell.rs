@@ -242,39 +242,28 @@ fn is_array(expr: &Expr) -> bool {
 /// array, and the chain over `items` instead (`items.iter()`, or
 /// `items.iter().copied()` for `into_iter`, whose items are values).
 fn rooted_in_array(expr: &Expr, items: &syn::Ident) -> Option<(Expr, Expr)> {
-    let mut root = expr;
-    while let Expr::MethodCall(call) = root {
-        if is_array(&call.receiver) {
-            break;
-        }
-        root = &call.receiver;
-    }
-    let Expr::MethodCall(first) = root else {
-        return None;
-    };
-    if !is_array(&first.receiver)
-        || !first.args.is_empty()
-        || !(first.method == "iter" || first.method == "into_iter")
-    {
-        return None;
-    }
-    let array = (*first.receiver).clone();
-    let span = first.span();
     let mut chain = expr.clone();
     let mut at = &mut chain;
     while let Expr::MethodCall(call) = at {
-        if is_array(&call.receiver) {
-            if call.method == "into_iter" {
-                *call.receiver = syn::parse_quote_spanned!(span=> #items.iter());
-                call.method = syn::Ident::new("copied", call.method.span());
-            } else {
-                *call.receiver = syn::parse_quote_spanned!(span=> #items);
-            }
-            break;
+        if !is_array(&call.receiver) {
+            at = &mut call.receiver;
+            continue;
         }
-        at = &mut call.receiver;
+        if !call.args.is_empty() || !(call.method == "iter" || call.method == "into_iter") {
+            return None;
+        }
+        let span = call.span();
+        let source = match call.method == "into_iter" {
+            true => {
+                call.method = syn::Ident::new("copied", call.method.span());
+                syn::parse_quote_spanned!(span=> #items.iter())
+            }
+            false => syn::parse_quote_spanned!(span=> #items),
+        };
+        let array = std::mem::replace(&mut *call.receiver, source);
+        return Some((array, chain));
     }
-    Some((array, chain))
+    None
 }
 
 /// The body with buffers made by conversions written as the forms they
@@ -305,22 +294,21 @@ fn converted(expr: &Expr) -> Option<Expr> {
             };
             let arg = &call.args[0];
             let segments = expr::segments(&path.path);
-            match segments.iter().map(String::as_str).collect::<Vec<_>>()[..] {
-                ["Vec", "from"] => {}
-                // `Vec::from_iter(chain)`, the collect it is.
-                ["Vec", "from_iter"] => {
-                    let items = match super::strip_parens(arg) {
-                        Expr::MethodCall(_) => parenthesized(arg),
-                        _ => {
-                            let arg = parenthesized(arg);
-                            syn::parse_quote_spanned!(span=> #arg.into_iter())
-                        }
-                    };
-                    return Some(syn::parse_quote_spanned!(span=>
-                        #items.collect::<::std::vec::Vec<_>>()
-                    ));
-                }
-                _ => return None,
+            // `Vec::from_iter(chain)`, the collect it is.
+            if segments == ["Vec", "from_iter"] {
+                let items = match super::strip_parens(arg) {
+                    Expr::MethodCall(_) => parenthesized(arg),
+                    _ => {
+                        let arg = parenthesized(arg);
+                        syn::parse_quote_spanned!(span=> #arg.into_iter())
+                    }
+                };
+                return Some(syn::parse_quote_spanned!(span=>
+                    #items.collect::<::std::vec::Vec<_>>()
+                ));
+            }
+            if segments != ["Vec", "from"] {
+                return None;
             }
             Some(literal_as_vec(arg).unwrap_or_else(|| {
                 let arg = parenthesized(arg);
