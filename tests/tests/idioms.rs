@@ -49,16 +49,16 @@ fn check_slice(
     grad
 }
 
-/// The `_jvp` of a function of a slice and a count.
-type CountedJvp = fn(&[f64], &[f64], usize) -> (f64, f64);
+/// The `_jvp` of a function of a slice and a constant (a count, settings).
+type CountedJvp<C> = fn(&[f64], &[f64], C) -> (f64, f64);
 
-/// Checks `f(x, k)` of a slice and a count three ways and returns the
-/// gradient.
-fn check_counted(
-    f: fn(&[f64], usize) -> f64,
-    vjp: fn(&[f64], &mut [f64], usize, f64) -> f64,
-    jvp: CountedJvp,
-    k: usize,
+/// Checks `f(x, k)` of a slice and a constant (a count, a struct of
+/// settings) three ways and returns the gradient.
+fn check_counted<C: Copy>(
+    f: fn(&[f64], C) -> f64,
+    vjp: fn(&[f64], &mut [f64], C, f64) -> f64,
+    jvp: CountedJvp<C>,
+    k: C,
     x: &[f64],
 ) -> Vec<f64> {
     let grad = check_scalar(
@@ -10551,19 +10551,11 @@ mod settings_by_value {
             scale: 1.5,
             terms: 4,
         };
-        let grad = check_scalar(
-            |p| scaled_squares(p, cfg),
-            |p, seed| {
-                let mut d = vec![0.0; p.len()];
-                let out = scaled_squares_vjp(p, &mut d, cfg, seed);
-                (out, d)
-            },
-            &X,
-        );
-        check_jvp(
-            |p| scaled_squares(p, cfg),
-            |p, u| scaled_squares_jvp(p, u, cfg),
-            &grad,
+        let grad = check_counted(
+            scaled_squares,
+            scaled_squares_vjp,
+            scaled_squares_jvp,
+            cfg,
             &X,
         );
         let expected: Vec<f64> = X
@@ -10674,21 +10666,7 @@ mod settings_by_value {
     #[test]
     fn fields_of_a_struct_by_value_are_constants() {
         let cfg = SETTINGS;
-        let grad = check_scalar(
-            |p| weighted(p, cfg),
-            |p, seed| {
-                let mut d = vec![0.0; p.len()];
-                let out = weighted_vjp(p, &mut d, cfg, seed);
-                (out, d)
-            },
-            &X,
-        );
-        check_jvp(
-            |p| weighted(p, cfg),
-            |p, u| weighted_jvp(p, u, cfg),
-            &grad,
-            &X,
-        );
+        let grad = check_counted(weighted, weighted_vjp, weighted_jvp, cfg, &X);
         let expected: Vec<f64> = X
             .iter()
             .enumerate()
@@ -10705,21 +10683,7 @@ mod settings_by_value {
             damped: true,
         };
         let x = [0.7, -0.3];
-        let grad = check_scalar(
-            |p| oscillator(p, cfg),
-            |p, seed| {
-                let mut d = vec![0.0; p.len()];
-                let out = oscillator_vjp(p, &mut d, cfg, seed);
-                (out, d)
-            },
-            &x,
-        );
-        check_jvp(
-            |p| oscillator(p, cfg),
-            |p, u| oscillator_jvp(p, u, cfg),
-            &grad,
-            &x,
-        );
+        let grad = check_counted(oscillator, oscillator_vjp, oscillator_jvp, cfg, &x);
         // The step is linear: the state after it is `Mⁿ (p, v)`, and the
         // gradient of `|s|²` is `2 (Mⁿ)ᵀ Mⁿ (p, v)`.
         let (h, c) = (cfg.dt, 0.1);
