@@ -8010,6 +8010,46 @@ mod options_in_locals {
         assert_close(&grad, &expected);
     }
 
+    /// An arm binding the whole option (`other => other`), as the value
+    /// of the match and read in a body.
+    #[differentiate(vjp, jvp)]
+    fn largest_kept<T: Float>(x: &[T]) -> T {
+        let mut best: Option<T> = None;
+        let mut misses = T::ZERO;
+        for &v in x {
+            best = match best {
+                None => Some(v),
+                Some(b) if v > b => Some(v),
+                other => other,
+            };
+            match best {
+                Some(b) if b > v => misses += v * v,
+                seen => misses += seen.map_or(T::ZERO, |b| b * T::from_f64(0.5)),
+            }
+        }
+        best.unwrap_or(T::ZERO) * T::from_f64(2.0) + misses
+    }
+
+    fn largest_kept_by_hand(x: &[f64]) -> f64 {
+        let mut best = f64::NEG_INFINITY;
+        let mut misses = 0.0;
+        for &v in x {
+            best = best.max(v);
+            misses += if best > v { v * v } else { best * 0.5 };
+        }
+        best * 2.0 + misses
+    }
+
+    #[test]
+    fn an_arm_binding_the_option() {
+        for x in [&X[..], &[2.0, -1.0, 0.5]] {
+            let grad = check_slice(largest_kept::<f64>, largest_kept_vjp, largest_kept_jvp, x);
+            assert_eq!(largest_kept(x), largest_kept_by_hand(x));
+            ad_runtime::check::gradient(largest_kept_by_hand, |_| grad.clone(), x)
+                .assert_within(1e-7);
+        }
+    }
+
     #[test]
     fn arms_tested_in_order() {
         let grad = check_slice(steps_by_arms, steps_by_arms_vjp, steps_by_arms_jvp, &X);
@@ -9367,6 +9407,61 @@ mod buffers_resized {
             expected[i] += c;
             expected[i + 1] += c;
         }
+        assert_close(&grad, &expected);
+    }
+}
+
+/// `Vec::resize`: shrinking and growing with a fill outside loops, and
+/// shrinking in a loop (a buffer kept in its first storage).
+mod buffers_resize {
+    use super::*;
+
+    #[differentiate(vjp, jvp)]
+    fn padded_energy(x: &[f64]) -> f64 {
+        let mut v = x.to_vec();
+        v.resize(4, 0.0);
+        v.resize(6, x[6] * 2.0);
+        v.iter()
+            .enumerate()
+            .map(|(i, a)| (i as f64 + 1.0) * a * a)
+            .sum()
+    }
+
+    #[test]
+    fn shrunk_then_padded_with_an_active_fill() {
+        let grad = check_slice(padded_energy, padded_energy_vjp, padded_energy_jvp, &X);
+        // v = [x0, x1, x2, x3, 2 x6, 2 x6]: the fill counts twice, with the
+        // weights 5 and 6.
+        let mut expected = vec![0.0; 7];
+        for (i, e) in expected.iter_mut().enumerate().take(4) {
+            *e = 2.0 * (i as f64 + 1.0) * X[i];
+        }
+        expected[6] = (5.0 + 6.0) * 8.0 * X[6];
+        assert_close(&grad, &expected);
+    }
+
+    #[differentiate(vjp, jvp)]
+    fn trimmed_passes(x: &[f64]) -> f64 {
+        let mut v = x.to_vec();
+        let mut s = 0.0;
+        while v.len() > 2 {
+            s += v.iter().map(|a| a.sin()).sum::<f64>();
+            let n = v.len();
+            v.resize(n - 2, 0.0);
+        }
+        s + v[0]
+    }
+
+    #[test]
+    fn trimmed_in_a_loop() {
+        let grad = check_slice(trimmed_passes, trimmed_passes_vjp, trimmed_passes_jvp, &X);
+        // Lengths 7, 5, 3 are summed: x_i is in the passes with i < len.
+        let expected: Vec<f64> = (0..7)
+            .map(|i| {
+                let passes = [7, 5, 3].iter().filter(|&&n| i < n).count() as f64;
+                passes * X[i].cos() + if i == 0 { 1.0 } else { 0.0 }
+            })
+            .collect();
         assert_close(&grad, &expected);
     }
 }

@@ -1509,11 +1509,11 @@ impl Lower<'_> {
                     let value = self.expr(&call.args[0])?;
                     Ok(self.push_elem(buf, value, span))
                 }
-                // `v.retain(p)`, `v.truncate(k)`, `v.insert(i, x)`,
-                // `v.clear()`: the buffer with the elements kept (or one
+                // `v.retain(p)`, `v.truncate(k)`, `v.resize(k, x)`,
+                // `v.insert(i, x)`, `v.clear()`: the buffer with the elements kept (or one
                 // added) is `v` from here on, outside loops and branches (see
                 // `assign_moved`).
-                ("retain" | "truncate" | "insert" | "clear", _)
+                ("retain" | "truncate" | "resize" | "insert" | "clear", _)
                     if let Some(resized) = resized(call) =>
                 {
                     if self.builder.func().is_param(buf) {
@@ -1658,8 +1658,8 @@ fn end_mut(expr: &Expr) -> Option<(&ExprMethodCall, &Expr, bool)> {
     end.args.is_empty().then_some((take, &*end.receiver, last))
 }
 
-/// The new buffer `v.retain(p)`, `v.truncate(k)`, `v.insert(i, x)` or
-/// `v.clear()` leaves in `v`, as the chain that makes it; `None` for a receiver that is not a
+/// The new buffer `v.retain(p)`, `v.truncate(k)`, `v.resize(k, x)`,
+/// `v.insert(i, x)` or `v.clear()` leaves in `v`, as the chain that makes it; `None` for a receiver that is not a
 /// local's name.
 pub(super) fn resized(call: &syn::ExprMethodCall) -> Option<Expr> {
     let Expr::Path(receiver) = &*call.receiver else {
@@ -1674,6 +1674,15 @@ pub(super) fn resized(call: &syn::ExprMethodCall) -> Option<Expr> {
         ("truncate", [len]) => syn::parse_quote_spanned!(span=>
             #receiver.iter().copied().take(#len).collect::<Vec<_>>()
         ),
+        // The fill value is made once, as `resize` takes it, and copied
+        // into every new element.
+        ("resize", [len, fill]) => syn::parse_quote_spanned!(span=> {
+            let __ad_len = #len;
+            let __ad_fill = #fill;
+            (0..__ad_len)
+                .map(|__ad_i| if __ad_i < #receiver.len() { #receiver[__ad_i] } else { __ad_fill })
+                .collect::<Vec<_>>()
+        }),
         ("clear", []) => syn::parse_quote_spanned!(span=>
             #receiver.iter().copied().take(0).collect::<Vec<_>>()
         ),

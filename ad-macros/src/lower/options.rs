@@ -9,6 +9,7 @@
 //! `bool`, constant data) and the value (a zero while it holds none, which
 //! nothing reads). A loop that assigns it carries both; a branch merges both.
 
+use syn::ext::IdentExt;
 use syn::spanned::Spanned;
 use syn::{Expr, ExprIf, ExprMatch, ExprMethodCall, Pat};
 
@@ -528,6 +529,8 @@ impl Lower<'_> {
             Pat::Ident(none) if none.ident == "None" && none.subpat.is_none() => Some(None),
             Pat::Path(none) if none.path.is_ident("None") => Some(None),
             Pat::Wild(_) => None,
+            // `other => …`: every option, bound as a whole.
+            Pat::Ident(whole) if whole.subpat.is_none() && whole.by_ref.is_none() => None,
             _ => {
                 self.cx.error_spanned_by(pat, msg::OPTION_MATCH);
                 return Err(Poison);
@@ -569,6 +572,16 @@ impl Lower<'_> {
                     .map(|(name, value)| (name.clone(), Ok(*value)))
                     .collect(),
             );
+            // `other => …`: a new option local, the scrutinee's parts.
+            if let (None, Pat::Ident(whole)) = (inner, pat) {
+                let name = whole.ident.unraw().to_string();
+                for (k, part) in [option.flag, value].into_iter().enumerate() {
+                    let key = option_part(&name, k);
+                    this.name(part, &key);
+                    this.bind(&key, Ok(part));
+                }
+                this.bind_special(&name, Special::Option);
+            }
             let result = (|| {
                 let body = |this: &mut Self| this.arm_body(arm, want_value, parts);
                 if last {
@@ -839,7 +852,15 @@ fn tupled(
                 .iter()
                 .map(|arm| match super::macros::diverges_expr(&arm.body) {
                     true => Some((*arm.body).clone()),
-                    false => tupled(&arm.body, zero, is_local),
+                    false => match &arm.pat {
+                        // `other => other`: the option matched on, whole.
+                        Pat::Ident(whole) if whole.subpat.is_none() && whole.ident != "None" => {
+                            let bound =
+                                |path: &syn::Path| is_local(path) || path.is_ident(&whole.ident);
+                            tupled(&arm.body, zero, &bound)
+                        }
+                        _ => tupled(&arm.body, zero, is_local),
+                    },
                 })
                 .collect::<Option<Vec<Expr>>>()?;
             let mut tupled_match = match_expr.clone();

@@ -28,7 +28,7 @@
 //! never bound again, never named by a macro, never lent `&mut` as a whole,
 //! holding numbers rather than rows (no `vec![[0.0; 2]; n]`, no `m[i][j]`),
 //! and given only the methods a range has (not `push`, not `sort_by`);
-//! `v.retain(p)`, `v.truncate(k)` and `v.insert(i, x)` are assignments of
+//! `v.retain(p)`, `v.truncate(k)`, `v.resize(k, x)` and `v.insert(i, x)` are assignments of
 //! the buffer they leave (see `buffers::resized`), in a loop too.
 
 use std::borrow::Cow;
@@ -196,7 +196,7 @@ impl<'ast> Visit<'ast> for Scan<'_> {
                 self.visit_expr(&assign.right);
                 return;
             }
-            // `v.retain(p)`, `v.truncate(k)`, `v.insert(i, x)`: a new
+            // `v.retain(p)`, `v.truncate(k)`, `v.resize(k, x)`, `v.insert(i, x)`: a new
             // buffer assigned (see `Rename`).
             Expr::MethodCall(call)
                 if self.is_name(&call.receiver) && super::buffers::resized(call).is_some() =>
