@@ -1490,6 +1490,17 @@ check!(
     }"
 );
 check!(
+    variant_data_bound,
+    "",
+    "fn f(x: f64, act: Act) -> f64 {
+        match act {
+            Act::Leaky(slope) => if x > 0.0 { x } else { slope * x },
+            Act::Pow { k, .. } => x.powi(k),
+            _ => x,
+        }
+    }"
+);
+check!(
     rotated,
     "",
     "fn f(x: &[f64]) -> f64 {

@@ -4014,9 +4014,8 @@ mod enum_parameters {
         Relu,
         Tanh,
         Softplus,
-        /// Its slope is not read: a differentiated function cannot bind
-        /// the data of a variant (`MATCH_BINDS_DATA`).
-        Leaky(#[allow(dead_code)] f64),
+        /// Its slope is bound by the pattern, a constant.
+        Leaky(f64),
     }
 
     /// Neither `Copy` nor `Clone`: never moved by the generated code.
@@ -4038,11 +4037,11 @@ mod enum_parameters {
                     x.exp().ln_1p()
                 }
             }
-            Act::Leaky(_) => {
+            Act::Leaky(slope) => {
                 if x > 0.0 {
                     x
                 } else {
-                    0.01 * x
+                    slope * x
                 }
             }
         }
@@ -4055,7 +4054,91 @@ mod enum_parameters {
             Act::Tanh => 1.0 - x.tanh().powi(2),
             Act::Softplus => 1.0 / (1.0 + (-x).exp()),
             Act::Leaky(_) if x > 0.0 => 1.0,
-            Act::Leaky(_) => 0.01,
+            Act::Leaky(slope) => slope,
+        }
+    }
+
+    /// Settings of a step, some with data (a float, an integer, a
+    /// struct variant's fields).
+    #[derive(Clone, Copy, Debug)]
+    enum Scheme {
+        Euler,
+        Damped { rate: f64, substeps: usize },
+        Clipped(f64),
+        Capped(f64),
+    }
+
+    /// The data bound by a `match` (by a guard, by a struct variant's
+    /// fields, by an or-pattern), by `if let` and by `let … else`: an
+    /// integer read as a loop count, floats as constants.
+    #[differentiate(vjp, jvp)]
+    fn stepped(x: &[f64], scheme: Scheme) -> f64 {
+        let mut s = 0.0;
+        for &v in x {
+            s += match scheme {
+                Scheme::Euler => v * v,
+                Scheme::Damped { rate, substeps } if substeps > 1 => {
+                    let mut y = v;
+                    for _ in 0..substeps {
+                        y -= rate * y * y;
+                    }
+                    y
+                }
+                Scheme::Damped { rate, .. } => v * (1.0 - rate),
+                Scheme::Clipped(limit) | Scheme::Capped(limit) => v.min(limit) * v,
+            };
+        }
+        if let Scheme::Clipped(limit) = scheme {
+            s += limit * x[0];
+        }
+        let Scheme::Damped { rate: r, .. } = scheme else {
+            return s;
+        };
+        s * (1.0 + r)
+    }
+
+    fn stepped_by_hand(x: &[f64], scheme: Scheme) -> f64 {
+        let mut s = 0.0;
+        for &v in x {
+            s += match scheme {
+                Scheme::Euler => v * v,
+                Scheme::Damped { rate, substeps } if substeps > 1 => {
+                    (0..substeps).fold(v, |y, _| y - rate * y * y)
+                }
+                Scheme::Damped { rate, .. } => v * (1.0 - rate),
+                Scheme::Clipped(limit) | Scheme::Capped(limit) => v.min(limit) * v,
+            };
+        }
+        match scheme {
+            Scheme::Clipped(limit) => s + limit * x[0],
+            Scheme::Damped { rate, .. } => s * (1.0 + rate),
+            _ => s,
+        }
+    }
+
+    #[test]
+    fn the_data_of_variants_bound_as_constants() {
+        let schemes = [
+            Scheme::Euler,
+            Scheme::Damped {
+                rate: 0.1,
+                substeps: 3,
+            },
+            Scheme::Damped {
+                rate: 0.2,
+                substeps: 1,
+            },
+            Scheme::Clipped(0.5),
+            Scheme::Capped(0.25),
+        ];
+        for scheme in schemes {
+            let grad = check_counted(stepped, stepped_vjp, stepped_jvp, scheme, &X);
+            assert_eq!(
+                stepped(&X, scheme).to_bits(),
+                stepped_by_hand(&X, scheme).to_bits()
+            );
+            ad_runtime::check::gradient(|x| stepped_by_hand(x, scheme), |_| grad.clone(), &X)
+                .assert_within(1e-7);
         }
     }
 

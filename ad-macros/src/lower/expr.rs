@@ -862,11 +862,49 @@ impl Lower<'_> {
             && (opaque || names_variant(pattern))
             && !matches!(pattern, Pat::Wild(_) | Pat::Guard(_) | Pat::Paren(_))
         {
-            if let Some(binding) = self.binding_in(pattern) {
-                return self.unsupported(binding, msg::MATCH_BINDS_DATA).map(Some);
+            // `other => …`, `k @ Kind::A(_) => …`: the value itself.
+            if let Pat::Ident(whole) = pattern
+                && whole.by_ref.is_none()
+                && !self.is_constant_name(&whole.ident)
+            {
+                let key = whole.ident.unraw().to_string();
+                bindings.push((key.clone(), scrutinee));
+                self.bind(&key, Ok(scrutinee));
+                return match &whole.subpat {
+                    Some((_, subpattern)) => self.pattern(subpattern, scrutinee, bindings),
+                    None => Ok(None),
+                };
             }
             let name = proc_macro2::Ident::new("__ad_scrutinee", span);
-            let tokens = quote_spanned!(span=> ::core::matches!(#name, #pattern));
+            let bound: Vec<syn::Ident> = pattern_idents(pattern)
+                .into_iter()
+                .filter(|ident| !self.is_constant_name(ident))
+                .collect();
+            // `Act::Leaky(slope)`: each name bound to its data, constant
+            // (a copy, read by the pattern with the other names left out;
+            // a default where the variant is another, which the test keeps
+            // from being read).
+            for ident in &bound {
+                let only = only_binding(pattern, &bound, Some(ident));
+                let tokens = quote_spanned!(span=>
+                    match &#name {
+                        #only => ::core::clone::Clone::clone(#ident),
+                        _ => ::core::default::Default::default(),
+                    }
+                );
+                let data = self.call_as_written(
+                    tokens,
+                    vec![(name.clone(), scrutinee)],
+                    Ty::Unknown,
+                    span,
+                );
+                let key = ident.unraw().to_string();
+                self.name(data, &key);
+                bindings.push((key.clone(), data));
+                self.bind(&key, Ok(data));
+            }
+            let tested = only_binding(pattern, &bound, None);
+            let tokens = quote_spanned!(span=> ::core::matches!(#name, #tested));
             return Ok(Some(self.call_as_written(
                 tokens,
                 vec![(name, scrutinee)],
@@ -1877,6 +1915,11 @@ impl Lower<'_> {
         for index in prim.float_args() {
             self.builder.refine_ty(operands[index], &ty);
         }
+        // `v.powi(k)` of a `k` read as constant data (a field, a variant's
+        // data): an integer.
+        if let Some(index) = prim.int_arg() {
+            self.int_use(operands[index]);
+        }
         if prim.is_predicate() {
             ty = Ty::Bool;
         }
@@ -2558,6 +2601,53 @@ enum SliceShape<'p> {
     },
 }
 
+/// `pattern` with every name of `bound` but `keep` left out (`_`, or its
+/// subpattern for `k @ p`), and `keep` bound by plain name (no `ref`, no
+/// `mut`: the pattern is matched against a reference).
+fn only_binding(pattern: &Pat, bound: &[syn::Ident], keep: Option<&syn::Ident>) -> Pat {
+    struct Only<'a> {
+        bound: &'a [syn::Ident],
+        keep: Option<&'a syn::Ident>,
+    }
+    impl Only<'_> {
+        fn dropped(&self, pat: &Pat) -> bool {
+            matches!(pat, Pat::Ident(ident)
+                if self.bound.contains(&ident.ident) && Some(&ident.ident) != self.keep)
+        }
+    }
+    impl syn::visit_mut::VisitMut for Only<'_> {
+        fn visit_field_pat_mut(&mut self, field: &mut syn::FieldPat) {
+            // `Circle { r }` without `r`: `Circle { r: _ }`.
+            if self.dropped(&field.pat) {
+                field.colon_token.get_or_insert_with(Default::default);
+            }
+            syn::visit_mut::visit_field_pat_mut(self, field);
+        }
+        fn visit_pat_mut(&mut self, pat: &mut Pat) {
+            if let Pat::Ident(ident) = pat
+                && self.bound.contains(&ident.ident)
+            {
+                if Some(&ident.ident) == self.keep {
+                    ident.by_ref = None;
+                    ident.mutability = None;
+                } else {
+                    *pat = match ident.subpat.take() {
+                        Some((_, subpattern)) => *subpattern,
+                        None => Pat::Wild(syn::PatWild {
+                            attrs: Vec::new(),
+                            underscore_token: Default::default(),
+                        }),
+                    };
+                }
+            }
+            syn::visit_mut::visit_pat_mut(self, pat);
+        }
+    }
+    let mut pattern = pattern.clone();
+    syn::visit_mut::VisitMut::visit_pat_mut(&mut Only { bound, keep }, &mut pattern);
+    pattern
+}
+
 /// Whether an arm's pattern is a slice pattern, `[a, .., z]`.
 fn is_slice_pattern(pattern: &Pat) -> bool {
     matches!(strip_pat(pattern), Pat::Slice(_))
@@ -2617,8 +2707,9 @@ pub(super) fn is_let_else(stmt: &Stmt) -> bool {
 }
 
 /// Whether a statement is `let Some(p) = chain.find(f) else { … };` (or
-/// `rfind`, `.copied()` after either, `position`, `rposition`), or `let
-/// [a, b, ..] = x else { … };`, which [`let_else_nested`] lowers;
+/// `rfind`, `.copied()` after either, `position`, `rposition`), `let
+/// [a, b, ..] = x else { … };` or `let Kind::A(k) = kind else { … };`,
+/// which [`let_else_nested`] lowers;
 /// any other `let … else` that [`let_else_split`] does not take is the
 /// `LET_ELSE` error.
 pub(super) fn let_else_of_search(stmt: &Stmt) -> bool {
@@ -2627,6 +2718,17 @@ pub(super) fn let_else_of_search(stmt: &Stmt) -> bool {
     };
     // `let [a, b, ..] = x else { … };`: the `if let` of a slice pattern.
     if is_slice_pattern(&local.pat)
+        && local
+            .init
+            .as_ref()
+            .is_some_and(|init| init.diverge.is_some())
+    {
+        return true;
+    }
+    // `let Scheme::Damped { rate, .. } = scheme else { … };`: the `if let`
+    // of a variant.
+    if names_variant(&local.pat)
+        && !is_let_else(stmt)
         && local
             .init
             .as_ref()
