@@ -1501,6 +1501,17 @@ check!(
     }"
 );
 check!(
+    struct_fields,
+    "",
+    "fn f(x: &[f64]) -> f64 {
+        let mut s = State { x: x[0], v: x[1] };
+        for _ in 0..3 {
+            s = State { x: s.x + 0.1 * s.v, v: s.v - 0.1 * s.x };
+        }
+        s.x * s.v
+    }"
+);
+check!(
     rotated,
     "",
     "fn f(x: &[f64]) -> f64 {

@@ -9494,6 +9494,131 @@ mod buffers_resized {
     }
 }
 
+/// Local structs used by their fields: a state updated by a whole
+/// literal in a loop (`..s` for the fields kept), a body whose array
+/// fields are written in place, a nested struct, shorthand fields.
+mod local_structs {
+    use super::*;
+    use ad_runtime::Float;
+
+    #[derive(Clone, Copy)]
+    struct State<T> {
+        x: T,
+        v: T,
+    }
+
+    struct Body {
+        pos: [f64; 2],
+        vel: [f64; 2],
+        mass: f64,
+    }
+
+    struct System {
+        body: Body,
+        time: f64,
+    }
+
+    /// A damped oscillator stepped by symplectic Euler, generic.
+    #[differentiate(vjp, jvp)]
+    fn oscillator<T: Float>(x: &[T]) -> T {
+        let (k, dt) = (T::from_f64(2.0), T::from_f64(0.05));
+        let mut s = State { x: x[0], v: x[1] };
+        for step in 0..20 {
+            let a = -k * s.x;
+            s = State {
+                x: s.x + dt * (s.v + dt * a),
+                v: s.v + dt * a,
+            };
+            if step % 5 == 4 {
+                s = State {
+                    v: s.v * T::from_f64(0.9),
+                    ..s
+                };
+            }
+        }
+        s.x * s.x + T::from_f64(0.5) * s.v * s.v
+    }
+
+    fn oscillator_by_hand(x: &[f64]) -> f64 {
+        let (k, dt) = (2.0, 0.05);
+        let (mut p, mut v) = (x[0], x[1]);
+        for step in 0..20 {
+            let a = -k * p;
+            (p, v) = (p + dt * (v + dt * a), v + dt * a);
+            if step % 5 == 4 {
+                v *= 0.9;
+            }
+        }
+        p * p + 0.5 * v * v
+    }
+
+    fn oscillator_f64(x: &[f64]) -> f64 {
+        oscillator(x)
+    }
+
+    fn oscillator_f64_vjp(x: &[f64], d_x: &mut [f64], seed: f64) -> f64 {
+        oscillator_vjp(x, d_x, seed)
+    }
+
+    fn oscillator_f64_jvp(x: &[f64], t_x: &[f64]) -> (f64, f64) {
+        oscillator_jvp(x, t_x)
+    }
+
+    #[test]
+    fn a_state_assigned_by_literals() {
+        let grad = check_slice(oscillator_f64, oscillator_f64_vjp, oscillator_f64_jvp, &X);
+        assert_eq!(oscillator(&X).to_bits(), oscillator_by_hand(&X).to_bits());
+        ad_runtime::check::gradient(oscillator_by_hand, |_| grad.clone(), &X).assert_within(1e-7);
+        assert!(grad[2..].iter().all(|&g| g == 0.0));
+        // In f32 too.
+        let x32: Vec<f32> = X.iter().map(|&v| v as f32).collect();
+        let mut d = vec![0.0_f32; 7];
+        assert_eq!(oscillator_vjp(&x32, &mut d, 1.0), oscillator(&x32));
+        assert!((f64::from(d[0]) - grad[0]).abs() < 1e-3 * (1.0 + grad[0].abs()));
+    }
+
+    /// A body in a system (a nested literal), its array fields written in
+    /// place, made with a shorthand field and a type annotation.
+    #[differentiate(vjp, jvp)]
+    fn projectile(x: &[f64]) -> f64 {
+        let pos = [x[0], x[1]];
+        let mut sys: System = System {
+            body: Body {
+                pos,
+                vel: [x[2], x[3]],
+                mass: 2.0,
+            },
+            time: 0.0,
+        };
+        let dt = 0.1;
+        for _ in 0..10 {
+            sys.body.vel[1] -= dt * 9.81 / sys.body.mass;
+            for i in 0..2 {
+                sys.body.pos[i] += dt * sys.body.vel[i];
+            }
+            sys.time += dt;
+        }
+        let energy = 0.5 * sys.body.mass * sys.body.vel.iter().map(|v| v * v).sum::<f64>();
+        energy + sys.body.pos[1] * sys.time
+    }
+
+    #[test]
+    fn a_nested_body_written_in_place() {
+        let grad = check_slice(projectile, projectile_vjp, projectile_jvp, &X);
+        // vel0 is constant, vel1 falls by g·dt/m per step; pos1 gains
+        // dt·Σ vel1: ∂/∂x1 = time, ∂/∂x3 = m·vel1_end + dt·10·time.
+        let (dt, time) = (0.1, 1.0);
+        let vel1_end = X[3] - 10.0 * dt * 9.81 / 2.0;
+        let mut expected = [0.0; 7];
+        expected[1] = time;
+        expected[2] = 2.0 * X[2];
+        expected[3] = 2.0 * vel1_end + 10.0 * dt * time;
+        for (g, e) in grad.iter().zip(expected) {
+            assert!((g - e).abs() < 1e-9, "{grad:?}");
+        }
+    }
+}
+
 /// `Vec::resize`: shrinking and growing with a fill outside loops, and
 /// shrinking in a loop (a buffer kept in its first storage).
 mod buffers_resize {

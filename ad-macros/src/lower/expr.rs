@@ -2319,7 +2319,10 @@ fn describe(expr: &Expr) -> (&'static str, &'static str) {
             "pass the field as its own `f64` parameter",
         ),
         Expr::Array(_) | Expr::Repeat(_) => ("arrays are", "use separate `f64` variables"),
-        Expr::Struct(_) => ("struct literals are", "use separate `f64` variables"),
+        Expr::Struct(_) => (
+            "struct literals other than one bound by a `let` and used by its fields (`let p = Body { x: a, v: b }; p.x * p.v`) are",
+            "read its fields where the struct is used, or use separate `f64` variables",
+        ),
         Expr::Range(_) => ("ranges are", "use integer or float variables"),
         Expr::Try(_) => (
             "the `?` operator is",

@@ -18,7 +18,10 @@
 //!   local array made where the literal was;
 //! - `let rows: Vec<&[f64]> = x.chunks(k).collect();` (`chunks_exact`,
 //!   `windows`) is the views it holds, `rows[i]` the sub-slice of `x` it
-//!   names, where every use is indexing, `len()`, `iter()` or a `for`.
+//!   names, where every use is indexing, `len()`, `iter()` or a `for`;
+//! - `let p = Body { x: a, v: b };` is a local per field, `let p_x = a;
+//!   let p_v = b;`, where every use is a field (`p.x`, `p.v[0] += …`) or
+//!   an assignment of a whole literal (`p = Body { x: c, ..p };`).
 //!
 //! Each returns the block borrowed when it has nothing to rewrite.
 
@@ -38,7 +41,8 @@ pub(super) fn respelled(block: &Block) -> Cow<'_, Block> {
     let block = then(block, conversions);
     let block = then(block, statements_as_several);
     let block = then(block, arrays_iterated);
-    then(block, views_collected)
+    let block = then(block, views_collected);
+    then(block, structs_as_fields)
 }
 
 /// `block` visited by `rewrite` on a copy, which is returned if `changed`
@@ -780,5 +784,237 @@ fn arithmetic(a: &Expr, op: &str, b: &Expr) -> Expr {
         ("*", _, Some(1)) | ("+", _, Some(0)) => a.clone(),
         ("*", _, _) => syn::parse_quote_spanned!(span=> (#a) * #b),
         _ => syn::parse_quote_spanned!(span=> #a + #b),
+    }
+}
+
+/// The body with every `let p = Body { x: a, v: b };` of a local struct
+/// whose uses are all its fields (`p.x`, `p.v[i] = …`, `&p.v`) or whole
+/// literals assigned to it (`p = Body { x: c, v: d };`, `..p` for the
+/// fields not written) written as a local per field: `let p_x = a; let
+/// p_v = b;`, `(p_x, p_v) = (c, d);`. The fields are made in the order
+/// written, as the literal makes them. The struct's type is the user's:
+/// the lowering cannot see into it, but it sees its fields' locals.
+fn structs_as_fields(block: &Block) -> Cow<'_, Block> {
+    struct Rewrite<'a> {
+        /// The whole body, whose names the new locals must not take.
+        body: &'a Block,
+        changed: bool,
+    }
+    impl syn::visit_mut::VisitMut for Rewrite<'_> {
+        fn visit_block_mut(&mut self, block: &mut Block) {
+            let mut k = 0;
+            while k < block.stmts.len() {
+                if let Some((name, mutability, literal)) = struct_let(&block.stmts[k])
+                    && let Some(fields) = self.field_names(&name, &literal)
+                    && !binds(&block.stmts[k + 1..], &name)
+                {
+                    let mut rest = block.stmts[k + 1..].to_vec();
+                    let mut substitute = Fields {
+                        name: &name,
+                        fields: &fields,
+                    };
+                    for stmt in &mut rest {
+                        substitute.visit_stmt_mut(stmt);
+                    }
+                    if !names_ident(&rest, &name) && !formats(&rest, &name) {
+                        let span = literal.span();
+                        let lets = literal.fields.iter().map(|field| -> Stmt {
+                            let local = &fields[&member_name(&field.member)];
+                            let value = &field.expr;
+                            syn::parse_quote_spanned!(span=> let #mutability #local = #value;)
+                        });
+                        let lets: Vec<Stmt> = lets.collect();
+                        block.stmts.truncate(k);
+                        block.stmts.extend(lets);
+                        block.stmts.extend(rest);
+                        self.changed = true;
+                        continue;
+                    }
+                }
+                k += 1;
+            }
+            syn::visit_mut::visit_block_mut(self, block);
+        }
+    }
+    impl Rewrite<'_> {
+        /// The local of each field of `literal`, `p_x`, or `p_x_1` if the
+        /// body names `p_x` already; `None` for fields that are not named.
+        fn field_names(
+            &self,
+            name: &str,
+            literal: &syn::ExprStruct,
+        ) -> Option<std::collections::HashMap<String, syn::Ident>> {
+            let mut locals = std::collections::HashMap::new();
+            for field in &literal.fields {
+                let syn::Member::Named(member) = &field.member else {
+                    return None;
+                };
+                let member = member.unraw().to_string();
+                let taken = |candidate: &str| {
+                    names_ident(&self.body.stmts, candidate)
+                        || locals.values().any(|local: &syn::Ident| local == candidate)
+                };
+                let mut local = format!("{name}_{member}");
+                let mut k = 1;
+                while taken(&local) {
+                    local = format!("{name}_{member}_{k}");
+                    k += 1;
+                }
+                let local = syn::Ident::new(&local, field.member.span());
+                locals.insert(member, local);
+            }
+            Some(locals)
+        }
+    }
+    let mut rewrite = Rewrite {
+        body: block,
+        changed: false,
+    };
+    let mut rewritten = block.clone();
+    syn::visit_mut::VisitMut::visit_block_mut(&mut rewrite, &mut rewritten);
+    match rewrite.changed {
+        true => Cow::Owned(rewritten),
+        false => Cow::Borrowed(block),
+    }
+}
+
+/// The name, the `mut` and the literal of `let [mut] p[: T] = Body { … };`
+/// with every field written (no `..base`).
+fn struct_let(stmt: &Stmt) -> Option<(String, Option<syn::Token![mut]>, syn::ExprStruct)> {
+    let Stmt::Local(local) = stmt else {
+        return None;
+    };
+    let pat = match &local.pat {
+        syn::Pat::Type(typed) => &*typed.pat,
+        pat => pat,
+    };
+    let syn::Pat::Ident(ident) = pat else {
+        return None;
+    };
+    let init = local.init.as_ref()?;
+    let Expr::Struct(literal) = super::strip_parens(&init.expr) else {
+        return None;
+    };
+    if ident.by_ref.is_some()
+        || ident.subpat.is_some()
+        || init.diverge.is_some()
+        || literal.rest.is_some()
+        || literal.qself.is_some()
+        || literal.fields.is_empty()
+    {
+        return None;
+    }
+    Some((
+        ident.ident.unraw().to_string(),
+        ident.mutability,
+        literal.clone(),
+    ))
+}
+
+/// The field's name (`x` of `p.x`); tuple fields by their index.
+fn member_name(member: &syn::Member) -> String {
+    match member {
+        syn::Member::Named(ident) => ident.unraw().to_string(),
+        syn::Member::Unnamed(index) => index.index.to_string(),
+    }
+}
+
+/// Whether `stmts` bind `name` again (a `let`, a pattern, a closure's
+/// parameter): a field of that one is another variable's.
+fn binds(stmts: &[Stmt], name: &str) -> bool {
+    struct Find<'a>(&'a str, bool);
+    impl syn::visit::Visit<'_> for Find<'_> {
+        fn visit_pat_ident(&mut self, pat: &syn::PatIdent) {
+            self.1 |= pat.ident.unraw() == self.0;
+            syn::visit::visit_pat_ident(self, pat);
+        }
+    }
+    let mut find = Find(name, false);
+    for stmt in stmts {
+        syn::visit::Visit::visit_stmt(&mut find, stmt);
+    }
+    find.1
+}
+
+/// Whether a string literal in `stmts` names `name` as a format argument
+/// (`"{p:?}"`, `"{p}"`), which is no token of its own.
+fn formats(stmts: &[Stmt], name: &str) -> bool {
+    fn within(tokens: proc_macro2::TokenStream, name: &str) -> bool {
+        tokens.into_iter().any(|token| match token {
+            proc_macro2::TokenTree::Literal(literal) => {
+                let text = literal.to_string();
+                text.contains(&format!("{{{name}}}")) || text.contains(&format!("{{{name}:"))
+            }
+            proc_macro2::TokenTree::Group(group) => within(group.stream(), name),
+            _ => false,
+        })
+    }
+    stmts
+        .iter()
+        .any(|stmt| within(stmt.to_token_stream(), name))
+}
+
+/// Replaces the fields of a local struct by their locals (see
+/// [`structs_as_fields`]); other uses are left, and the rewrite is then not
+/// made.
+struct Fields<'a> {
+    name: &'a str,
+    fields: &'a std::collections::HashMap<String, syn::Ident>,
+}
+
+impl Fields<'_> {
+    fn is_name(&self, expr: &Expr) -> bool {
+        expr::local_name(expr).is_some_and(|name| name == self.name)
+    }
+
+    /// `(p_x, p_v) = (c, d)` of `p = Body { x: c, v: d }` (or `..p` for
+    /// the fields not written); `None` for another literal or base.
+    fn assigned(&mut self, literal: &syn::ExprStruct, span: proc_macro2::Span) -> Option<Expr> {
+        if literal.qself.is_some()
+            || literal
+                .rest
+                .as_ref()
+                .is_some_and(|rest| !self.is_name(rest))
+        {
+            return None;
+        }
+        let mut targets = Vec::new();
+        let mut values = Vec::new();
+        for field in &literal.fields {
+            targets.push(self.fields.get(&member_name(&field.member))?.clone());
+            let mut value = field.expr.clone();
+            syn::visit_mut::VisitMut::visit_expr_mut(self, &mut value);
+            values.push(value);
+        }
+        if literal.rest.is_none() && targets.len() != self.fields.len() {
+            return None;
+        }
+        Some(match (targets.as_slice(), values.as_slice()) {
+            ([target], [value]) => syn::parse_quote_spanned!(span=> #target = #value),
+            _ => syn::parse_quote_spanned!(span=> (#(#targets),*) = (#(#values),*)),
+        })
+    }
+}
+
+impl syn::visit_mut::VisitMut for Fields<'_> {
+    fn visit_expr_mut(&mut self, expr: &mut Expr) {
+        let span = expr.span();
+        let replaced = match &*expr {
+            Expr::Field(field) if self.is_name(&field.base) => self
+                .fields
+                .get(&member_name(&field.member))
+                .map(|local| syn::parse_quote_spanned!(span=> #local)),
+            Expr::Assign(assign) if self.is_name(&assign.left) => {
+                match super::strip_parens(&assign.right) {
+                    Expr::Struct(literal) => self.assigned(&literal.clone(), span),
+                    _ => None,
+                }
+            }
+            _ => None,
+        };
+        match replaced {
+            Some(replaced) => *expr = replaced,
+            None => syn::visit_mut::visit_expr_mut(self, expr),
+        }
     }
 }
