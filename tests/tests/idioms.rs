@@ -10601,7 +10601,8 @@ mod buffers_converted_and_popped {
 }
 
 /// Spellings met in stop 46's probes: rotations, `Vec::from_iter`, a
-/// `match` on `split_first`/`split_last`, a table named by one letter.
+/// `match` on `split_first`/`split_last` (and their options mapped), a
+/// table named by one letter.
 mod rotations_and_other_spellings {
     use super::*;
 
@@ -10713,6 +10714,71 @@ mod rotations_and_other_spellings {
         assert_close(&grad, &expected);
         let mut d = [];
         assert_eq!(split_matched_vjp(&[], &mut d, 1.0), 0.0);
+    }
+
+    /// A guarded arm, `None` between the arms, `_` last.
+    #[differentiate(vjp, jvp)]
+    fn split_guarded(x: &[f64]) -> f64 {
+        match x.split_first() {
+            Some((&h, t)) if h > 0.0 => h * t.iter().sum::<f64>(),
+            None => 1.0,
+            Some((h, t)) if t.len() > 2 => h * h + t[2],
+            _ => 2.0,
+        }
+    }
+
+    fn split_guarded_by_hand(x: &[f64]) -> f64 {
+        if x.is_empty() {
+            1.0
+        } else if x[0] > 0.0 {
+            x[0] * x[1..].iter().sum::<f64>()
+        } else if x.len() > 3 {
+            x[0] * x[0] + x[3]
+        } else {
+            2.0
+        }
+    }
+
+    #[test]
+    fn a_guarded_match_on_split_first() {
+        let mut negative = X;
+        negative[0] = -0.5;
+        for x in [&X[..], &negative[..], &[-1.0, 2.0], &[]] {
+            let grad = check_slice(split_guarded, split_guarded_vjp, split_guarded_jvp, x);
+            assert_eq!(
+                split_guarded(x).to_bits(),
+                split_guarded_by_hand(x).to_bits()
+            );
+            ad_runtime::check::gradient(split_guarded_by_hand, |_| grad.clone(), x)
+                .assert_within(1e-7);
+        }
+    }
+
+    /// `split_first().map(…).unwrap_or(d)` and `split_last().map_or(d,
+    /// …)`: the `if let` each stands for.
+    #[differentiate(vjp, jvp)]
+    #[allow(clippy::map_unwrap_or)] // The spelling users write.
+    fn split_mapped(x: &[f64]) -> f64 {
+        let head = x
+            .split_first()
+            .map(|(h, t)| h * t.iter().sum::<f64>())
+            .unwrap_or(0.0);
+        let fallback = 3.0;
+        head + x
+            .split_last()
+            .map_or(fallback, |(&last, _): (&f64, &[f64])| last.sin())
+    }
+
+    #[test]
+    fn a_split_mapped_then_unwrapped() {
+        let grad = check_slice(split_mapped, split_mapped_vjp, split_mapped_jvp, &X);
+        let n = X.len();
+        let mut expected = vec![X[0]; n];
+        expected[0] = X[1..].iter().sum::<f64>();
+        expected[n - 1] += X[n - 1].cos();
+        assert_close(&grad, &expected);
+        let mut d = [];
+        assert_eq!(split_mapped_vjp(&[], &mut d, 1.0), 3.0);
     }
 
     /// Counts made floats as `clippy::pedantic` asks: `try_from` then

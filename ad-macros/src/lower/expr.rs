@@ -2406,9 +2406,13 @@ fn if_let_reduced(expr: &ExprIf, binding: &syn::ExprLet) -> Option<ExprIf> {
 }
 
 /// `match x.split_first() { Some((a, rest)) => e1, None => e2 }`
-/// (`split_last`, the arms in either order, `_` for a last `None`) as the `if let`
-/// it is, which [`if_let_reduced`] takes apart. `None` for any other
-/// `match`.
+/// (`split_last`; any arms, in any order, `Some(p) if g` guarded) as the
+/// `if let` chain it is, which [`if_let_reduced`] takes apart: each
+/// `Some(p)` an `if let Some(p) = x.split_first() { … } else { rest }`, a
+/// guarded one `if (if let Some(p) = … { g } else { false }) { if let
+/// Some(p) = … { … } else { unreachable!() } } else { rest }` (the names
+/// it binds never reach the later arms), `None` an `if let Some(_) = … {
+/// rest } else { … }`, `_` the rest. `None` for any other `match`.
 fn split_match_as_if(expr: &ExprMatch) -> Option<ExprIf> {
     let Expr::MethodCall(split) = super::strip_parens(&expr.expr) else {
         return None;
@@ -2416,32 +2420,56 @@ fn split_match_as_if(expr: &ExprMatch) -> Option<ExprIf> {
     if !(split.method == "split_first" || split.method == "split_last") || !split.args.is_empty() {
         return None;
     }
-    let [first, second] = &expr.arms[..] else {
-        return None;
-    };
-    let some_pattern = |arm: &syn::Arm| match &arm.pat {
-        Pat::TupleStruct(some) if some.path.is_ident("Some") && some.elems.len() == 1 => {
-            Some(some.elems[0].clone())
-        }
+    let whole = &expr.expr;
+    let span = expr.match_token.span;
+    // From the last arm back: what the arms from each one on give.
+    let mut rest: Option<Expr> = None;
+    for arm in expr.arms.iter().rev() {
+        let (pat, guard) = match &arm.pat {
+            Pat::Guard(guarded) => (&*guarded.pat, Some(&guarded.guard)),
+            pat => (pat, None),
+        };
+        let body = &arm.body;
+        let later = rest.take();
+        let else_rest = |later: &Option<Expr>| match later {
+            Some(later) => quote::quote!({ #later }),
+            // Only after an arm taking every value (rustc checked).
+            None => quote::quote!({ ::core::unreachable!() }),
+        };
+        rest = Some(match pat {
+            Pat::TupleStruct(some) if some.path.is_ident("Some") && some.elems.len() == 1 => {
+                let inner = &some.elems[0];
+                let els = else_rest(&later);
+                match guard {
+                    None => syn::parse_quote_spanned! {span=>
+                        if let Some(#inner) = #whole { #body } else #els
+                    },
+                    Some(guard) => syn::parse_quote_spanned! {span=>
+                        if (if let Some(#inner) = #whole { #guard } else { false }) {
+                            if let Some(#inner) = #whole { #body } else { ::core::unreachable!() }
+                        } else #els
+                    },
+                }
+            }
+            Pat::Ident(none)
+                if none.ident == "None" && none.subpat.is_none() && guard.is_none() =>
+            {
+                let els = else_rest(&later);
+                syn::parse_quote_spanned! {span=> if let Some(_) = #whole #els else { #body } }
+            }
+            Pat::Path(none) if none.path.is_ident("None") && guard.is_none() => {
+                let els = else_rest(&later);
+                syn::parse_quote_spanned! {span=> if let Some(_) = #whole #els else { #body } }
+            }
+            Pat::Wild(_) if guard.is_none() => (**body).clone(),
+            _ => return None,
+        });
+    }
+    match rest? {
+        Expr::If(chain) => Some(chain),
+        // `match x.split_first() { _ => e }`: no test at all.
         _ => None,
-    };
-    // A guarded arm is a `Pat::Guard`: neither of these. `_` is `None`
-    // only as the last arm (first, it would take every value).
-    let is_none = |arm: &syn::Arm, last: bool| match &arm.pat {
-        Pat::Wild(_) => last,
-        Pat::Ident(none) => none.ident == "None" && none.subpat.is_none(),
-        Pat::Path(none) => none.path.is_ident("None"),
-        _ => false,
-    };
-    let (pattern, some, none) = match (some_pattern(first), some_pattern(second)) {
-        (Some(pattern), _) if is_none(second, true) => (pattern, first, second),
-        (_, Some(pattern)) if is_none(first, false) => (pattern, second, first),
-        _ => return None,
-    };
-    let (whole, then, els) = (&expr.expr, &some.body, &none.body);
-    Some(syn::parse_quote_spanned! {expr.match_token.span=>
-        if let Some(#pattern) = #whole { #then } else { #els }
-    })
+    }
 }
 
 /// The test that an `Option` the lowering takes apart is `Some`, in terms

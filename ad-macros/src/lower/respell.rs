@@ -9,6 +9,8 @@
 //!   `[a, b].to_vec()` are `vec![a, b]`; `v.clone_from(&w)` is
 //!   `v = w.clone()`;
 //! - `[a, b].concat()` is `a.iter().chain(b.iter()).copied().collect()`;
+//!   `x.split_first().map(|(h, t)| e).unwrap_or(d)` (`map_or(d, …)`,
+//!   `split_last`) is `if let Some((h, t)) = x.split_first() { e } else { d }`;
 //! - `while let Some(v) = s.pop() { … }`, whose body leaves `s` alone, is
 //!   `for v in s.iter().copied().rev() { … }` followed by `s.clear();`
 //!   unless nothing can read `s` after it;
@@ -329,6 +331,44 @@ fn converted(expr: &Expr) -> Option<Expr> {
             };
             let (target, source) = (&call.receiver, parenthesized(&source.expr));
             Some(syn::parse_quote_spanned!(span=> #target = #source.clone()))
+        }
+        // `x.split_first().map(|(h, t)| …).unwrap_or(d)` (or `map_or(d,
+        // f)`, `split_last`): the `if let` it is, for a default that is a
+        // literal or a name (made either way, which nothing can tell).
+        Expr::MethodCall(call)
+            if matches!(call.method.to_string().as_str(), "unwrap_or" | "map_or") =>
+        {
+            let (split, closure, default) = match call.method.to_string().as_str() {
+                "unwrap_or" if call.args.len() == 1 => {
+                    let Expr::MethodCall(map) = super::strip_parens(&call.receiver) else {
+                        return None;
+                    };
+                    if map.method != "map" || map.args.len() != 1 {
+                        return None;
+                    }
+                    (&*map.receiver, &map.args[0], &call.args[0])
+                }
+                "map_or" if call.args.len() == 2 => (&*call.receiver, &call.args[1], &call.args[0]),
+                _ => return None,
+            };
+            let is_split = matches!(super::strip_parens(split), Expr::MethodCall(end)
+                if end.args.is_empty()
+                    && matches!(end.method.to_string().as_str(), "split_first" | "split_last"));
+            let plain = matches!(super::strip_parens(default), Expr::Lit(_) | Expr::Path(_));
+            let Expr::Closure(closure) = super::strip_parens(closure) else {
+                return None;
+            };
+            if !is_split || !plain || closure.inputs.len() != 1 || closure.capture.is_some() {
+                return None;
+            }
+            let pat = match &closure.inputs[0] {
+                syn::Pat::Type(typed) => &*typed.pat,
+                pat => pat,
+            };
+            let body = &closure.body;
+            Some(syn::parse_quote_spanned!(span=>
+                if let Some(#pat) = #split { #body } else { #default }
+            ))
         }
         Expr::MethodCall(call) if call.args.is_empty() && call.method == "concat" => {
             let Expr::Array(parts) = super::strip_parens(&call.receiver) else {
