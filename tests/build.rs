@@ -13,11 +13,20 @@ const PROGRAMS: u64 = 300;
 fn main() {
     println!("cargo::rerun-if-changed=build.rs");
     let config = programs::Config::default();
-    // The integer helper the programs call (see `Printer::int`).
+    // The integer helper the programs call (see `Printer::int`), and the
+    // local struct some of their floats are kept in (`programs::CELL`).
     let mut source = String::from(
         "/// `i % n`: a function of integers, which `#[differentiate]` runs as written.\n\
          fn wrap(i: usize, n: usize) -> usize {\n    i % n\n}\n\n",
     );
+    writeln!(
+        source,
+        "/// A number kept in a local struct, read and written by its field.\n\
+         #[derive(Clone, Copy)]\n\
+         struct {}{{\n    v: f64,\n}}\n",
+        programs::CELL
+    )
+    .unwrap();
     let mut table = String::new();
     let mut twins = String::new();
     let mut callers = String::new();

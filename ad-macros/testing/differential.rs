@@ -148,7 +148,7 @@ fn shrink(mut program: Program, input: &Input) -> (Program, String) {
 }
 
 /// Constructs counted in the generated programs, by what their source shows.
-const CONSTRUCTS: [(&str, &str); 15] = [
+const CONSTRUCTS: [(&str, &str); 16] = [
     ("`if`/`else`", "if "),
     ("`for` over a range", "in 0.."),
     ("`for` over elements", ".iter()"),
@@ -164,6 +164,7 @@ const CONSTRUCTS: [(&str, &str); 15] = [
     ("element update `v[i] += …`", "] += "),
     ("reduction `.sum()`", ".sum"),
     ("transcendental (`exp`, `ln`, `sin`, …)", "()."),
+    ("local struct `Cell { v: … }`", "Cell { v: "),
 ];
 
 #[test]

@@ -33,6 +33,9 @@
 //! - **Assertions** that always hold (`assert!(xs.len() >= 3)`,
 //!   `assert_eq!(v.len(), xs.len())`, `debug_assert!(x.is_finite())`,
 //!   `assert!(x.abs() < 1e6, "x = {x}")`), and `let (s, c) = e.sin_cos();`.
+//! - **Local structs**: every fifth float `let` is printed `let x =
+//!   Cell { v: e };`, and its variable read and assigned as `x.v` wherever
+//!   it appears (in closures and macros too); see [`CELL`].
 //!
 //! The reference semantics folds chains as `std` does: `sum` from `-0.0`,
 //! `product` from `1.0`, `fold` left to right in the iterator's order
@@ -6384,6 +6387,11 @@ const P_POST: u8 = 8;
 /// Precedence of leaves.
 const P_ATOM: u8 = 9;
 
+/// The local struct some float variables are printed in, `Cell { v: e }`:
+/// a source that compiles the programs declares it beside them,
+/// `#[derive(Clone, Copy)] struct Cell { v: f64 }`.
+pub const CELL: &str = "Cell";
+
 /// Prints a program as Rust source.
 struct Printer<'p> {
     /// The program.
@@ -6399,6 +6407,10 @@ struct Printer<'p> {
     /// Arrays printed as matrices of one row (see [`is_matrix`]), and the
     /// copies of them that are matrices too; their `names` end in `[0]`.
     matrices: Set,
+    /// Float variables printed as the field of a local struct, `let x =
+    /// Cell { v: e };` read and assigned as `x.v` (see [`CELL`]); their
+    /// `names` end in `.v`.
+    cells: Set,
     /// The source so far.
     out: String,
     /// Print the next literal with an `_f64` suffix (an all-literal method
@@ -6427,10 +6439,15 @@ impl<'p> Printer<'p> {
         let mut mutable = Set::new();
         let mut arrays = Set::new();
         let mut matrices = Set::new();
+        let mut cells = Set::new();
         // In program order within each block, outer blocks first: a copy
         // comes after what it copies.
         retain_deep(&mut body, &mut |s| {
             match s {
+                // Every fifth float `let` makes a struct.
+                Stmt::Let(v, _) if program.vars[*v] == Kind::Float && *v % 5 == 2 => {
+                    cells.insert(*v);
+                }
                 Stmt::Assign(v, ..) | Stmt::Store(v, ..) => {
                     mutable.insert(*v);
                 }
@@ -6473,7 +6490,13 @@ impl<'p> Printer<'p> {
                     Kind::PairClosure => "g",
                 };
                 let quiet = !read.contains(&v) || liveness.dead_lets.contains(&v);
-                let row = if matrices.contains(&v) { "[0]" } else { "" };
+                let row = if matrices.contains(&v) {
+                    "[0]"
+                } else if cells.contains(&v) {
+                    ".v"
+                } else {
+                    ""
+                };
                 format!("{}{prefix}{v}{row}", if quiet { "_" } else { "" })
             })
             .collect();
@@ -6483,6 +6506,7 @@ impl<'p> Printer<'p> {
             mutable,
             arrays,
             matrices,
+            cells,
             out: String::new(),
             suffix: false,
             rems: 0,
@@ -6537,12 +6561,16 @@ impl<'p> Printer<'p> {
         &self.names[v]
     }
 
-    /// The name `v` is declared with: a matrix's without the row.
+    /// The name `v` is declared with: a matrix's without the row, a
+    /// cell's without the field.
     fn base_name(&self, v: Var) -> &str {
         let name = &self.names[v];
-        match self.matrices.contains(&v) {
-            true => name.strip_suffix("[0]").unwrap_or(name),
-            false => name,
+        if self.matrices.contains(&v) {
+            name.strip_suffix("[0]").unwrap_or(name)
+        } else if self.cells.contains(&v) {
+            name.strip_suffix(".v").unwrap_or(name)
+        } else {
+            name
         }
     }
 
@@ -6558,6 +6586,16 @@ impl<'p> Printer<'p> {
     /// Prints a statement (after its indentation), with its newline.
     fn stmt(&mut self, s: &Stmt, depth: usize) {
         match s {
+            Stmt::Let(v, e) if self.cells.contains(v) => {
+                let head = format!(
+                    "let {}{} = {CELL} {{ v: ",
+                    self.mutability(*v),
+                    self.base_name(*v)
+                );
+                self.out.push_str(&head);
+                self.value(e);
+                self.out.push_str(" };\n");
+            }
             Stmt::Let(v, e) => {
                 let head = format!("let {}{} = ", self.mutability(*v), self.name(*v));
                 self.out.push_str(&head);
@@ -9059,10 +9097,10 @@ fn f(a0: f64, a1: f64, a2: f64, xs: &[f64], n: usize) -> f64 {
     for (i14, &e15) in v12.iter().enumerate().step_by(2) {
         x13 += f2(e15 * 0.5) + i14 as f64;
     }
-    let x17 = (0..n).filter(|&i16| i16 % 2 == 0).count() as f64;
+    let x17 = Cell { v: (0..n).filter(|&i16| i16 % 2 == 0).count() as f64 };
     let (x18, x19) = a2.sin_cos();
     assert!(xs.len() >= 3);
-    x5 + x8 + x9 + x13 + x17 + x18 * x19 + s0.iter().sum::<f64>()
+    x5 + x8 + x9 + x13 + x17.v + x18 * x19 + s0.iter().sum::<f64>()
 }
 ";
         assert_eq!(idioms().to_rust("f"), expected);

@@ -1037,6 +1037,32 @@ impl Fields<'_> {
 }
 
 impl syn::visit_mut::VisitMut for Fields<'_> {
+    /// The fields in the arguments of a macro whose arguments are
+    /// expressions (`vec![a, p.x]`, `vec![p.x; n]`, `assert!(p.x > 0.0)`,
+    /// `println!("{}", p.x)`); the tokens of any other are left as they are.
+    fn visit_macro_mut(&mut self, mac: &mut syn::Macro) {
+        use syn::punctuated::Punctuated;
+        let parser = Punctuated::<Expr, syn::Token![,]>::parse_terminated;
+        if let Ok(mut args) = mac.parse_body_with(parser) {
+            for arg in &mut args {
+                self.visit_expr_mut(arg);
+            }
+            mac.tokens = args.to_token_stream();
+        } else if let Ok((mut fill, semi, mut len)) =
+            mac.parse_body_with(|input: syn::parse::ParseStream| {
+                Ok((
+                    input.parse::<Expr>()?,
+                    input.parse::<syn::Token![;]>()?,
+                    input.parse::<Expr>()?,
+                ))
+            })
+        {
+            self.visit_expr_mut(&mut fill);
+            self.visit_expr_mut(&mut len);
+            mac.tokens = quote::quote!(#fill #semi #len);
+        }
+    }
+
     fn visit_expr_mut(&mut self, expr: &mut Expr) {
         let span = expr.span();
         let replaced = match &*expr {
