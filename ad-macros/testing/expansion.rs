@@ -1512,6 +1512,17 @@ check!(
     }"
 );
 check!(
+    rows_swapped,
+    "",
+    "fn f(x: &[f64]) -> f64 {
+        let mut m = [[x[0], x[1]], [x[2], x[3]]];
+        if m[1][0].abs() > m[0][0].abs() {
+            m.swap(0, 1);
+        }
+        m[0][0] * m[1][1]
+    }"
+);
+check!(
     rotated,
     "",
     "fn f(x: &[f64]) -> f64 {

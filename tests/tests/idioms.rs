@@ -9674,6 +9674,138 @@ mod buffers_resize {
     }
 }
 
+/// Gaussian elimination with partial pivoting: rows of a matrix swapped
+/// (`a.swap(k, p)`), of a local array of rows and of a `Vec` of rows.
+mod rows_swapped {
+    use super::*;
+
+    /// `1ᵀ A⁻¹ b`, the pivot chosen by the largest magnitude in a column.
+    #[differentiate(vjp, jvp)]
+    fn solved_sum(x: &[f64]) -> f64 {
+        let mut a = [
+            [x[0], x[1], 0.5],
+            [x[2] + 3.0, x[3], 0.25],
+            [0.1, x[4], 4.0],
+        ];
+        let mut b = vec![1.0, x[5], x[6]];
+        let n = b.len();
+        for k in 0..n {
+            let mut p = k;
+            for i in k + 1..n {
+                if a[i][k].abs() > a[p][k].abs() {
+                    p = i;
+                }
+            }
+            a.swap(k, p);
+            b.swap(k, p);
+            for i in k + 1..n {
+                let f = a[i][k] / a[k][k];
+                for j in k..n {
+                    a[i][j] -= f * a[k][j];
+                }
+                b[i] -= f * b[k];
+            }
+        }
+        let mut sol = [0.0; 3];
+        for i in (0..n).rev() {
+            let mut s = b[i];
+            for j in i + 1..n {
+                s -= a[i][j] * sol[j];
+            }
+            sol[i] = s / a[i][i];
+        }
+        sol.iter().sum()
+    }
+
+    /// The same on a `Vec` of rows, its pivot rows swapped whole.
+    #[differentiate(vjp, jvp)]
+    fn solved_sum_of_vec_rows(x: &[f64]) -> f64 {
+        let mut m = vec![
+            vec![x[0], x[1], 0.5, 1.0],
+            vec![x[2] + 3.0, x[3], 0.25, x[5]],
+            vec![0.1, x[4], 4.0, x[6]],
+        ];
+        let n = m.len();
+        for k in 0..n {
+            let p = (k..n)
+                .max_by(|&i, &j| m[i][k].abs().total_cmp(&m[j][k].abs()))
+                .unwrap();
+            m.swap(k, p);
+            for i in k + 1..n {
+                let f = m[i][k] / m[k][k];
+                for j in k..=n {
+                    m[i][j] -= f * m[k][j];
+                }
+            }
+        }
+        let mut sol = vec![0.0; n];
+        for i in (0..n).rev() {
+            let s: f64 = (i + 1..n).map(|j| m[i][j] * sol[j]).sum();
+            sol[i] = (m[i][n] - s) / m[i][i];
+        }
+        sol.iter().sum()
+    }
+
+    /// `A x = b` by Cramer's rule.
+    fn solve3(a: [[f64; 3]; 3], b: [f64; 3]) -> [f64; 3] {
+        let det = |m: [[f64; 3]; 3]| {
+            m[0][0] * (m[1][1] * m[2][2] - m[1][2] * m[2][1])
+                - m[0][1] * (m[1][0] * m[2][2] - m[1][2] * m[2][0])
+                + m[0][2] * (m[1][0] * m[2][1] - m[1][1] * m[2][0])
+        };
+        let d = det(a);
+        std::array::from_fn(|c| {
+            let mut m = a;
+            for r in 0..3 {
+                m[r][c] = b[r];
+            }
+            det(m) / d
+        })
+    }
+
+    /// `∂(1ᵀ A⁻¹ b)`: `y = A⁻ᵀ 1` for `b`, `−y sᵀ` for `A`.
+    fn closed_form(x: &[f64]) -> Vec<f64> {
+        let a = [
+            [x[0], x[1], 0.5],
+            [x[2] + 3.0, x[3], 0.25],
+            [0.1, x[4], 4.0],
+        ];
+        let s = solve3(a, [1.0, x[5], x[6]]);
+        let at = std::array::from_fn(|i| std::array::from_fn(|j| a[j][i]));
+        let y = solve3(at, [1.0; 3]);
+        vec![
+            -y[0] * s[0],
+            -y[0] * s[1],
+            -y[1] * s[0],
+            -y[1] * s[1],
+            -y[2] * s[1],
+            y[1],
+            y[2],
+        ]
+    }
+
+    #[test]
+    fn rows_swapped_by_the_pivot() {
+        // |x2 + 3| beats |x0| in the first column: a swap happens.
+        assert!((X[2] + 3.0).abs() > X[0].abs());
+        for (f, vjp, jvp) in [
+            (
+                solved_sum as fn(&[f64]) -> f64,
+                solved_sum_vjp as fn(&[f64], &mut [f64], f64) -> f64,
+                solved_sum_jvp as fn(&[f64], &[f64]) -> (f64, f64),
+            ),
+            (
+                solved_sum_of_vec_rows,
+                solved_sum_of_vec_rows_vjp,
+                solved_sum_of_vec_rows_jvp,
+            ),
+        ] {
+            let grad = check_slice(f, vjp, jvp, &X);
+            assert_close(&grad, &closed_form(&X));
+        }
+    }
+}
+
 /// `Vec<Vec<f64>>` collected from rows a closure makes: a kernel matrix,
 /// rows copied from chunks, a distance matrix of points.
 mod matrices_collected {

@@ -1352,6 +1352,26 @@ impl Lower<'_> {
                 }
             }));
         }
+        // `m.swap(i, j)` of a matrix (Gaussian elimination's pivoting):
+        // the two rows' elements exchanged, one column at a time.
+        if name == "swap" && call.args.len() == 2 && self.rows_of(&call.receiver).is_some() {
+            let (m, i, j) = (&call.receiver, &call.args[0], &call.args[1]);
+            let swapped: Expr = syn::parse_quote_spanned! {call.span()=> {
+                let (__ad_a, __ad_b) = (#i, #j);
+                for __ad_c in 0..#m[__ad_a].len() {
+                    let __ad_t = #m[__ad_a][__ad_c];
+                    #m[__ad_a][__ad_c] = #m[__ad_b][__ad_c];
+                    #m[__ad_b][__ad_c] = __ad_t;
+                }
+            }};
+            self.expr_stmt(&swapped);
+            let span = call.span();
+            return Some(Ok(self.push(
+                Inst::Tuple(Vec::new()),
+                Ty::Tuple(Vec::new()),
+                span,
+            )));
+        }
         if let Some(view) = self.view_of(&call.receiver) {
             return Some(match (name.as_str(), call.args.len()) {
                 ("len", 0) => view.map(|view| view.len),
