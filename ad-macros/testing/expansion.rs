@@ -1523,6 +1523,19 @@ check!(
     }"
 );
 check!(
+    chosen_in_loop,
+    "",
+    "fn f(x: &[f64]) -> f64 {
+        let a = x.to_vec();
+        let mut s = 0.0;
+        for k in 0..4 {
+            let w = if k % 2 == 0 { &a } else { &x[1..] };
+            s += w[0] * w[1];
+        }
+        s
+    }"
+);
+check!(
     rotated,
     "",
     "fn f(x: &[f64]) -> f64 {

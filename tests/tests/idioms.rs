@@ -9674,6 +9674,293 @@ mod buffers_resize {
     }
 }
 
+/// Buffers named by a reference (`let w = &a;`, `&mut a`), chosen by a
+/// branch inside a loop (`if`, `else if`, `match`; references, names,
+/// arrays written out) or written through the choice: each branch runs the
+/// rest of the block on its own buffer.
+mod buffers_chosen_in_loops {
+    use super::*;
+
+    #[differentiate(vjp, jvp)]
+    fn alternating(x: &[f64]) -> f64 {
+        let a = x[..3].to_vec();
+        let b: Vec<f64> = x[3..6].iter().map(|v| v * v).collect();
+        let mut s = 0.0;
+        for k in 0..4 {
+            let w = if k % 2 == 0 { &a } else { &b };
+            s += w[0] * w[1] + w[2] * f64::from(k);
+        }
+        s
+    }
+
+    #[test]
+    fn a_buffer_chosen_in_a_loop() {
+        let grad = check_slice(alternating, alternating_vjp, alternating_jvp, &X);
+        // k = 0, 2 read a = x[..3]; k = 1, 3 read b = x[3..6]².
+        let x = X;
+        let expected = [
+            2.0 * x[1],
+            2.0 * x[0],
+            2.0,
+            4.0 * x[4] * x[4] * x[3],
+            4.0 * x[3] * x[3] * x[4],
+            8.0 * x[5],
+            0.0,
+        ];
+        assert_close(&grad, &expected);
+    }
+
+    #[differentiate(vjp, jvp)]
+    fn doubled_through_an_alias(x: &[f64]) -> f64 {
+        let mut a = x[..3].to_vec();
+        for k in 0..3 {
+            let w = &mut a;
+            w[k] *= 2.0;
+            w[0] += w[2];
+        }
+        a.iter().map(|v| v.sin()).sum()
+    }
+
+    #[test]
+    fn written_through_a_mutable_alias() {
+        let grad = check_slice(
+            doubled_through_an_alias,
+            doubled_through_an_alias_vjp,
+            doubled_through_an_alias_jvp,
+            &X,
+        );
+        // a = [2 x0 + 4 x2, 2 x1, 2 x2].
+        let first = (2.0 * X[0] + 4.0 * X[2]).cos();
+        let mut expected = [0.0; 7];
+        expected[0] = 2.0 * first;
+        expected[1] = 2.0 * (2.0 * X[1]).cos();
+        expected[2] = 4.0 * first + 2.0 * (2.0 * X[2]).cos();
+        assert_close(&grad, &expected);
+    }
+
+    /// Arrays and `vec![…]` written out in the branches, in a loop.
+    #[differentiate(vjp, jvp)]
+    fn arrays_chosen(x: &[f64]) -> f64 {
+        let mut s = 0.0;
+        for k in 0..4 {
+            let v = if k % 2 == 0 {
+                [x[0], 1.0]
+            } else {
+                [x[1] * x[2], 2.0]
+            };
+            let w = match k {
+                0 => vec![x[3]; 2],
+                _ => vec![x[4], x[5]],
+            };
+            s += v[0] * v[1] + w[0] * w[1];
+        }
+        s
+    }
+
+    #[test]
+    fn arrays_written_out_chosen_in_a_loop() {
+        let grad = check_slice(arrays_chosen, arrays_chosen_vjp, arrays_chosen_jvp, &X);
+        // 2 x0 + 4 x1 x2 + x3² + 3 x4 x5.
+        let x = X;
+        let expected = [
+            2.0,
+            4.0 * x[2],
+            4.0 * x[1],
+            2.0 * x[3],
+            3.0 * x[5],
+            3.0 * x[4],
+            0.0,
+        ];
+        assert_close(&grad, &expected);
+    }
+
+    /// Parameters chosen by name (no `&`), in a loop.
+    #[differentiate(vjp, jvp)]
+    fn parameters_alternating(x: &[f64], y: &[f64]) -> f64 {
+        let mut s = 0.0;
+        for k in 0..3 {
+            let v = if k == 1 { x } else { y };
+            s += v[0] * v[1];
+        }
+        s
+    }
+
+    #[test]
+    fn parameters_chosen_in_a_loop() {
+        let grad = check_pair(
+            parameters_alternating,
+            parameters_alternating_vjp,
+            parameters_alternating_jvp,
+            &X,
+            &Y,
+        );
+        // x0 x1 + 2 y0 y1.
+        let mut expected = vec![0.0; 14];
+        expected[..2].copy_from_slice(&[X[1], X[0]]);
+        expected[7..9].copy_from_slice(&[2.0 * Y[1], 2.0 * Y[0]]);
+        assert_close(&grad, &expected);
+    }
+
+    /// A buffer written through the choice, at the top level: a copy could
+    /// not stand for it, so the rest runs in each branch there too.
+    #[differentiate(vjp, jvp)]
+    fn written_through_a_choice(x: &[f64]) -> f64 {
+        let mut a = x[..2].to_vec();
+        let mut b = x[2..4].to_vec();
+        let w = if x[4] > 0.0 { &mut a } else { &mut b };
+        w[0] *= w[1];
+        a[0] * b[0] + a[1] - b[1]
+    }
+
+    #[test]
+    fn a_buffer_written_through_a_choice() {
+        let mut positive = X;
+        positive[4] = 0.5;
+        for x in [X, positive] {
+            let grad = check_slice(
+                written_through_a_choice,
+                written_through_a_choice_vjp,
+                written_through_a_choice_jvp,
+                &x,
+            );
+            // x4 > 0: a0 = x0 x1, f = x0 x1 x2 + x1 − x3; else b0 = x2 x3,
+            // f = x0 x2 x3 + x1 − x3.
+            let expected = if x[4] > 0.0 {
+                [
+                    x[1] * x[2],
+                    x[0] * x[2] + 1.0,
+                    x[0] * x[1],
+                    -1.0,
+                    0.0,
+                    0.0,
+                    0.0,
+                ]
+            } else {
+                [
+                    x[2] * x[3],
+                    1.0,
+                    x[0] * x[3],
+                    x[0] * x[2] - 1.0,
+                    0.0,
+                    0.0,
+                    0.0,
+                ]
+            };
+            assert_close(&grad, &expected);
+        }
+    }
+
+    /// `&mut` parameters chosen by name at the top level, written through
+    /// the choice.
+    #[differentiate(vjp)]
+    fn product_into_chosen(xs: &mut [f64], ys: &mut [f64], first: bool) {
+        let v = if first { xs } else { ys };
+        v[0] *= v[1];
+    }
+
+    #[test]
+    fn mut_parameters_written_through_a_choice() {
+        let point = [0.5, -1.5, 2.0, 3.0];
+        let seed = [1.0, -2.0, 0.5, 4.0];
+        for first in [true, false] {
+            let f = |p: &[f64]| {
+                let (mut xs, mut ys) = (p[..2].to_vec(), p[2..].to_vec());
+                product_into_chosen(&mut xs, &mut ys, first);
+                [xs, ys].concat()
+            };
+            let grad = ad_tests::check_vector(
+                f,
+                |p, s| {
+                    let (mut xs, mut ys) = (p[..2].to_vec(), p[2..].to_vec());
+                    let (mut d_xs, mut d_ys) = (s[..2].to_vec(), s[2..].to_vec());
+                    product_into_chosen_vjp(&mut xs, &mut d_xs, &mut ys, &mut d_ys, first);
+                    ([xs, ys].concat(), [d_xs, d_ys].concat())
+                },
+                &point,
+                &seed,
+            );
+            // v0 ← v0 v1: d_v0 = s0 v1, d_v1 = s1 + s0 v0; the other as seeded.
+            let expected = if first {
+                [
+                    seed[0] * point[1],
+                    seed[1] + seed[0] * point[0],
+                    seed[2],
+                    seed[3],
+                ]
+            } else {
+                [
+                    seed[0],
+                    seed[1],
+                    seed[2] * point[3],
+                    seed[3] + seed[2] * point[2],
+                ]
+            };
+            assert_close(&grad, &expected);
+        }
+    }
+
+    /// A `match` choosing among a local, a collected buffer and a
+    /// sub-slice of the input, with a `break`; an `else if` chain in a
+    /// `while` loop.
+    #[differentiate(vjp, jvp)]
+    fn chosen_by_match_and_else_if(x: &[f64]) -> f64 {
+        let a = x[..3].to_vec();
+        let b: Vec<f64> = x[3..6].iter().map(|v| v * v).collect();
+        let mut s = 0.0;
+        for k in 0..6 {
+            let w = match k % 3 {
+                0 => &a[..],
+                1 => &b[..],
+                _ => &x[4..],
+            };
+            s += w[0] * w[1];
+            if s > 100.0 {
+                break;
+            }
+        }
+        let mut k = 0;
+        while k < 5 {
+            let w = if k == 0 {
+                &a
+            } else if k % 2 == 1 {
+                &x[1..4]
+            } else {
+                &x[3..]
+            };
+            s += w.iter().sum::<f64>() * w[1];
+            k += 1;
+        }
+        s
+    }
+
+    fn chosen_by_hand(x: &[f64]) -> f64 {
+        let pair = |w: &[f64]| w[0] * w[1];
+        let b: Vec<f64> = x[3..6].iter().map(|v| v * v).collect();
+        let mut s = 2.0 * (pair(&x[..3]) + pair(&b) + pair(&x[4..]));
+        for k in 0..5 {
+            let w: &[f64] = match k {
+                0 => &x[..3],
+                1 | 3 => &x[1..4],
+                _ => &x[3..],
+            };
+            s += w.iter().sum::<f64>() * w[1];
+        }
+        s
+    }
+
+    #[test]
+    fn chosen_by_a_match_and_an_else_if_chain() {
+        let grad = check_slice(
+            chosen_by_match_and_else_if,
+            chosen_by_match_and_else_if_vjp,
+            chosen_by_match_and_else_if_jvp,
+            &X,
+        );
+        assert!((chosen_by_match_and_else_if(&X) - chosen_by_hand(&X)).abs() < 1e-12);
+        ad_runtime::check::gradient(chosen_by_hand, |_| grad.clone(), &X).assert_within(1e-7);
+    }
+}
+
 /// Gaussian elimination with partial pivoting: rows of a matrix swapped
 /// (`a.swap(k, p)`), of a local array of rows and of a `Vec` of rows.
 mod rows_swapped {

@@ -792,6 +792,15 @@ impl Lower<'_> {
         Some(self.fill_chosen(copy, if_expr).map(|()| copy))
     }
 
+    /// Whether `expr` is the name of a `&mut` buffer parameter.
+    pub(super) fn names_written_param(&self, expr: &Expr) -> bool {
+        let func = self.builder.func();
+        super::expr::local_name(expr).is_some_and(|name| {
+            matches!(self.lookup(&name), Some(Ok(value))
+                if matches!(func.inst(value), Inst::Param(index) if func.params[*index as usize].mutable))
+        })
+    }
+
     /// Whether every branch of `if_expr` ends in a buffer (see
     /// [`Lower::chosen_buffer`]).
     fn chooses_buffers(&self, if_expr: &syn::ExprIf) -> bool {

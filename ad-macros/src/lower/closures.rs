@@ -535,6 +535,13 @@ impl Lower<'_> {
                     None => self.expr(expr).map(Item::Value),
                 },
             },
+            // `let w = &a;` of a buffer: a view of all of it.
+            Expr::Reference(reference)
+                if matches!(super::strip_parens(&reference.expr), Expr::Path(_))
+                    && let Some(view) = self.view_or_buffer(expr) =>
+            {
+                view.map(Item::View)
+            }
             // `let [i, j, k] = *t;` of a row `t`: the row.
             Expr::Unary(unary)
                 if matches!(unary.op, syn::UnOp::Deref(_))

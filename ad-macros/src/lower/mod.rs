@@ -330,6 +330,159 @@ fn desugared(stmts: &[Stmt], want_value: bool) -> Option<Vec<Stmt>> {
     changed.then_some(desugared)
 }
 
+/// `let w = if c { &a } else { &b }; rest` (or a `match` whose arms are
+/// references and bind no names; `is_buffer` tells a buffer named without
+/// `&`, `xs` of `xs: &[f64]`; arrays and `vec![…]` written out too) as `if c { let w = &a; rest } else { let w =
+/// &b; rest }`: no buffer is ever chosen by a branch, and each branch reads
+/// its own (an `else if` is a choice again, taken apart the same way when
+/// its block is lowered). With `written`, only where some branch is a
+/// buffer written through the choice (`&mut a`, a `&mut` parameter).
+/// `None` if `stmts` have no such `let`.
+fn chosen_as_branches(
+    stmts: &[Stmt],
+    want_value: bool,
+    is_buffer: &dyn Fn(&Expr) -> bool,
+    written: Option<&dyn Fn(&Expr) -> bool>,
+) -> Option<Vec<Stmt>> {
+    // A buffer by reference or by name, or an array or `vec![…]` written
+    // out (made in the branch).
+    let is_reference = |expr: &Expr| match strip_parens(expr) {
+        Expr::Reference(_) | Expr::Array(_) | Expr::Repeat(_) => true,
+        Expr::Macro(mac) => mac.mac.path.is_ident("vec"),
+        Expr::Path(_) => is_buffer(expr),
+        _ => false,
+    };
+    let tails =
+        |init: &Expr| -> Vec<Expr> {
+            let mut tails = Vec::new();
+            let mut at = init;
+            loop {
+                match strip_parens(at) {
+                    Expr::If(if_expr) => {
+                        tails.extend(if_expr.then_branch.stmts.last().and_then(
+                            |stmt| match stmt {
+                                Stmt::Expr(tail, None) => Some(tail.clone()),
+                                _ => None,
+                            },
+                        ));
+                        match if_expr.else_branch.as_ref() {
+                            Some((_, els)) => at = els,
+                            None => return tails,
+                        }
+                    }
+                    Expr::Block(block) => {
+                        tails.extend(block.block.stmts.last().and_then(|stmt| match stmt {
+                            Stmt::Expr(tail, None) => Some(tail.clone()),
+                            _ => None,
+                        }));
+                        return tails;
+                    }
+                    Expr::Match(match_expr) => {
+                        return match_expr
+                            .arms
+                            .iter()
+                            .map(|arm| (*arm.body).clone())
+                            .collect();
+                    }
+                    _ => return tails,
+                }
+            }
+        };
+    let through_choice = |init: &Expr| {
+        written.is_none_or(|written| {
+            tails(init).iter().any(|tail| {
+                matches!(strip_parens(tail), Expr::Reference(reference) if reference.mutability.is_some())
+                    || written(tail)
+            })
+        })
+    };
+    let only_reference = |block: &syn::Block| matches!(&block.stmts[..], [Stmt::Expr(tail, None)] if is_reference(tail));
+    let chooses = |init: &Expr| match strip_parens(init) {
+        Expr::If(if_expr) => {
+            only_reference(&if_expr.then_branch)
+                && match if_expr
+                    .else_branch
+                    .as_ref()
+                    .map(|(_, els)| strip_parens(els))
+                {
+                    Some(Expr::Block(els)) => only_reference(&els.block),
+                    Some(Expr::If(_)) => true,
+                    _ => false,
+                }
+        }
+        Expr::Match(match_expr) => match_expr.arms.iter().all(|arm| {
+            is_reference(&arm.body)
+                && expr::pattern_idents(&arm.pat)
+                    .iter()
+                    .all(|ident| ident.to_string().starts_with(char::is_uppercase))
+        }),
+        _ => false,
+    };
+    let at = stmts.iter().position(|stmt| {
+        matches!(stmt, Stmt::Local(local)
+        if bound_name(&local.pat).is_some()
+            && local.init.as_ref().is_some_and(|init| {
+                init.diverge.is_none() && chooses(&init.expr) && through_choice(&init.expr)
+            }))
+    })?;
+    let Stmt::Local(local) = &stmts[at] else {
+        unreachable!("found above")
+    };
+    let rest = &stmts[at + 1..];
+    let span = local.span();
+    // The block of one branch: the `let` of what it chose, then the rest.
+    let branch = |chosen: &Expr| -> syn::Block {
+        let mut bound = local.clone();
+        *bound.init.as_mut().expect("found above").expr = chosen.clone();
+        let mut block: syn::Block = syn::parse_quote_spanned!(span=> {});
+        block.stmts.push(Stmt::Local(bound));
+        block.stmts.extend(rest.iter().cloned());
+        block
+    };
+    let tail = |block: &syn::Block| match block.stmts.last() {
+        Some(Stmt::Expr(tail, None)) => tail.clone(),
+        _ => unreachable!("checked by `chooses`"),
+    };
+    let init = &local.init.as_ref().expect("found above").expr;
+    let branched: Expr = match strip_parens(init) {
+        Expr::If(if_expr) => {
+            let mut branched = if_expr.clone();
+            branched.then_branch = branch(&tail(&if_expr.then_branch));
+            let (_, els) = if_expr.else_branch.as_ref().expect("checked by `chooses`");
+            let chosen = match strip_parens(els) {
+                Expr::Block(els) => tail(&els.block),
+                nested => nested.clone(),
+            };
+            let els = Expr::Block(syn::ExprBlock {
+                attrs: Vec::new(),
+                label: None,
+                block: branch(&chosen),
+            });
+            branched.else_branch = Some((Default::default(), Box::new(els)));
+            Expr::If(branched)
+        }
+        Expr::Match(match_expr) => {
+            let mut branched = match_expr.clone();
+            for arm in &mut branched.arms {
+                *arm.body = Expr::Block(syn::ExprBlock {
+                    attrs: Vec::new(),
+                    label: None,
+                    block: branch(&arm.body),
+                });
+                arm.comma = Some(Default::default());
+            }
+            Expr::Match(branched)
+        }
+        _ => unreachable!("checked by `chooses`"),
+    };
+    let mut out = stmts[..at].to_vec();
+    out.push(match want_value {
+        true => Stmt::Expr(branched, None),
+        false => Stmt::Expr(branched, Some(Default::default())),
+    });
+    Some(out)
+}
+
 struct Lower<'a> {
     cx: &'a Ctxt,
     builder: Builder,
@@ -429,6 +582,20 @@ struct Lower<'a> {
 impl Lower<'_> {
     fn fn_body(&mut self, block: &Block, output_ty: &Ty) -> Lowered {
         if let Some(stmts) = desugared(&block.stmts, *output_ty != Ty::Unit) {
+            let mut block = block.clone();
+            block.stmts = stmts;
+            return self.fn_body(&block, output_ty);
+        }
+        // A buffer written through a choice (see `Lower::stmts`).
+        let branched = {
+            let (buffer, written) = (
+                |e: &Expr| self.names_buffer(e),
+                |e: &Expr| self.names_written_param(e),
+            );
+            let want_value = *output_ty != Ty::Unit;
+            chosen_as_branches(&block.stmts, want_value, &buffer, Some(&written))
+        };
+        if let Some(stmts) = branched {
             let mut block = block.clone();
             block.stmts = stmts;
             return self.fn_body(&block, output_ty);
@@ -645,6 +812,26 @@ impl Lower<'_> {
     fn stmts(&mut self, stmts: &[Stmt], want_value: bool) -> Result<Option<Value>, Poison> {
         if let Some(desugared) = desugared(stmts, want_value) {
             return self.stmts(&desugared, want_value);
+        }
+        // Inside a loop or a branch, a buffer chosen by a branch is the
+        // rest of the block in each branch; at the top level only one
+        // written through the choice is (another is a copy: see
+        // `Lower::chosen_buffer`).
+        let top = self.builder.depth() == 0;
+        let branched = {
+            let (buffer, written) = (
+                |e: &Expr| self.names_buffer(e),
+                |e: &Expr| self.names_written_param(e),
+            );
+            chosen_as_branches(
+                stmts,
+                want_value,
+                &buffer,
+                top.then_some(&written as &dyn Fn(&Expr) -> bool),
+            )
+        };
+        if let Some(branched) = branched {
+            return self.stmts(&branched, want_value);
         }
         let uses = BufferUses::of(stmts);
         for (index, stmt) in stmts.iter().enumerate() {
