@@ -330,14 +330,20 @@ fn desugared(stmts: &[Stmt], want_value: bool) -> Option<Vec<Stmt>> {
     changed.then_some(desugared)
 }
 
+/// The most buffers chosen by branches in one block that
+/// [`chosen_as_branches`] writes as branches: `2^MAX_CHOICES` copies of the
+/// block's last statements.
+const MAX_CHOICES: usize = 3;
+
 /// `let w = if c { &a } else { &b }; rest` (or a `match` whose arms are
 /// references and bind no names; `is_buffer` tells a buffer named without
-/// `&`, `xs` of `xs: &[f64]`; arrays and `vec![…]` written out too) as `if c { let w = &a; rest } else { let w =
-/// &b; rest }`: no buffer is ever chosen by a branch, and each branch reads
-/// its own (an `else if` is a choice again, taken apart the same way when
-/// its block is lowered). With `written`, only where some branch is a
-/// buffer written through the choice (`&mut a`, a `&mut` parameter).
-/// `None` if `stmts` have no such `let`.
+/// `&`, `xs` of `xs: &[f64]`; arrays and `vec![…]` written out too) as `if
+/// c { let w = &a; rest } else { let w = &b; rest }`: no buffer is ever
+/// chosen by a branch, and each branch reads its own (an `else if` is a
+/// choice again, taken apart the same way when its block is lowered). With
+/// `written`, only where some branch is a buffer written through the
+/// choice (`&mut a`, a `&mut` parameter). `None` if `stmts` have no such
+/// `let`, or more than [`MAX_CHOICES`] of them.
 fn chosen_as_branches(
     stmts: &[Stmt],
     want_value: bool,
@@ -418,13 +424,19 @@ fn chosen_as_branches(
         }),
         _ => false,
     };
-    let at = stmts.iter().position(|stmt| {
+    let choice = |stmt: &Stmt| {
         matches!(stmt, Stmt::Local(local)
         if bound_name(&local.pat).is_some()
             && local.init.as_ref().is_some_and(|init| {
                 init.diverge.is_none() && chooses(&init.expr) && through_choice(&init.expr)
             }))
-    })?;
+    };
+    let at = stmts.iter().position(choice)?;
+    // Each choice doubles the rest of the block: past a few in one block,
+    // the expansion would grow too large (the error says what to write).
+    if stmts[at..].iter().filter(|stmt| choice(stmt)).count() > MAX_CHOICES {
+        return None;
+    }
     let Stmt::Local(local) = &stmts[at] else {
         unreachable!("found above")
     };
