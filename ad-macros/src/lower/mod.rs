@@ -403,19 +403,23 @@ fn chosen_as_branches(
         })
     };
     let only_reference = |block: &syn::Block| matches!(&block.stmts[..], [Stmt::Expr(tail, None)] if is_reference(tail));
-    let chooses = |init: &Expr| match strip_parens(init) {
-        Expr::If(if_expr) => {
-            only_reference(&if_expr.then_branch)
-                && match if_expr
-                    .else_branch
-                    .as_ref()
-                    .map(|(_, els)| strip_parens(els))
-                {
-                    Some(Expr::Block(els)) => only_reference(&els.block),
-                    Some(Expr::If(_)) => true,
-                    _ => false,
-                }
+    // An `if` whose every branch, down its `else if` chain, is a buffer.
+    let chooses_if = |mut if_expr: &syn::ExprIf| loop {
+        if !only_reference(&if_expr.then_branch) {
+            return false;
         }
+        match if_expr
+            .else_branch
+            .as_ref()
+            .map(|(_, els)| strip_parens(els))
+        {
+            Some(Expr::Block(els)) => return only_reference(&els.block),
+            Some(Expr::If(nested)) => if_expr = nested,
+            _ => return false,
+        }
+    };
+    let chooses = |init: &Expr| match strip_parens(init) {
+        Expr::If(if_expr) => chooses_if(if_expr),
         Expr::Match(match_expr) => match_expr.arms.iter().all(|arm| {
             is_reference(&arm.body)
                 && expr::pattern_idents(&arm.pat)
