@@ -196,11 +196,11 @@ pub mod __private {
     };
     pub use crate::lanes::Lanes;
     pub use crate::linalg::{
-        add_assign, axpy_da, axpy_dx, check_shadow, dot_dx, flatten_rows, logsumexp_dx,
-        logsumexp_dx_kept, logsumexp_jvp, logsumexp_keep, matmul_acc, matmul_da, matmul_db,
-        matvec_acc, matvec_da, matvec_dx, norm2_dx, norm2_jvp, output_buffer, pop_shadow,
-        returned_into, returned_into_jvp, seed_copy, snapshot, softmax_dx, sort_order, sum_dx,
-        to_array, unflatten_rows, zero, zeros_like,
+        add_assign, axpy_da, axpy_dx, check_range, check_shadow, check_size, check_split, dot_dx,
+        flatten_rows, logsumexp_dx, logsumexp_dx_kept, logsumexp_jvp, logsumexp_keep, matmul_acc,
+        matmul_da, matmul_db, matvec_acc, matvec_da, matvec_dx, norm2_dx, norm2_jvp, output_buffer,
+        pop_shadow, returned_into, returned_into_jvp, seed_copy, snapshot, softmax_dx, sort_order,
+        sum_dx, to_array, unflatten_rows, zero, zeros_like,
     };
     pub use crate::reads::{
         abs, acos, acosh, asin, asinh, atan, atan2, atanh, cbrt, clamp, copysign, cos, cosh, exp,

@@ -1060,6 +1060,67 @@ pub fn check_shadow(shadow: &str, shadow_len: usize, buffer: &str, buffer_len: u
     );
 }
 
+/// A slice of `usize::MAX` values of no size: no memory, and any length of
+/// it is a slice of that many.
+static UNITS: [(); usize::MAX] = [(); usize::MAX];
+
+/// Panics as `&s[range]` does for a slice `s` of `len` elements, with
+/// `std`'s message and at the caller's line: generated code reads a
+/// sub-slice by its start and length, and checks its bounds here first, so
+/// that `&x[2..9]` of a shorter `x` panics in `_vjp` as in the function.
+///
+/// ```should_panic
+/// // "range end index 9 out of range for slice of length 7"
+/// ad_runtime::__private::check_range(7, 2..9);
+/// ```
+///
+/// # Panics
+///
+/// Where `&s[range]` would.
+#[inline]
+#[track_caller]
+pub fn check_range<R: std::slice::SliceIndex<[()]>>(len: usize, range: R) {
+    let _ = &UNITS[..len][range];
+}
+
+/// Panics as `s.windows(0)` does (`windows`), or `s.chunks(0)` and its kin
+/// (`chunks`): a size of zero.
+///
+/// ```should_panic
+/// // "window size must be non-zero"
+/// ad_runtime::__private::check_size("windows", 0);
+/// ```
+///
+/// # Panics
+///
+/// If `size` is zero.
+#[inline]
+#[track_caller]
+pub fn check_size(method: &str, size: usize) {
+    if size == 0 {
+        match method {
+            "windows" => panic!("window size must be non-zero"),
+            _ => panic!("chunk size must be non-zero"),
+        }
+    }
+}
+
+/// Panics as `s.split_at(mid)` does for a slice of `len` elements.
+///
+/// ```should_panic
+/// // "mid > len"
+/// ad_runtime::__private::check_split(9, 7);
+/// ```
+///
+/// # Panics
+///
+/// If `mid > len`.
+#[inline]
+#[track_caller]
+pub fn check_split(mid: usize, len: usize) {
+    assert!(mid <= len, "mid > len");
+}
+
 /// The order `buf.sort_by(cmp)` puts the elements in: position `k` of the
 /// sorted buffer holds `buf[order[k]]`. A stable sort of the positions by
 /// the user's comparison, so equal elements keep their order, as

@@ -9961,6 +9961,83 @@ mod buffers_chosen_in_loops {
     }
 }
 
+/// Sub-slices, splits, windows and chunks out of bounds panic in `_vjp`,
+/// `_jvp` and `_forward` where the function panics, with its message (the
+/// generated code reads a sub-slice by start and length, so it checks the
+/// bounds as `&x[a..b]` does first).
+mod bounds_checked {
+    use super::*;
+    use std::panic::{AssertUnwindSafe, catch_unwind};
+
+    /// The panic message of `f`, if it panics.
+    fn panic_of(f: impl FnOnce()) -> Option<String> {
+        let hook = std::panic::take_hook();
+        std::panic::set_hook(Box::new(|_| {}));
+        let caught = catch_unwind(AssertUnwindSafe(f));
+        std::panic::set_hook(hook);
+        let payload = caught.err()?;
+        payload
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| payload.downcast_ref::<&str>().map(|s| (*s).to_owned()))
+    }
+
+    #[differentiate(vjp, jvp)]
+    fn ranged(x: &[f64], k: usize) -> f64 {
+        let s = &x[2..k];
+        let t = &s[1..];
+        let (a, b) = x.split_at(k / 2 + 4);
+        let w: f64 = x.windows(k % 3).map(|w| w[0]).sum();
+        let c: f64 = x[..k - 4].chunks(k % 4).map(|c| c[0]).sum();
+        s[0] * t.len() as f64 + a[0] * b.len() as f64 + w + c
+    }
+
+    #[test]
+    fn out_of_bounds_panics_as_in_the_function() {
+        // Of 7 elements, k = 9: the end past x; 1: the start past the
+        // end; 3: `&s[1..]` of one element is empty, then windows(0). Of 5,
+        // k = 5: the split at 6. Of 20, k = 8: chunks(0).
+        let (x, short, long) = (X, [0.5; 5], [0.5; 20]);
+        for (x, k) in [
+            (&x[..], 9),
+            (&x[..], 1),
+            (&x[..], 3),
+            (&short[..], 5),
+            (&long[..], 8),
+        ] {
+            let expected = panic_of(|| {
+                ranged(x, k);
+            });
+            assert!(expected.is_some(), "k = {k} must panic");
+            let mut d = vec![0.0; x.len()];
+            assert_eq!(
+                panic_of(|| {
+                    ranged_vjp(x, &mut d, k, 1.0);
+                }),
+                expected,
+                "k = {k}"
+            );
+            assert_eq!(
+                panic_of(|| {
+                    ranged_jvp(x, x, k);
+                }),
+                expected,
+                "k = {k}"
+            );
+            assert_eq!(
+                panic_of(|| {
+                    let _ = ranged_forward(x, k);
+                }),
+                expected,
+                "k = {k}"
+            );
+        }
+        // In bounds, the three ways.
+        let grad = check_counted(ranged, ranged_vjp, ranged_jvp, 7, &X);
+        assert!(grad.iter().all(|g| g.is_finite()));
+    }
+}
+
 /// Gaussian elimination with partial pivoting: rows of a matrix swapped
 /// (`a.swap(k, p)`), of a local array of rows and of a `Vec` of rows.
 mod rows_swapped {

@@ -727,7 +727,40 @@ impl Lower<'_> {
     /// `pts.windows(k)`, `pts.chunks(k)`, `pts.chunks_exact(k)` of a buffer
     /// of rows: pieces of `k` rows, each a buffer of rows, walking the flat
     /// buffer a row at a time (windows) or `k` rows at a time (chunks).
+    /// A check the expansion adds, its integers written in place:
+    /// `check_range(x.len(), 1..)`.
+    fn check_written(
+        &mut self,
+        tokens: proc_macro2::TokenStream,
+        values: Vec<(proc_macro2::Ident, Value)>,
+        span: Span,
+    ) -> Result<(), Poison> {
+        let empty = proc_macro2::TokenStream::new();
+        self.written_with(tokens, empty, values, Ty::Unit, span)
+            .map(drop)
+    }
+
+    /// `x.windows(0)`, `x.chunks(0)` panic, as they do in the function
+    /// (not checked for a positive constant size).
+    fn check_size(&mut self, name: &str, size: Value, span: Span) {
+        if matches!(self.int_const(size), Some(k) if k > 0) {
+            return;
+        }
+        let size_name = proc_macro2::Ident::new("__ad_size", span);
+        let method = if name == "windows" {
+            "windows"
+        } else {
+            "chunks"
+        };
+        let tokens = quote::quote_spanned!(span=>
+            ::ad_runtime::__private::check_size(#method, #size_name);
+        );
+        // Its value was lowered: nothing here can fail to lower.
+        let _ = self.check_written(tokens, vec![(size_name, size)], span);
+    }
+
     fn row_pieces(&mut self, name: &str, rows: Rows, k: Value, span: Span) -> Chain {
+        self.check_size(name, k, span);
         let flat = rows.flat;
         let width = rows.width;
         let size = self.int_op(BinOp::Mul, k, width, span);
@@ -775,6 +808,7 @@ impl Lower<'_> {
 
     /// `view.windows(k)`, `view.chunks(k)`, `view.chunks_exact(k)`.
     fn pieces(&mut self, name: &str, view: View, size: Value, span: Span) -> Chain {
+        self.check_size(name, size, span);
         let end = self.int_add(view.start, view.len, span);
         let (leaf, seq) = match name {
             "windows" => {
@@ -953,11 +987,39 @@ impl Lower<'_> {
         let start = range.start.as_ref().map(|start| self.expr(start));
         let end = range.end.as_ref().map(|end| self.expr(end));
         let start = start.transpose()?;
-        let mut end = end.transpose()?.unwrap_or(len);
+        let written_end = end.transpose()?;
+        let mut end = written_end.unwrap_or(len);
         if let Some(start) = start {
             self.int_use(start);
         }
         self.int_use(end);
+        // Its bounds checked as `&s[range]` checks them, panicking where
+        // the function would (reads of the range are by start and length).
+        // `v_store[..v_len]` of a buffer kept in its first storage: within
+        // it by construction (see `resized.rs`).
+        let trusted = range.start.is_none()
+            && range
+                .end
+                .as_deref()
+                .and_then(super::expr::local_name)
+                .is_some_and(|name| self.trusted_lengths.contains(&name));
+        if (start.is_some() || written_end.is_some()) && !trusted {
+            let names = ["__ad_len", "__ad_start", "__ad_end"]
+                .map(|name| proc_macro2::Ident::new(name, span));
+            let [len_name, start_name, end_name] = &names;
+            let from = start.map(|_| quote::quote!(#start_name));
+            let to = written_end.map(|_| quote::quote!(#end_name));
+            let limits = &range.limits;
+            let tokens = quote::quote_spanned!(span=>
+                ::ad_runtime::__private::check_range(#len_name, #from #limits #to);
+            );
+            let values = [Some(len), start, written_end]
+                .into_iter()
+                .zip(names.clone())
+                .filter_map(|(value, name)| Some((name, value?)))
+                .collect();
+            self.check_written(tokens, values, span)?;
+        }
         if matches!(range.limits, RangeLimits::Closed(_)) {
             let one = self.int_lit(1, span);
             end = self.int_add(end, one, span);
@@ -1043,6 +1105,18 @@ impl Lower<'_> {
 
     /// The halves of `split_at(mid)`.
     pub(super) fn split_view(&mut self, whole: View, mid: Value, span: Span) -> Item {
+        // `mid > len` panics, as `split_at` does.
+        if !matches!((self.int_const(mid), self.int_const(whole.len)), (Some(m), Some(n)) if m <= n)
+        {
+            let names = ["__ad_mid", "__ad_len"].map(|name| proc_macro2::Ident::new(name, span));
+            let [mid_name, len_name] = &names;
+            let tokens = quote::quote_spanned!(span=>
+                ::ad_runtime::__private::check_split(#mid_name, #len_name);
+            );
+            let values = names.into_iter().zip([mid, whole.len]).collect();
+            // Its values were lowered: nothing here can fail to lower.
+            let _ = self.check_written(tokens, values, span);
+        }
         let start = self.int_add(whole.start, mid, span);
         let len = self.int_op(BinOp::Sub, whole.len, mid, span);
         let left = View { len: mid, ..whole };

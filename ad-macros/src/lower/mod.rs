@@ -178,6 +178,7 @@ pub(crate) fn body(cx: &Ctxt, func: &ItemFn, sig: &Signature) -> Option<Function
         positional: HashMap::new(),
         consts: Default::default(),
         const_items: Default::default(),
+        trusted_lengths: Vec::new(),
         by_value: HashMap::new(),
         slice_bounds: HashMap::new(),
         arrays: std::collections::HashSet::new(),
@@ -294,12 +295,10 @@ pub(crate) fn body(cx: &Ctxt, func: &ItemFn, sig: &Signature) -> Option<Function
             }
         }
     }
-    let out = lower
-        .fn_body(
-            &resized::resized_in_regions(&respell::respelled(&func.block)),
-            &sig.output_ty,
-        )
-        .ok()?;
+    let respelled = respell::respelled(&func.block);
+    let (body, lengths) = resized::resized_in_regions(&respelled);
+    lower.trusted_lengths = lengths;
+    let out = lower.fn_body(&body, &sig.output_ty).ok()?;
     lower.builder.refine_ty(out, &sig.output_ty);
     Some(lower.builder.finish(out))
 }
@@ -593,6 +592,9 @@ struct Lower<'a> {
     /// The names of the block constants declared again in the generated
     /// functions (see [`Lower::consts_first`]).
     const_items: std::collections::HashSet<String>,
+    /// The lengths `resized::resized_in_regions` made: `v_store[..v_len]` is
+    /// within its buffer by construction, so its bounds are not checked.
+    trusted_lengths: Vec<String>,
 }
 
 impl Lower<'_> {

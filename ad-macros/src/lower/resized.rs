@@ -42,8 +42,10 @@ use syn::{Block, Expr, Pat, Stmt};
 
 /// The body with each buffer variable assigned a new buffer in a loop kept
 /// in its first buffer and a length (see the module's documentation); the
-/// body itself if there is none.
-pub(super) fn resized_in_regions(block: &Block) -> Cow<'_, Block> {
+/// body itself if there is none. Also the names of the lengths it made:
+/// `v_store[..v_len]` is within its buffer by construction, and the
+/// lowering does not check its bounds as it checks the user's ranges.
+pub(super) fn resized_in_regions(block: &Block) -> (Cow<'_, Block>, Vec<String>) {
     let names: Vec<String> = block
         .stmts
         .iter()
@@ -62,13 +64,11 @@ pub(super) fn resized_in_regions(block: &Block) -> Cow<'_, Block> {
         .filter(|name| can_rewrite(block, name))
         .collect();
     if names.is_empty() {
-        return Cow::Borrowed(block);
+        return (Cow::Borrowed(block), Vec::new());
     }
     let mut block = block.clone();
-    for name in names {
-        rewrite(&mut block, &name);
-    }
-    Cow::Owned(block)
+    let lengths = names.iter().map(|name| rewrite(&mut block, name)).collect();
+    (Cow::Owned(block), lengths)
 }
 
 /// Whether `expr` visibly makes a new `Vec`: `….collect()`, `.to_vec()`,
@@ -268,7 +268,8 @@ fn fresh(block: &Block, base: String) -> syn::Ident {
     format_ident!("{}", name)
 }
 
-fn rewrite(block: &mut Block, name: &str) {
+/// Rewrites the variable `name`; returns the name of its length.
+fn rewrite(block: &mut Block, name: &str) -> String {
     let store = fresh(block, format!("{name}_store"));
     let len = fresh(block, format!("{name}_len"));
     let mut rename = Rename {
@@ -311,6 +312,7 @@ fn rewrite(block: &mut Block, name: &str) {
         stmts.push(stmt);
     }
     block.stmts = stmts;
+    len.to_string()
 }
 
 /// `let mut v` becomes `let mut v_store`.
