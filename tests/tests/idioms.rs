@@ -9992,6 +9992,32 @@ mod bounds_checked {
         s[0] * t.len() as f64 + a[0] * b.len() as f64 + w + c
     }
 
+    /// Empty sub-slices and chains whose constant bounds fold to empty
+    /// ranges in the expansion (clippy's deny-by-default
+    /// `reversed_empty_ranges` and `eq_op` must not fire on it).
+    #[differentiate(vjp, jvp)]
+    fn empty_by_constants(x: &[f64]) -> f64 {
+        let head = &x[..3];
+        let none = &x[..0];
+        let skipped: f64 = head.iter().skip(3).sum();
+        let steps: f64 = none.windows(2).map(|w| w[1] - w[0]).sum();
+        skipped + steps + head[2] * x[0]
+    }
+
+    #[test]
+    fn empty_ranges_of_constants() {
+        let grad = check_slice(
+            empty_by_constants,
+            empty_by_constants_vjp,
+            empty_by_constants_jvp,
+            &X,
+        );
+        let mut expected = [0.0; 7];
+        expected[0] = X[2];
+        expected[2] = X[0];
+        assert_close(&grad, &expected);
+    }
+
     #[test]
     fn out_of_bounds_panics_as_in_the_function() {
         // Of 7 elements, k = 9: the end past x; 1: the start past the

@@ -637,6 +637,12 @@ pub(crate) fn allows() -> TokenStream {
             unreachable_code,
             // Names follow the user's (`d_X` for `X`); the original already reports style.
             non_snake_case,
+            // The user's expressions are copied into the generated functions:
+            // the opt-in groups' lints on them (a cast, a formula that could use
+            // `mul_add`) are the user's own, reported once on the original, and
+            // those on the adjoint's own arithmetic are not the user's to fix.
+            clippy::pedantic,
+            clippy::nursery,
             // The seed (and later the shadows) add parameters the original does not have.
             clippy::too_many_arguments,
             // Bindings mirror the user's own `let`s and casts; lints on them fire on the original.
@@ -682,6 +688,11 @@ pub(crate) fn allows() -> TokenStream {
             // An `Option` local holds an integer zero while it holds none:
             // `if c { Some(1) } else { None }` yields `if c { 1 } else { 0 }`.
             clippy::bool_to_int_with_if,
+            // Constant bounds of the user's sub-slices and chains fold: the
+            // items of `x[..3].iter().skip(3)` are `3..3`, and `x[..0]` has
+            // windows while `0 > 0`: empty, as the user's own are.
+            clippy::reversed_empty_ranges,
+            clippy::eq_op,
             // A pullback or a copy carried out of a branch as `Option` is read
             // back (`.unwrap()`) only in the adjoint of that same branch
             // (clippy skips generated code today; this states the intent).
