@@ -99,7 +99,7 @@ pub(crate) mod msg {
     pub(crate) const EXTERN_FN: &str =
         "`extern` functions cannot be differentiated; write a plain Rust `fn`";
     pub(crate) const VARIADIC: &str = "variadic functions cannot be differentiated";
-    pub(crate) const PARAM_PATTERN: &str = "parameter patterns other than a tuple of names (`(p, v): (f64, f64)`) are not supported; name the parameter, e.g. `x: f64`, and take it apart in the body";
+    pub(crate) const PARAM_PATTERN: &str = "parameter patterns other than a name, `_` and a tuple of names (`(p, v): (f64, f64)`) are not supported; name the parameter, e.g. `x: f64`, and take it apart in the body";
     pub(crate) const BUFFER_OF_BUFFERS: &str = "a `Vec` (or an array) of buffers is supported as a matrix with rows of one length written out where it is bound (`let a = vec![vec![1.0, 2.0], vec![3.0, 4.0]];`, `[[1.0, 2.0], [3.0, 4.0]]`) or `vec![vec![0.0; n]; m]`; make the rows one length, or keep them as separate buffers";
     pub(crate) const RESIZE_IN_REGION: &str = "`.retain()`, `.truncate()`, `.resize()` and `.insert()` change a buffer's length, which `#[differentiate]` supports on a `Vec` made by a `let` of the function body's own block (not inside a loop or a branch), used only as a buffer of numbers; here, make the new buffer with a chain, `let kept: Vec<f64> = v.iter().copied().filter(|&a| a > 0.0).collect();` (`.take(k)` for `truncate`), and use it";
     pub(crate) const TUPLE_PARAM_MIXED: &str = "a tuple parameter is supported when its elements are floats of one type (`(f64, f64)`, active) or integers (constant); take the floats and the other numbers as separate parameters";

@@ -80,6 +80,7 @@ pub(crate) fn differentiate(args: TokenStream, input: TokenStream) -> TokenStrea
 
 /// The expansion of one function whose body has no `#[cfg]` left to decide.
 fn differentiate_fn(args: TokenStream, mut item: ItemFn) -> TokenStream {
+    unused_named(&mut item);
     // A second `#[differentiate]` would expand again and define `_vjp` twice.
     let mut applied_twice = None;
     item.attrs.retain(|attr| {
@@ -622,7 +623,37 @@ fn untouched(item: &ItemFn) -> ItemFn {
         .collect();
     let mut item = item.clone();
     syn::visit_mut::VisitMut::visit_block_mut(&mut Strip(params), &mut item.block);
+    // `_: usize` as the user wrote it (see `unused_named`).
+    for input in &mut item.sig.inputs {
+        if let syn::FnArg::Typed(typed) = input
+            && let syn::Pat::Ident(pat) = &*typed.pat
+            && pat.ident.to_string().starts_with(UNUSED)
+        {
+            *typed.pat = syn::Pat::Wild(syn::PatWild {
+                attrs: Vec::new(),
+                underscore_token: syn::Token![_](pat.ident.span()),
+            });
+        }
+    }
     item
+}
+
+/// The prefix of the names `_` parameters get in the generated functions.
+const UNUSED: &str = "__ad_unused";
+
+/// `item` with each parameter written `_` (`fn f(x: &[f64], _: usize)`)
+/// named `__ad_unused1`, …: the generated functions take it too, by name
+/// (a name starting with `_`, which rustc does not report unused).
+/// [`untouched`] writes `_` again in the user's function.
+fn unused_named(item: &mut ItemFn) {
+    for (index, input) in item.sig.inputs.iter_mut().enumerate() {
+        if let syn::FnArg::Typed(typed) = input
+            && let syn::Pat::Wild(wild) = &*typed.pat
+        {
+            let name = quote::format_ident!("{UNUSED}{index}", span = wild.underscore_token.span);
+            *typed.pat = syn::parse_quote!(#name);
+        }
+    }
 }
 
 /// A body for a stub whose function could not be differentiated.

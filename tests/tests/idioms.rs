@@ -9961,6 +9961,30 @@ mod buffers_chosen_in_loops {
     }
 }
 
+/// Parameters written `_`: taken by the generated functions too (a float
+/// one gets its adjoint, zero).
+mod unnamed_parameters {
+    use super::*;
+
+    #[differentiate(vjp, jvp)]
+    fn squares(x: &[f64], _: usize, _: f64) -> f64 {
+        x.iter().map(|v| v * v).sum()
+    }
+
+    #[test]
+    fn parameters_written_underscore() {
+        let mut d = vec![0.0; 7];
+        let (out, d_unused) = squares_vjp(&X, &mut d, 3, 1.5, 2.0);
+        assert_eq!(out.to_bits(), squares(&X, 3, 1.5).to_bits());
+        assert_eq!(d_unused, 0.0);
+        assert_close(&d, &X.map(|v| 4.0 * v));
+        let u = [1.0; 7];
+        let (value, tangent) = squares_jvp(&X, &u, 3, 1.5, 1.0);
+        assert_eq!(value.to_bits(), out.to_bits());
+        assert!((tangent - X.iter().map(|v| 2.0 * v).sum::<f64>()).abs() < 1e-12);
+    }
+}
+
 /// Sub-slices, splits, windows and chunks out of bounds panic in `_vjp`,
 /// `_jvp` and `_forward` where the function panics, with its message (the
 /// generated code reads a sub-slice by start and length, so it checks the
