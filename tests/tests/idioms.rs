@@ -9961,6 +9961,42 @@ mod buffers_chosen_in_loops {
     }
 }
 
+/// A table of rows declared in the body (`const FEATS: [[f64; 3]; 2]`):
+/// a local matrix, iterated by rows, its rows bound and read.
+mod constant_tables {
+    use super::*;
+
+    #[differentiate(vjp, jvp)]
+    fn featured(x: &[f64]) -> f64 {
+        const FEATS: [[f64; 3]; 2] = [[1.0, 0.5, -0.2], [1.0, -1.1, 0.3]];
+        let mut s = 0.0;
+        for row in &FEATS {
+            s += row.iter().zip(x).map(|(p, q)| p * q).sum::<f64>().tanh();
+        }
+        for i in 0..FEATS.len() {
+            let row = FEATS[i];
+            s += row[2] * x[1] * x[1];
+        }
+        s
+    }
+
+    #[test]
+    fn a_table_of_rows_in_the_body() {
+        let grad = check_slice(featured, featured_vjp, featured_jvp, &X);
+        let feats = [[1.0, 0.5, -0.2], [1.0, -1.1, 0.3]];
+        let mut expected = [0.0; 7];
+        for row in feats {
+            let z: f64 = row.iter().zip(X).map(|(p, q)| p * q).sum();
+            let slope = 1.0 - z.tanh().powi(2);
+            for (e, p) in expected.iter_mut().zip(row) {
+                *e += slope * p;
+            }
+        }
+        expected[1] += 2.0 * X[1] * (-0.2 + 0.3);
+        assert_close(&grad, &expected);
+    }
+}
+
 /// Parameters written `_`: taken by the generated functions too (a float
 /// one gets its adjoint, zero).
 mod unnamed_parameters {

@@ -1258,8 +1258,12 @@ impl Lower<'_> {
             self.scopes.push(Scope::default());
             self.stmt(&local);
             let value = self.lookup(&local_ident.to_string());
+            // A table of rows is a local matrix: its rows, not one value.
+            let special = self.special(&local_ident.to_string());
             self.scopes.pop();
-            if let Some(value) = value {
+            if let Some(special) = special {
+                self.bind_special(&name, special);
+            } else if let Some(value) = value {
                 self.bind(&name, value);
             }
             self.consts.insert(name);
