@@ -403,7 +403,7 @@ pub(crate) mod msg {
 
     pub(crate) fn call(func: &str) -> String {
         format!(
-            "calls to `{func}` cannot be differentiated yet: only float methods such as `x.sin()` or `f64::sin(x)` and `ad_runtime::detach(x)` are supported; inline the function's body"
+            "calls to `{func}` cannot be differentiated yet: a function of yours is called when it has `#[differentiate]` (a snake_case name, as Rust names functions), a float function such as `f64::sin(x)` or `ad_runtime::detach(x)` has its rule, and a tuple struct or variant made by a call (`Pt(a, b)`) holds values the macro cannot see into: give the struct named fields and bind it with `let` (`let p = Pt {{ x: a, y: b }};`, read as `p.x`), or keep separate variables"
         )
     }
 }
