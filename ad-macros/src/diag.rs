@@ -261,7 +261,7 @@ pub(crate) mod msg {
 
     pub(crate) fn struct_buffer(ty: &str, elem: &str) -> String {
         format!(
-            "a buffer of structs (`{ty}`) is not supported by `#[differentiate]` yet; take each field of `{elem}` as a buffer of its own, a struct of arrays (`pos: &[[f64; 2]], mass: &[f64]` for fields `pos: [f64; 2]` and `mass: f64`), or a parameter struct with `#[derive(Tangent)]` whose fields are flat buffers (`pos: Vec<f64>`, `mass: Vec<f64>`)"
+            "a buffer of structs (`{ty}`) is not supported by `#[differentiate]` yet; take each field of `{elem}` as a buffer of its own, a struct of arrays (`pos: &[[f64; 2]], mass: &[f64]` for fields `pos: [f64; 2]` and `mass: f64`), or a parameter struct with `#[derive(Tangent)]` whose fields are flat buffers (`pos: Vec<f64>`, `mass: Vec<f64>`); `#[differentiate]` cannot see through a type alias: if `{elem}` names a float type, write that type (`&[f64]`)"
         )
     }
 
