@@ -2902,10 +2902,11 @@ mod cursor_consumers {
 mod chunk_remainders {
     use super::*;
 
-    /// Pairs, and what `chunks_exact` leaves over.
+    /// Pairs, and what `chunks_exact` leaves over, bound to a name.
     #[differentiate(vjp, jvp)]
     fn pairs_and_rest(x: &[f64]) -> f64 {
-        let rest: f64 = x.chunks_exact(2).remainder().iter().map(|v| v * 3.0).sum();
+        let left = x.chunks_exact(2).remainder();
+        let rest: f64 = left.iter().map(|v| v * 3.0).sum();
         x.chunks_exact(2).map(|p| p[0] * p[1]).sum::<f64>() + rest
     }
 

@@ -1623,6 +1623,8 @@ impl Lower<'_> {
         if let Some(name) = &name
             && iter::is_iterator_expr(&init.expr)
             && !matches!(strip_parens(&init.expr), Expr::MethodCall(call) if self.is_option_source(&call.receiver))
+            // `x.chunks_exact(k).remainder()`: a sub-slice, no chain.
+            && !matches!(strip_parens(&init.expr), Expr::MethodCall(call) if call.method == "remainder")
             && let Some(chain) = self.chain_of(&init.expr)
         {
             match chain {
