@@ -2907,14 +2907,15 @@ mod chunk_remainders {
     fn pairs_and_rest(x: &[f64]) -> f64 {
         let left = x.chunks_exact(2).remainder();
         let rest: f64 = left.iter().map(|v| v * 3.0).sum();
-        x.chunks_exact(2).map(|p| p[0] * p[1]).sum::<f64>() + rest
+        let again: f64 = x.chunks_exact(2).remainder().iter().sum();
+        x.chunks_exact(2).map(|p| p[0] * p[1]).sum::<f64>() + rest + again
     }
 
     #[test]
     fn the_remainder_is_the_tail() {
         // X has 7 elements: three pairs, and X[6] left over.
         let grad = check_slice(pairs_and_rest, pairs_and_rest_vjp, pairs_and_rest_jvp, &X);
-        let expected = [X[1], X[0], X[3], X[2], X[5], X[4], 3.0];
+        let expected = [X[1], X[0], X[3], X[2], X[5], X[4], 3.0 + 1.0];
         assert_close(&grad, &expected);
         let grad = check_slice(
             pairs_and_rest,
