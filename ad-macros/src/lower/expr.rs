@@ -2323,7 +2323,10 @@ fn describe(expr: &Expr) -> (&'static str, &'static str) {
             "struct literals other than one bound by a `let` and used by its fields (`let p = Body { x: a, v: b }; p.x * p.v`) are",
             "read its fields where the struct is used, or use separate `f64` variables",
         ),
-        Expr::Range(_) => ("ranges are", "use integer or float variables"),
+        Expr::Range(_) => (
+            "ranges outside `for` loops, chains and indexing are",
+            "use integer or float variables; a sub-slice is `&x[a..b]` (for `x.get(a..b)`, test the bounds and take `&x[a..b]`)",
+        ),
         Expr::Try(_) => (
             "the `?` operator is",
             "handle the error outside the differentiated function",
