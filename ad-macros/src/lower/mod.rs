@@ -357,82 +357,24 @@ fn chosen_as_branches(
         Expr::Path(_) => is_buffer(expr),
         _ => false,
     };
-    let tails =
-        |init: &Expr| -> Vec<Expr> {
-            let mut tails = Vec::new();
-            let mut at = init;
-            loop {
-                match strip_parens(at) {
-                    Expr::If(if_expr) => {
-                        tails.extend(if_expr.then_branch.stmts.last().and_then(
-                            |stmt| match stmt {
-                                Stmt::Expr(tail, None) => Some(tail.clone()),
-                                _ => None,
-                            },
-                        ));
-                        match if_expr.else_branch.as_ref() {
-                            Some((_, els)) => at = els,
-                            None => return tails,
-                        }
-                    }
-                    Expr::Block(block) => {
-                        tails.extend(block.block.stmts.last().and_then(|stmt| match stmt {
-                            Stmt::Expr(tail, None) => Some(tail.clone()),
-                            _ => None,
-                        }));
-                        return tails;
-                    }
-                    Expr::Match(match_expr) => {
-                        return match_expr
-                            .arms
-                            .iter()
-                            .map(|arm| (*arm.body).clone())
-                            .collect();
-                    }
-                    _ => return tails,
-                }
-            }
-        };
-    let through_choice = |init: &Expr| {
-        written.is_none_or(|written| {
-            tails(init).iter().any(|tail| {
-                matches!(strip_parens(tail), Expr::Reference(reference) if reference.mutability.is_some())
-                    || written(tail)
-            })
-        })
-    };
-    let only_reference = |block: &syn::Block| matches!(&block.stmts[..], [Stmt::Expr(tail, None)] if is_reference(tail));
-    // An `if` whose every branch, down its `else if` chain, is a buffer.
-    let chooses_if = |mut if_expr: &syn::ExprIf| loop {
-        if !only_reference(&if_expr.then_branch) {
-            return false;
-        }
-        match if_expr
-            .else_branch
-            .as_ref()
-            .map(|(_, els)| strip_parens(els))
-        {
-            Some(Expr::Block(els)) => return only_reference(&els.block),
-            Some(Expr::If(nested)) => if_expr = nested,
-            _ => return false,
-        }
-    };
-    let chooses = |init: &Expr| match strip_parens(init) {
-        Expr::If(if_expr) => chooses_if(if_expr),
-        Expr::Match(match_expr) => match_expr.arms.iter().all(|arm| {
-            is_reference(&arm.body)
-                && expr::pattern_idents(&arm.pat)
-                    .iter()
-                    .all(|ident| ident.to_string().starts_with(char::is_uppercase))
-        }),
-        _ => false,
-    };
     let choice = |stmt: &Stmt| {
-        matches!(stmt, Stmt::Local(local)
-        if bound_name(&local.pat).is_some()
-            && local.init.as_ref().is_some_and(|init| {
-                init.diverge.is_none() && chooses(&init.expr) && through_choice(&init.expr)
-            }))
+        let Stmt::Local(local) = stmt else {
+            return false;
+        };
+        let Some(init) = local.init.as_ref().filter(|init| init.diverge.is_none()) else {
+            return false;
+        };
+        let Some(tails) = choice_tails(&init.expr) else {
+            return false;
+        };
+        bound_name(&local.pat).is_some()
+            && tails.iter().all(|tail| is_reference(tail))
+            && written.is_none_or(|written| {
+                tails.iter().any(|tail| {
+                    matches!(strip_parens(tail), Expr::Reference(reference) if reference.mutability.is_some())
+                        || written(tail)
+                })
+            })
     };
     let at = stmts.iter().position(choice)?;
     // Each choice doubles the rest of the block: past a few in one block,
@@ -456,14 +398,17 @@ fn chosen_as_branches(
     };
     let tail = |block: &syn::Block| match block.stmts.last() {
         Some(Stmt::Expr(tail, None)) => tail.clone(),
-        _ => unreachable!("checked by `chooses`"),
+        _ => unreachable!("checked by `choice_tails`"),
     };
     let init = &local.init.as_ref().expect("found above").expr;
     let branched: Expr = match strip_parens(init) {
         Expr::If(if_expr) => {
             let mut branched = if_expr.clone();
             branched.then_branch = branch(&tail(&if_expr.then_branch));
-            let (_, els) = if_expr.else_branch.as_ref().expect("checked by `chooses`");
+            let (_, els) = if_expr
+                .else_branch
+                .as_ref()
+                .expect("checked by `choice_tails`");
             let chosen = match strip_parens(els) {
                 Expr::Block(els) => tail(&els.block),
                 nested => nested.clone(),
@@ -488,7 +433,7 @@ fn chosen_as_branches(
             }
             Expr::Match(branched)
         }
-        _ => unreachable!("checked by `chooses`"),
+        _ => unreachable!("checked by `choice_tails`"),
     };
     let mut out = stmts[..at].to_vec();
     out.push(match want_value {
@@ -496,6 +441,51 @@ fn chosen_as_branches(
         false => Stmt::Expr(branched, Some(Default::default())),
     });
     Some(out)
+}
+
+/// The value each branch of a choice ends in: an `if` down its `else if`
+/// chain whose every block is that value alone, or a `match` whose arms
+/// bind no names (a name could stand for another in the statements the
+/// arm gets). `None` for any other expression.
+fn choice_tails(init: &Expr) -> Option<Vec<&Expr>> {
+    fn alone(block: &syn::Block) -> Option<&Expr> {
+        match &block.stmts[..] {
+            [Stmt::Expr(tail, None)] => Some(tail),
+            _ => None,
+        }
+    }
+    match strip_parens(init) {
+        Expr::If(if_expr) => {
+            let mut tails = Vec::new();
+            let mut if_expr = if_expr;
+            loop {
+                tails.push(alone(&if_expr.then_branch)?);
+                match if_expr
+                    .else_branch
+                    .as_ref()
+                    .map(|(_, els)| strip_parens(els))?
+                {
+                    Expr::Block(els) => {
+                        tails.push(alone(&els.block)?);
+                        return Some(tails);
+                    }
+                    Expr::If(nested) => if_expr = nested,
+                    _ => return None,
+                }
+            }
+        }
+        Expr::Match(match_expr) => match_expr
+            .arms
+            .iter()
+            .map(|arm| {
+                expr::pattern_idents(&arm.pat)
+                    .iter()
+                    .all(|ident| ident.to_string().starts_with(char::is_uppercase))
+                    .then_some(&*arm.body)
+            })
+            .collect(),
+        _ => None,
+    }
 }
 
 struct Lower<'a> {
@@ -598,6 +588,24 @@ struct Lower<'a> {
 }
 
 impl Lower<'_> {
+    /// [`chosen_as_branches`] of `stmts`, the buffers told by the names
+    /// bound here; at the top level only choices written through.
+    fn choices_as_branches(
+        &self,
+        stmts: &[Stmt],
+        want_value: bool,
+        top: bool,
+    ) -> Option<Vec<Stmt>> {
+        let buffer = |e: &Expr| self.names_buffer(e);
+        let written = |e: &Expr| self.names_written_param(e);
+        chosen_as_branches(
+            stmts,
+            want_value,
+            &buffer,
+            top.then_some(&written as &dyn Fn(&Expr) -> bool),
+        )
+    }
+
     fn fn_body(&mut self, block: &Block, output_ty: &Ty) -> Lowered {
         if let Some(stmts) = desugared(&block.stmts, *output_ty != Ty::Unit) {
             let mut block = block.clone();
@@ -605,15 +613,7 @@ impl Lower<'_> {
             return self.fn_body(&block, output_ty);
         }
         // A buffer written through a choice (see `Lower::stmts`).
-        let branched = {
-            let (buffer, written) = (
-                |e: &Expr| self.names_buffer(e),
-                |e: &Expr| self.names_written_param(e),
-            );
-            let want_value = *output_ty != Ty::Unit;
-            chosen_as_branches(&block.stmts, want_value, &buffer, Some(&written))
-        };
-        if let Some(stmts) = branched {
+        if let Some(stmts) = self.choices_as_branches(&block.stmts, *output_ty != Ty::Unit, true) {
             let mut block = block.clone();
             block.stmts = stmts;
             return self.fn_body(&block, output_ty);
@@ -836,19 +836,7 @@ impl Lower<'_> {
         // written through the choice is (another is a copy: see
         // `Lower::chosen_buffer`).
         let top = self.builder.depth() == 0;
-        let branched = {
-            let (buffer, written) = (
-                |e: &Expr| self.names_buffer(e),
-                |e: &Expr| self.names_written_param(e),
-            );
-            chosen_as_branches(
-                stmts,
-                want_value,
-                &buffer,
-                top.then_some(&written as &dyn Fn(&Expr) -> bool),
-            )
-        };
-        if let Some(branched) = branched {
+        if let Some(branched) = self.choices_as_branches(stmts, want_value, top) {
             return self.stmts(&branched, want_value);
         }
         let uses = BufferUses::of(stmts);

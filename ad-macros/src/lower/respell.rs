@@ -906,16 +906,11 @@ fn structs_as_fields(block: &Block) -> Cow<'_, Block> {
             Some(locals)
         }
     }
-    let mut rewrite = Rewrite {
+    let rewrite = Rewrite {
         body: block,
         changed: false,
     };
-    let mut rewritten = block.clone();
-    syn::visit_mut::VisitMut::visit_block_mut(&mut rewrite, &mut rewritten);
-    match rewrite.changed {
-        true => Cow::Owned(rewritten),
-        false => Cow::Borrowed(block),
-    }
+    copied_if_changed(block, rewrite, |rewrite| rewrite.changed)
 }
 
 /// The name, the `mut` and the literal of `let [mut] p[: T] = Body { … };`
