@@ -2454,13 +2454,7 @@ fn split_match_as_if(expr: &ExprMatch) -> Option<ExprIf> {
                     },
                 }
             }
-            Pat::Ident(none)
-                if none.ident == "None" && none.subpat.is_none() && guard.is_none() =>
-            {
-                let els = else_rest(&later);
-                syn::parse_quote_spanned! {span=> if let Some(_) = #whole #els else { #body } }
-            }
-            Pat::Path(none) if none.path.is_ident("None") && guard.is_none() => {
+            pat if super::options::is_none_pattern(pat) && guard.is_none() => {
                 let els = else_rest(&later);
                 syn::parse_quote_spanned! {span=> if let Some(_) = #whole #els else { #body } }
             }

@@ -76,17 +76,21 @@ impl Lower<'_> {
             return true;
         };
         match parts {
-            Ok((some, value)) => {
-                for (k, part) in [some, value].into_iter().enumerate() {
-                    let key = option_part(name, k);
-                    self.name(part, &key);
-                    self.bind(&key, Ok(part));
-                }
-                self.bind_special(name, Special::Option);
-            }
+            Ok((some, value)) => self.bind_option(name, some, value),
             Err(Poison) => self.bind(name, Err(Poison)),
         }
         true
+    }
+
+    /// Binds the option local `name` to its parts: whether it holds a
+    /// value, and the value.
+    fn bind_option(&mut self, name: &str, flag: Value, value: Value) {
+        for (k, part) in [flag, value].into_iter().enumerate() {
+            let key = option_part(name, k);
+            self.name(part, &key);
+            self.bind(&key, Ok(part));
+        }
+        self.bind_special(name, Special::Option);
     }
 
     /// `name = None;`, `name = Some(e);`, `name = other;` of an option
@@ -526,8 +530,7 @@ impl Lower<'_> {
             Pat::TupleStruct(some) if some.path.is_ident("Some") && some.elems.len() == 1 => {
                 Some(Some(&some.elems[0]))
             }
-            Pat::Ident(none) if none.ident == "None" && none.subpat.is_none() => Some(None),
-            Pat::Path(none) if none.path.is_ident("None") => Some(None),
+            pat if is_none_pattern(pat) => Some(None),
             Pat::Wild(_) => None,
             // `other => …`: every option, bound as a whole.
             Pat::Ident(whole) if whole.subpat.is_none() && whole.by_ref.is_none() => None,
@@ -574,13 +577,7 @@ impl Lower<'_> {
             );
             // `other => …`: a new option local, the scrutinee's parts.
             if let (None, Pat::Ident(whole)) = (inner, pat) {
-                let name = whole.ident.unraw().to_string();
-                for (k, part) in [option.flag, value].into_iter().enumerate() {
-                    let key = option_part(&name, k);
-                    this.name(part, &key);
-                    this.bind(&key, Ok(part));
-                }
-                this.bind_special(&name, Special::Option);
+                this.bind_option(&whole.ident.unraw().to_string(), option.flag, value);
             }
             let result = (|| {
                 let body = |this: &mut Self| this.arm_body(arm, want_value, parts);
@@ -926,11 +923,19 @@ fn option_type(ty: &syn::Type) -> Option<&syn::Type> {
 fn is_option_pattern(pat: &Pat) -> bool {
     match pat {
         Pat::TupleStruct(some) => some.path.is_ident("Some"),
-        Pat::Ident(none) => none.ident == "None" && none.subpat.is_none(),
-        Pat::Path(none) => none.path.is_ident("None"),
+        Pat::Ident(_) | Pat::Path(_) => is_none_pattern(pat),
         Pat::Guard(guarded) => is_option_pattern(&guarded.pat),
         Pat::Or(or) => or.cases.iter().any(is_option_pattern),
         Pat::Paren(paren) => is_option_pattern(&paren.pat),
+        _ => false,
+    }
+}
+
+/// Whether a pattern is `None` (read as a name or as a path).
+pub(super) fn is_none_pattern(pat: &Pat) -> bool {
+    match pat {
+        Pat::Ident(none) => none.ident == "None" && none.subpat.is_none(),
+        Pat::Path(none) => none.path.is_ident("None"),
         _ => false,
     }
 }
