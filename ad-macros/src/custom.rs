@@ -290,7 +290,8 @@ fn vjp(item: &ItemFn, sig: &Signature, rule: &syn::Path) -> TokenStream {
 
 fn forward(item: &ItemFn, sig: &Signature, rule: &syn::Path, entry: emit::Entry) -> TokenStream {
     let pullback_ty = emit::pullback_trait(sig);
-    let header = emit::forward_header(item, sig, &pullback_ty, entry);
+    let kept = entry == emit::Entry::All;
+    let header = emit::forward_header(item, sig, &pullback_ty, entry, kept);
     let binding = rule_binding(sig, rule);
     let out = emit::ident(&fresh_out(sig), sig.ident.span()).to_token_stream();
     let params = emit::pullback_params(sig);
@@ -302,11 +303,16 @@ fn forward(item: &ItemFn, sig: &Signature, rule: &syn::Path, entry: emit::Entry)
         quote!(())
     };
     let output = call_function(item, sig, &out);
+    // The rule is bound in the closure, which then captures the call's
+    // values only, not a pointer to the rule.
+    let mut pullback = quote!(move |#(#params),*| #adjoint_ty { #binding rule(#(#rule_args),*) });
+    if kept {
+        pullback = quote!(::ad_runtime::__private::Rule(#pullback));
+    }
     quote! {
         #header {
-            #binding
             #output
-            (#returned, move |#(#params),*| #adjoint_ty { rule(#(#rule_args),*) })
+            (#returned, #pullback)
         }
     }
 }

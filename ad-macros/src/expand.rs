@@ -395,7 +395,10 @@ fn reverse_for_forward(
     }
     let writes = analysis::writes(&primal);
     let n = primal.insts.len();
-    let vjp = verified(reverse::vjp(&primal, &activity, &writes, &sig), "reverse");
+    let vjp = verified(
+        reverse::vjp(&primal, &activity, &writes, &sig, false),
+        "reverse",
+    );
     let vjp = verified(reverse::make_tapes_early(vjp), "tapes");
     let vjp = verified(reverse::run_forward(vjp, n), "forward order");
     let vjp = verified(reverse::sums_from_zero(vjp, n), "sums from zero");
@@ -749,7 +752,10 @@ fn differentiated(
     if let Err(error) = cx.check() {
         return Err(Box::new((sig, error)));
     }
-    let unfused = verified(reverse::vjp(&primal, &activity, &writes, &sig), "reverse");
+    let unfused = verified(
+        reverse::vjp(&primal, &activity, &writes, &sig, true),
+        "reverse",
+    );
     let unfused = verified(reverse::make_tapes_early(unfused), "tapes");
     let unfused = verified(
         reverse::run_forward(unfused, primal.insts.len()),

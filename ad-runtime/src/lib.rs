@@ -98,6 +98,7 @@ mod curvature;
 mod extrema;
 pub mod float;
 pub mod jacobian;
+mod kept;
 pub mod lanes;
 pub mod linalg;
 pub mod optim;
@@ -188,12 +189,14 @@ pub mod __private {
     pub mod lanes {
         pub use crate::lanes::emitted::*;
     }
+    pub use crate::__keep_pullback as keep;
     pub use crate::checkpoint::emitted::{RestoreFrom, nth, state_bytes, trips};
     pub use crate::checkpoint::{Checkpoints, Step};
     pub use crate::extrema::{
         max_over, max_over_dm, max_over_dx, max_over_rev, min_over, min_over_dm, min_over_dx,
         min_over_rev,
     };
+    pub use crate::kept::{Keep, KeepOther, KeepRule, Kept, Remake, Rule, remade};
     pub use crate::lanes::Lanes;
     pub use crate::linalg::{
         add_assign, axpy_da, axpy_dx, check_range, check_shadow, check_size, check_split, dot_dx,

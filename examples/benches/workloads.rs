@@ -529,6 +529,15 @@ fn bench_custom_rule(c: &mut Criterion) {
     group.bench_function("clip_vjp_inline", |b| {
         b.iter(|| clip_layer_inline_vjp(black_box(&x), &mut d_x, &w, &mut d_w, 1.0))
     });
+    // The call's output stored and read by a second loop: the adjoint of the
+    // first loop runs on its own, and the rule's pullback comes from a tape.
+    group.bench_function("pairs_primal", |b| b.iter(|| clip_pairs(black_box(&x), &w)));
+    group.bench_function("pairs_vjp_custom", |b| {
+        b.iter(|| clip_pairs_vjp(black_box(&x), &mut d_x, &w, &mut d_w, 1.0))
+    });
+    group.bench_function("pairs_vjp_inline", |b| {
+        b.iter(|| clip_pairs_inline_vjp(black_box(&x), &mut d_x, &w, &mut d_w, 1.0))
+    });
     group.finish();
 }
 

@@ -249,6 +249,39 @@ pub fn clip_layer_inline(x: &[f64], w: &[f64]) -> f64 {
     s
 }
 
+/// `Σ yᵢ yᵢ₊₁` with `yᵢ = soft_clip(xᵢ) wᵢ`: the call's output is stored and
+/// a second loop reads it, so the first loop's adjoint runs on its own,
+/// backwards (the worst spelling for a call in a loop: its pullback is kept
+/// on a tape, since the adjoint cannot run in the iteration that made it).
+#[differentiate]
+pub fn clip_pairs(x: &[f64], w: &[f64]) -> f64 {
+    let n = x.len();
+    let mut y = vec![0.0; n];
+    for i in 0..n {
+        y[i] = soft_clip(x[i]) * w[i];
+    }
+    let mut s = 0.0;
+    for i in 0..n - 1 {
+        s += y[i] * y[i + 1];
+    }
+    s
+}
+
+/// [`clip_pairs`] with `tanh` inline.
+#[differentiate]
+pub fn clip_pairs_inline(x: &[f64], w: &[f64]) -> f64 {
+    let n = x.len();
+    let mut y = vec![0.0; n];
+    for i in 0..n {
+        y[i] = x[i].tanh() * w[i];
+    }
+    let mut s = 0.0;
+    for i in 0..n - 1 {
+        s += y[i] * y[i + 1];
+    }
+    s
+}
+
 // ---------------------------------------------------------------------------
 // W2: the loss of a 784→128 tanh→10 softmax network, cross-entropy, batch 32.
 

@@ -128,6 +128,27 @@ fn a_custom_rule_in_a_loop_and_the_same_code_inline() {
             assert!((a - b).abs() < 1e-12, "{a} vs {b}");
         }
     }
+    // The output stored and read by a second loop: the rule's pullback is
+    // kept on a tape; the same gradient as inline.
+    {
+        use ad_examples::workloads::{clip_pairs, clip_pairs_inline_vjp, clip_pairs_vjp};
+        let pairs = |p: &[f64]| clip_pairs(&p[..n], &p[n..]);
+        let pairs_vjp = |p: &[f64]| {
+            let (mut d_x, mut d_w) = (vec![0.0; n], vec![0.0; n]);
+            let out = clip_pairs_vjp(&p[..n], &mut d_x, &p[n..], &mut d_w, 1.0);
+            assert_eq!(out.to_bits(), pairs(p).to_bits());
+            d_x.extend(d_w);
+            d_x
+        };
+        check::gradient(pairs, pairs_vjp, &point).assert_within(TOL);
+        check::dot_product_scalar(pairs, pairs_vjp, &point).assert_within(TOL);
+        let (mut d_x, mut d_w) = (vec![0.0; n], vec![0.0; n]);
+        clip_pairs_inline_vjp(&point[..n], &mut d_x, &point[n..], &mut d_w, 1.0);
+        d_x.extend(d_w);
+        for (a, b) in pairs_vjp(&point).iter().zip(&d_x) {
+            assert!((a - b).abs() < 1e-12, "{a} vs {b}");
+        }
+    }
     // The inline spelling: the same function and gradient, to rounding.
     let (mut d_x, mut d_w) = (vec![0.0; n], vec![0.0; n]);
     let out = silu_layer_inline_vjp(&point[..n], &mut d_x, &point[n..], &mut d_w, 1.0);

@@ -320,6 +320,159 @@ fn a_custom_rule_with_a_buffer() {
 }
 
 // ---------------------------------------------------------------------------
+// A custom rule in a loop whose adjoint runs on its own (the call's output is
+// stored, and a second loop reads it): the caller keeps the rule's pullback
+// on its tape, and the adjoint never calls the function again.
+
+thread_local! {
+    /// How many times `counted_clip` ran.
+    static CLIP_CALLS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+fn clip_calls() -> usize {
+    CLIP_CALLS.with(std::cell::Cell::get)
+}
+
+#[custom_vjp(counted_clip_rule)]
+fn counted_clip<T: ad_runtime::Float>(x: T) -> T {
+    CLIP_CALLS.with(|calls| calls.set(calls.get() + 1));
+    x.tanh()
+}
+
+fn counted_clip_rule<T: ad_runtime::Float>(_x: T, out: T, d_out: T) -> T {
+    d_out * (T::ONE - out * out)
+}
+
+/// `Σ yᵢ yᵢ₊₁` with `yᵢ = tanh(xᵢ) wᵢ` for every third `i` and `xᵢ wᵢ`
+/// otherwise: the rule's call sits in a branch, in a loop whose adjoint
+/// runs backwards after the second loop's.
+#[differentiate]
+fn clipped_pairs<T: ad_runtime::Float>(x: &[T], w: &[T]) -> T {
+    let n = x.len();
+    let mut y = vec![T::ZERO; n];
+    for i in 0..n {
+        if i % 3 == 0 {
+            y[i] = counted_clip(x[i]) * w[i];
+        } else {
+            y[i] = x[i] * w[i];
+        }
+    }
+    let mut s = T::ZERO;
+    for i in 0..n - 1 {
+        s += y[i] * y[i + 1];
+    }
+    s
+}
+
+/// The same with every element clipped, outside any branch.
+#[differentiate]
+fn all_clipped_pairs(x: &[f64], w: &[f64]) -> f64 {
+    let n = x.len();
+    let mut y = vec![0.0; n];
+    for i in 0..n {
+        y[i] = counted_clip(x[i]) * w[i];
+    }
+    let mut s = 0.0;
+    for i in 0..n - 1 {
+        s += y[i] * y[i + 1];
+    }
+    s
+}
+
+/// `∂/∂xᵢ Σ yⱼ yⱼ₊₁ = (yᵢ₋₁ + yᵢ₊₁) ∂yᵢ/∂xᵢ`, and `∂/∂wᵢ` likewise.
+fn clipped_pairs_gradient(x: &[f64], w: &[f64], clipped: impl Fn(usize) -> bool) -> Vec<f64> {
+    let n = x.len();
+    let y: Vec<f64> = (0..n)
+        .map(|i| if clipped(i) { x[i].tanh() } else { x[i] } * w[i])
+        .collect();
+    let neighbours = |i: usize| {
+        let before = if i > 0 { y[i - 1] } else { 0.0 };
+        before + y.get(i + 1).copied().unwrap_or(0.0)
+    };
+    let d_x = (0..n).map(|i| {
+        let slope = if clipped(i) {
+            1.0 - x[i].tanh().powi(2)
+        } else {
+            1.0
+        };
+        neighbours(i) * w[i] * slope
+    });
+    let d_w = (0..n).map(|i| neighbours(i) * if clipped(i) { x[i].tanh() } else { x[i] });
+    d_x.chain(d_w).collect()
+}
+
+/// The `_vjp` of `f(x, w)` over the flat point `(x…, w…)`.
+fn pairs_vjp(
+    vjp: impl Fn(&[f64], &mut [f64], &[f64], &mut [f64], f64) -> f64,
+) -> impl Fn(&[f64], f64) -> (f64, Vec<f64>) {
+    move |p, seed| {
+        let n = p.len() / 2;
+        let mut grad = vec![0.0; 2 * n];
+        let (d_x, d_w) = grad.split_at_mut(n);
+        let out = vjp(&p[..n], d_x, &p[n..], d_w, seed);
+        (out, grad)
+    }
+}
+
+#[test]
+fn a_custom_rule_in_a_loop_is_kept_not_called_again() {
+    let x = [0.3, -1.2, 0.8, 2.1, -0.4, 1.5, 0.9];
+    let w = [1.1, 0.7, -0.5, 0.9, 1.3, -0.8, 0.6];
+    let point: Vec<f64> = x.iter().chain(&w).copied().collect();
+    let n = x.len();
+    let split = |p: &[f64]| (p[..n].to_vec(), p[n..].to_vec());
+
+    let grad = check_scalar(
+        |p| all_clipped_pairs(&split(p).0, &split(p).1),
+        pairs_vjp(all_clipped_pairs_vjp),
+        &point,
+    );
+    assert_close(&grad, &clipped_pairs_gradient(&x, &w, |_| true));
+    let grad = check_scalar(
+        |p| clipped_pairs(&split(p).0, &split(p).1),
+        pairs_vjp(clipped_pairs_vjp),
+        &point,
+    );
+    assert_close(&grad, &clipped_pairs_gradient(&x, &w, |i| i % 3 == 0));
+
+    // One call per element the primal clips: none in the adjoint.
+    let (mut d_x, mut d_w) = ([0.0; 7], [0.0; 7]);
+    let before = clip_calls();
+    all_clipped_pairs_vjp(&x, &mut d_x, &w, &mut d_w, 1.0);
+    assert_eq!(clip_calls() - before, n);
+    let before = clip_calls();
+    clipped_pairs_vjp(&x, &mut d_x, &w, &mut d_w, 1.0);
+    assert_eq!(clip_calls() - before, 3);
+
+    // The split API's pullback, run twice, reads what it kept.
+    let before = clip_calls();
+    let (_, pullback) = clipped_pairs_forward(&x, &w);
+    let mut twice = Vec::new();
+    for _ in 0..2 {
+        let (mut d_x, mut d_w) = ([0.0; 7], [0.0; 7]);
+        pullback(&x, &mut d_x, &w, &mut d_w, 1.0);
+        twice.push(d_x.iter().chain(&d_w).copied().collect::<Vec<f64>>());
+    }
+    assert_eq!(clip_calls() - before, 3);
+    assert_close(&twice[0], &clipped_pairs_gradient(&x, &w, |i| i % 3 == 0));
+    assert_eq!(twice[0], twice[1]);
+
+    // In `f32`, the same gradient to `f32` rounding.
+    let (x32, w32) = (x.map(|v| v as f32), w.map(|v| v as f32));
+    let (mut d_x32, mut d_w32) = ([0.0_f32; 7], [0.0_f32; 7]);
+    let before = clip_calls();
+    clipped_pairs_vjp(&x32, &mut d_x32, &w32, &mut d_w32, 1.0);
+    assert_eq!(clip_calls() - before, 3);
+    let expected = clipped_pairs_gradient(&x, &w, |i| i % 3 == 0);
+    for (got, want) in d_x32.iter().chain(&d_w32).zip(&expected) {
+        assert!(
+            (f64::from(*got) - want).abs() < 1e-5,
+            "{got} against {want}"
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------
 // Recursion: the determinant by expansion in minors along the first row.
 
 #[differentiate]

@@ -454,7 +454,7 @@ impl Emitter<'_> {
                 let shadow = self.argument(*shadow, Mode::Mut);
                 postfix(quote_spanned!(span=> __ad::pop_shadow(#shadow)))
             }
-            Inst::Forward { callee, args } if func.user_calls[*callee as usize].plain => {
+            Inst::Forward { callee, args, .. } if func.user_calls[*callee as usize].plain => {
                 // A call of constants: the function itself, with no pullback.
                 let path = &func.user_calls[*callee as usize].path;
                 let args = args.iter().map(|&(arg, mode)| self.argument(arg, mode));
@@ -464,7 +464,7 @@ impl Emitter<'_> {
                     false => postfix(quote_spanned!(span=> (#call, ()))),
                 }
             }
-            Inst::Forward { callee, args } => {
+            Inst::Forward { callee, args, kept } => {
                 let call = &func.user_calls[*callee as usize];
                 let path = &call.path;
                 let forward = entry_path(path, call.suffix);
@@ -490,6 +490,17 @@ impl Emitter<'_> {
                             quote_spanned!(span=> __ad::returned_into_jvp(#buf, #tangent, #call));
                     }
                     _ => unreachable!("one buffer and its tangent"),
+                }
+                // Made again for its pullback, unless the primal kept it.
+                if let Some(kept) = kept {
+                    let mut kept_tokens = self.expr(*kept).at(Prec::Or);
+                    // Carried out of the branch that made the call, which
+                    // the adjoint's branch mirrors: it is `Some` here.
+                    if let Ty::Option(_) = func.ty(*kept) {
+                        let option = self.expr(*kept).at(Prec::Postfix);
+                        kept_tokens = quote_spanned!(span=> #option.as_ref().unwrap());
+                    }
+                    call = quote_spanned!(span=> __ad::remade(#kept_tokens, || #call));
                 }
                 // A float result that is used: the macro's guess, checked.
                 let used = self.extracts[value.index()]
@@ -524,6 +535,10 @@ impl Emitter<'_> {
                 let base = self.expr(*base).at(Prec::Postfix);
                 let value = self.expr(*value).at(Prec::Or);
                 postfix(quote_spanned!(span=> #base #(.#path)* += #value))
+            }
+            Inst::Keep(pullback) => {
+                let pullback = self.expr(*pullback).at(Prec::Or);
+                postfix(quote_spanned!(span=> __ad::keep!(#pullback)))
             }
             Inst::Some(wrapped) => {
                 let wrapped = self.expr(*wrapped).at(Prec::Or);

@@ -39,7 +39,7 @@ pub(crate) fn forward(
     entry: Entry,
 ) -> TokenStream {
     let pullback_ty = pullback_trait(sig);
-    let header = forward_header(item, sig, &pullback_ty, entry);
+    let header = forward_header(item, sig, &pullback_ty, entry, false);
     let body = forward_body(sig, func, primal_len, entry, pullback_ty);
     quote! {
         #header {
@@ -64,8 +64,8 @@ pub(crate) fn forward_and_all(
     }
     let pullback_ty = pullback_trait(sig);
     let (forward, all) = (
-        forward_header(item, sig, &pullback_ty, Entry::Forward),
-        forward_header(item, sig, &pullback_ty, Entry::All),
+        forward_header(item, sig, &pullback_ty, Entry::Forward, false),
+        forward_header(item, sig, &pullback_ty, Entry::All, false),
     );
     let body = forward_body(sig, func, primal_len, Entry::Forward, pullback_ty);
     quote! {
@@ -125,6 +125,7 @@ pub(crate) fn forward_header(
     sig: &Signature,
     pullback_ty: &TokenStream,
     entry: Entry,
+    rule: bool,
 ) -> TokenStream {
     let vis = &item.vis;
     let generics = &item.sig.generics;
@@ -171,6 +172,13 @@ pub(crate) fn forward_header(
     // type parameters of its own is not supported: `use<…>` would have to
     // name them, and the macro cannot see them.
     let float_param = &sig.float_param;
+    let mut pullback = quote!(impl #pullback_ty + use<#float_param>);
+    // A custom rule's pullback, for callers: marked, so that a caller in a
+    // loop keeps it rather than make the call again (`ad_runtime`'s
+    // `kept.rs`).
+    if rule {
+        pullback = quote!(::ad_runtime::__private::Rule<#pullback>);
+    }
     // `#[inline]`: compiled only where it is called. A library's public
     // functions are compiled in the library whether called or not, and a
     // caller of `f` calls `f_vjp` far more often than the split API, which
@@ -183,7 +191,7 @@ pub(crate) fn forward_header(
         #allows
         #[allow(clippy::type_complexity)]
         #[inline]
-        #vis fn #name #generics (#(#params),*) -> (#output, impl #pullback_ty + use<#float_param>) #where_clause
+        #vis fn #name #generics (#(#params),*) -> (#output, #pullback) #where_clause
     }
 }
 

@@ -482,10 +482,21 @@ pub(crate) enum Inst {
     /// part `f_forward(args…)`, whose value is the pair `(output, pullback)`.
     /// Buffers are passed as the call's modes say; it is an effect if one is
     /// passed `&mut`.
+    ///
+    /// `kept`, in the adjoint only: what the primal kept of the pullback of
+    /// the same call (an [`Inst::Keep`] on a tape), for the call made again
+    /// for its pullback. It is `__ad::remade(kept, || f_forward_all(args…))`,
+    /// which makes the call again only if a custom rule's pullback was not
+    /// kept; its output is `()`.
     Forward {
         callee: u32,
         args: Vec<(Value, Mode)>,
+        kept: Option<Value>,
     },
+    /// `_vjp` only: what a loop keeps of a call's pullback for the adjoint
+    /// (`__ad::keep!(pullback)`): a custom rule's pullback itself, a
+    /// zero-sized marker for any other. See `Forward::kept`.
+    Keep(Value),
     /// Adjoint only: calls the pullback a [`Inst::Forward`] returned, with
     /// each operand passed as its mode says (the buffers as the call left
     /// them, their shadows, the seed). Its value is the adjoint of the call's
@@ -756,6 +767,7 @@ impl Inst {
             | Inst::Cast(arg, _)
             | Inst::Detach(arg)
             | Inst::Some(arg)
+            | Inst::Keep(arg)
             | Inst::Field { base: arg, .. }
             | Inst::Extract(arg, _)
             | Inst::If { cond: arg, .. } => *arg = map(*arg),
@@ -804,9 +816,12 @@ impl Inst {
                 *len = map(*len);
                 *seed = map(*seed);
             }
-            Inst::Forward { args, .. } => {
+            Inst::Forward { args, kept, .. } => {
                 for (arg, _) in args {
                     *arg = map(*arg);
+                }
+                if let Some(kept) = kept {
+                    *kept = map(*kept);
                 }
             }
             Inst::Apply { pullback, args } => {
@@ -921,6 +936,7 @@ impl Inst {
             | Inst::Cast(arg, _)
             | Inst::Detach(arg)
             | Inst::Some(arg)
+            | Inst::Keep(arg)
             | Inst::Field { base: arg, .. }
             | Inst::Extract(arg, _) => vec![*arg],
             Inst::FieldUpdate { base, value, .. } => vec![*base, *value],
@@ -941,7 +957,11 @@ impl Inst {
             Inst::NewBuf(new) => new.operands(),
             Inst::Shadow { of } => vec![*of],
             Inst::SeedCopy { len, seed } => vec![*len, *seed],
-            Inst::Forward { args, .. } => args.iter().map(|&(arg, _)| arg).collect(),
+            Inst::Forward { args, kept, .. } => {
+                let mut operands: Vec<Value> = args.iter().map(|&(arg, _)| arg).collect();
+                operands.extend(*kept);
+                operands
+            }
             Inst::Apply { pullback, args } => {
                 let mut operands = vec![*pullback];
                 operands.extend(args.iter().map(|&(arg, _)| arg));

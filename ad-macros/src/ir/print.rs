@@ -239,14 +239,16 @@ fn inst(func: &Function, id: Value) -> String {
             format!("seed.copy {} len {}", value(*seed), value(*len))
         }
         Inst::PopShadow(shadow) => format!("pop.shadow {}", value(*shadow)),
-        Inst::Forward { callee, args } => {
+        Inst::Forward { callee, args, kept } => {
             let call = &func.user_calls[*callee as usize];
             let path = quote::ToTokens::to_token_stream(&call.path)
                 .to_string()
                 .replace(' ', "");
             let into = if call.into { " into" } else { "" };
-            format!("forward{into} {path} {}", moded(args))
+            let kept = kept.map_or_else(String::new, |kept| format!(" kept {}", value(kept)));
+            format!("forward{into} {path} {}{kept}", moded(args))
         }
+        Inst::Keep(pullback) => format!("keep {}", value(*pullback)),
         Inst::Apply { pullback, args } => format!("apply {} {}", value(*pullback), moded(args)),
     }
 }

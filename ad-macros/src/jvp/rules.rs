@@ -26,7 +26,7 @@ pub(super) fn instruction(fx: &mut Forward<'_>, value: Value) {
             fx.push_copy(value);
             return;
         }
-        Inst::Forward { callee, args }
+        Inst::Forward { callee, args, .. }
             if matches!(fx.mode, Derivative::Hvp | Derivative::Nested) =>
         {
             return call_over_reverse(fx, value, callee, &args);
@@ -41,7 +41,7 @@ pub(super) fn instruction(fx: &mut Forward<'_>, value: Value) {
                 .push(Inst::Push(tape, x), Ty::Unit, primal.span(value));
             return;
         }
-        Inst::Forward { callee, args } => return call(fx, value, callee, &args),
+        Inst::Forward { callee, args, .. } => return call(fx, value, callee, &args),
         Inst::Extract(tuple, index) => {
             let position = match primal.inst(tuple) {
                 // A `while`'s trip count comes after the carried tangents.
@@ -261,6 +261,7 @@ pub(super) fn instruction(fx: &mut Forward<'_>, value: Value) {
         Inst::PopShadow(shadow) => fx
             .tangent(shadow)
             .map(|t_shadow| fx.builder.push(Inst::PopShadow(t_shadow), ty, span)),
+        Inst::Keep(_) => unreachable!("only `_vjp` keeps pullbacks, not the IR under `_hvp`"),
         Inst::FieldUpdate { .. } | Inst::Some(_) | Inst::Apply { .. } | Inst::Curvature(..) => {
             let what = match inst {
                 Inst::FieldUpdate { .. } => "parameter structs",
@@ -873,6 +874,7 @@ fn call_over_reverse(fx: &mut Forward<'_>, value: Value, callee: u32, args: &[(V
         Inst::Forward {
             callee,
             args: new_args,
+            kept: None,
         },
         Ty::Tuple(vec![output.clone(), output.clone()]),
         span,
@@ -982,6 +984,7 @@ fn apply_over_reverse(fx: &mut Forward<'_>, value: Value, pullback: Value, args:
         Inst::Forward {
             callee: entry,
             args: new_args,
+            kept: None,
         },
         Ty::Tuple(vec![half.clone(), half.clone()]),
         span,
@@ -1035,6 +1038,7 @@ fn call(fx: &mut Forward<'_>, value: Value, callee: u32, args: &[(Value, Mode)])
         Inst::Forward {
             callee,
             args: new_args,
+            kept: None,
         },
         Ty::Tuple(vec![output, tangent_ty]),
         primal.span(value),

@@ -206,7 +206,11 @@ impl Lower<'_> {
             Returns::Into => Ty::Tuple(Vec::new()),
         };
         let pair = self.push(
-            Inst::Forward { callee, args },
+            Inst::Forward {
+                callee,
+                args,
+                kept: None,
+            },
             Ty::Tuple(vec![output_ty.clone(), Ty::Pullback]),
             span,
         );

@@ -19,7 +19,7 @@ impl Reverse<'_> {
     /// scratch one: the callee's pullback computes every adjoint.
     pub(super) fn reverse_call(&mut self, call: Value) {
         let primal = self.primal;
-        let Inst::Forward { args, callee } = primal.inst(call) else {
+        let Inst::Forward { args, callee, .. } = primal.inst(call) else {
             unreachable!("reverse_call on a non-call")
         };
         // An output moved into a buffer (`UserCall::into`): the seed is the

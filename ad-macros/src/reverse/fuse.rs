@@ -56,6 +56,7 @@ pub(crate) fn fuse_loops(mut func: Function, primal_len: usize) -> Function {
     for primal in fused {
         reuse_primal_values(&mut func, primal);
     }
+    drop_unused_keeps(&mut func);
     let mut live = vec![false; func.insts.len()];
     func.walk(&mut |_, value| live[value.index()] = true);
     compact(&func, &live)
@@ -365,7 +366,7 @@ pub(super) fn effects(func: &Function, inside: &[Value]) -> Option<Effects> {
             // pullback applied, when only numbers are passed: no buffer is
             // read or written (the call ran in the primal loop with the same
             // arguments, so it does not panic here either).
-            Inst::Forward { callee, args }
+            Inst::Forward { callee, args, .. }
                 if by_value(args) && !func.user_calls[*callee as usize].into => {}
             Inst::Apply { args, .. } if by_value(args) => {}
             _ => return None,
@@ -574,7 +575,7 @@ fn reuse_primal_values(func: &mut Function, for_value: Value) {
             }
             // The adjoint's call of the user's, made again for its pullback,
             // is the primal's call (see `effects`), and so are its parts.
-            Inst::Forward { callee, args } if by_value(args) => {
+            Inst::Forward { callee, args, .. } if by_value(args) => {
                 let args: Vec<Value> = args.iter().map(|(arg, _)| *arg).collect();
                 Some(format!("forward{callee}({})", operands(&args)))
             }
@@ -613,6 +614,25 @@ pub(super) fn region_places(func: &Function) -> Vec<Place> {
 /// In each region, a pop that follows a push onto the same tape, with no use
 /// of that tape in between, reads the pushed value: both go, and a tape left
 /// with neither pushes nor pops goes too.
+/// Removes what a fused loop kept of a call's pullback for its adjoint
+/// (see [`Inst::Keep`]): the adjoint's call made again is now the primal's
+/// call itself (see [`reuse_primal_values`]), which reads the pullback
+/// where it is, and a `keep` left in place would move it away.
+fn drop_unused_keeps(func: &mut Function) {
+    let uses = func.uses();
+    let mut unused = HashSet::new();
+    func.walk(&mut |_, value| {
+        if matches!(func.inst(value), Inst::Keep(_)) && uses[value.index()].is_empty() {
+            unused.insert(value);
+        }
+    });
+    for place in region_places(func) {
+        func.region_mut(place)
+            .insts
+            .retain(|value| !unused.contains(value));
+    }
+}
+
 fn forward_pops(func: &mut Function) {
     let places = region_places(func);
     let mut replace = HashMap::new();

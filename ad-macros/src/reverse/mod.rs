@@ -91,6 +91,10 @@ pub(crate) struct Reverse<'a> {
     /// value, push)`, placed all at once at the end (see
     /// [`Reverse::place_pushes`]).
     pushes: Vec<(Value, Value, Value)>,
+    /// What the primal keeps of the pullbacks of calls made again in the
+    /// adjoint (see [`Inst::Keep`]), as the adjoint reads it, by call;
+    /// `None` under `_hvp`, whose forward mode does not take them.
+    kept: Option<HashMap<Value, Value>>,
 }
 
 /// Whether reversing `inst` neither reads nor writes a shadow (but through
@@ -119,6 +123,7 @@ pub(crate) fn vjp(
     activity: &Activity,
     writes: &Writes,
     sig: &Signature,
+    keeps_pullbacks: bool,
 ) -> Function {
     let mut rx = Reverse {
         primal,
@@ -136,6 +141,7 @@ pub(crate) fn vjp(
         scratch: HashMap::new(),
         pending: Vec::new(),
         pushes: Vec::new(),
+        kept: keeps_pullbacks.then(HashMap::new),
     };
     let out = primal.ret;
     let returns_unit = sig.seed_ty.is_none();

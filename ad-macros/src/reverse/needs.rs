@@ -93,6 +93,9 @@ impl Reverse<'_> {
         }
         let mut operands = operands.into_iter();
         inst.map_operands(|_| operands.next().expect("one per operand"));
+        if let Inst::Forward { kept, .. } = &mut inst {
+            *kept = self.kept_pullback(value);
+        }
         let ty = self.primal.ty(value).clone();
         let copy = self.builder.push(inst, ty, self.primal.span(value));
         if let Some(name) = self.primal.name(value) {
@@ -100,6 +103,38 @@ impl Reverse<'_> {
         }
         self.recomputed.push((value, copy, self.builder.depth()));
         Some(copy)
+    }
+
+    /// What the primal keeps of the pullback of `call`, a call made again in
+    /// the adjoint for its pullback, as the adjoint reads it: a custom
+    /// rule's pullback is kept on the loop's tape rather than made again,
+    /// any other call's is a zero-sized marker (see [`Inst::Keep`]).
+    /// A call marked `ad_runtime::checkpoint(…)` keeps nothing: it is made
+    /// again, as asked.
+    fn kept_pullback(&mut self, call: Value) -> Option<Value> {
+        if let Some(&kept) = self.kept.as_ref()?.get(&call) {
+            return Some(kept);
+        }
+        let Inst::Forward { callee, .. } = self.primal.inst(call) else {
+            unreachable!("a call is kept")
+        };
+        if self.primal.user_calls[*callee as usize].checkpoint {
+            return None;
+        }
+        let &(_, pullback) = self.extracts[call.index()]
+            .iter()
+            .find(|&&(index, _)| index == 1)?;
+        let keep =
+            self.builder
+                .push_detached(Inst::Keep(pullback), Ty::Pullback, self.primal.span(call));
+        if let Some(name) = self.primal.name(pullback) {
+            let name = format!("{}_kept", name.trim_end_matches("_pullback"));
+            self.builder.name(keep, &name);
+        }
+        self.insert_beside(keep, pullback, true);
+        let kept = self.carry_out(keep);
+        self.kept.as_mut()?.insert(call, kept);
+        Some(kept)
     }
 
     /// Closes the innermost adjoint region: what was recomputed in it is out
@@ -170,7 +205,7 @@ impl Reverse<'_> {
     /// saves most of the time: see docs/performance.md, the forms benchmark.
     fn call_recomputable(&self, call: Value, depth: usize) -> bool {
         let primal = self.primal;
-        let Inst::Forward { args, callee } = primal.inst(call) else {
+        let Inst::Forward { args, callee, .. } = primal.inst(call) else {
             return false;
         };
         // `ad_runtime::checkpoint(g(x))`: arguments the adjoint cannot
