@@ -259,7 +259,7 @@ fn adjoint_names(sig: &Signature) -> Vec<TokenStream> {
 fn vjp(item: &ItemFn, sig: &Signature, rule: &syn::Path) -> TokenStream {
     let header = emit::header(item, sig);
     let binding = rule_binding(sig, rule);
-    let out = emit::ident(&fresh_out(sig), sig.ident.span()).to_token_stream();
+    let out = emit::ident(&fresh(sig, "out"), sig.ident.span()).to_token_stream();
     let rule_args = rule_args(sig, &out);
     let names = adjoint_names(sig);
     let mut returned = Vec::new();
@@ -290,10 +290,8 @@ fn vjp(item: &ItemFn, sig: &Signature, rule: &syn::Path) -> TokenStream {
 
 fn forward(item: &ItemFn, sig: &Signature, rule: &syn::Path, entry: emit::Entry) -> TokenStream {
     let pullback_ty = emit::pullback_trait(sig);
-    let kept = entry == emit::Entry::All;
-    let header = emit::forward_header(item, sig, &pullback_ty, entry, kept);
     let binding = rule_binding(sig, rule);
-    let out = emit::ident(&fresh_out(sig), sig.ident.span()).to_token_stream();
+    let out = emit::ident(&fresh(sig, "out"), sig.ident.span()).to_token_stream();
     let params = emit::pullback_params(sig);
     let rule_args = rule_args(sig, &out);
     let adjoint_ty = emit::adjoint_types(sig);
@@ -305,14 +303,48 @@ fn forward(item: &ItemFn, sig: &Signature, rule: &syn::Path, entry: emit::Entry)
     let output = call_function(item, sig, &out);
     // The rule is bound in the closure, which then captures the call's
     // values only, not a pointer to the rule.
-    let mut pullback = quote!(move |#(#params),*| #adjoint_ty { #binding rule(#(#rule_args),*) });
-    if kept {
-        pullback = quote!(::ad_runtime::__private::Rule(#pullback));
+    let pullback = quote!(move |#(#params),*| #adjoint_ty { #binding rule(#(#rule_args),*) });
+    if entry == emit::Entry::Forward {
+        let header = emit::forward_header(item, sig, &pullback_ty, entry, None);
+        return quote! {
+            #header {
+                #output
+                (#returned, #pullback)
+            }
+        };
     }
+    // What callers call: the pullback built by a closure from the arguments
+    // taken by value and the output, which a caller in a loop keeps in place
+    // of the pullback (`ad_runtime`'s `kept.rs`).
+    let by_value: Vec<_> = sig
+        .params
+        .iter()
+        .filter(|param| !param.ir_ty.is_by_reference())
+        .collect();
+    let arg_tys = by_value.iter().map(|param| &param.ty);
+    let args_ty = quote!((#(#arg_tys,)*));
+    let names: Vec<_> = by_value
+        .iter()
+        .map(|param| emit::ident(&param.name, param.span))
+        .collect();
+    let (out_ty, out_param) = match sig.seed_ty {
+        Some(_) => {
+            let output = &sig.output;
+            (quote!(#output), quote!(#out: #output))
+        }
+        None => (quote!(()), quote!(_: ())),
+    };
+    let header = emit::forward_header(item, sig, &pullback_ty, entry, Some((&args_ty, &out_ty)));
+    let build = emit::ident(&fresh(sig, "build"), sig.ident.span());
+    let arg_params = by_value.iter().zip(&names).map(|(param, name)| {
+        let ty = &param.ty;
+        quote!(#name: #ty)
+    });
     quote! {
         #header {
             #output
-            (#returned, #pullback)
+            let #build = |#(#arg_params,)* #out_param| #pullback;
+            (#returned, ::ad_runtime::__private::Rule::new(#build, (#(#names,)*), #returned))
         }
     }
 }
@@ -328,9 +360,9 @@ fn call_function(item: &ItemFn, sig: &Signature, out: &TokenStream) -> TokenStre
     }
 }
 
-/// `out`, or `out_` (…) if a parameter is called that.
-fn fresh_out(sig: &Signature) -> String {
-    let mut name = "out".to_owned();
+/// `base` (`out`), or `out_` (…) if a parameter is called that.
+fn fresh(sig: &Signature, base: &str) -> String {
+    let mut name = base.to_owned();
     while sig
         .params
         .iter()

@@ -548,7 +548,7 @@ impl Machine<'_> {
             }
             // The callee's IR is in another expansion: generated programs
             // call no functions of their own.
-            Inst::Forward { .. } | Inst::Apply { .. } | Inst::Keep(_) => {
+            Inst::Forward { .. } | Inst::Apply { .. } | Inst::Keep(..) => {
                 Err("calls of user functions are not interpreted".to_owned())?
             }
             Inst::Field { .. } | Inst::FieldUpdate { .. } => {
@@ -848,7 +848,7 @@ fn inst_name(inst: &Inst) -> &'static str {
         Inst::PopShadow(_) => "pop.shadow",
         Inst::Forward { .. } => "forward",
         Inst::Apply { .. } => "apply",
-        Inst::Keep(_) => "keep",
+        Inst::Keep(..) => "keep",
     }
 }
 

@@ -196,7 +196,9 @@ pub mod __private {
         max_over, max_over_dm, max_over_dx, max_over_rev, min_over, min_over_dm, min_over_dx,
         min_over_rev,
     };
-    pub use crate::kept::{Keep, KeepOther, KeepRule, Kept, Remake, Rule, remade};
+    pub use crate::kept::{
+        Build, Built, Keep, KeepOther, KeepOut, KeepRule, Rebuild, Remake, Rule, WithOut, rebuilt,
+    };
     pub use crate::lanes::Lanes;
     pub use crate::linalg::{
         add_assign, axpy_da, axpy_dx, check_range, check_shadow, check_size, check_split, dot_dx,

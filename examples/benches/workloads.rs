@@ -538,6 +538,16 @@ fn bench_custom_rule(c: &mut Criterion) {
     group.bench_function("pairs_vjp_inline", |b| {
         b.iter(|| clip_pairs_inline_vjp(black_box(&x), &mut d_x, &w, &mut d_w, 1.0))
     });
+    // The outputs read by no other adjoint code: kept with the rule's builder.
+    group.bench_function("squared_primal", |b| {
+        b.iter(|| clip_sum_squared(black_box(&x), &w))
+    });
+    group.bench_function("squared_vjp_custom", |b| {
+        b.iter(|| clip_sum_squared_vjp(black_box(&x), &mut d_x, &w, &mut d_w, 1.0))
+    });
+    group.bench_function("squared_vjp_inline", |b| {
+        b.iter(|| clip_sum_squared_inline_vjp(black_box(&x), &mut d_x, &w, &mut d_w, 1.0))
+    });
     group.finish();
 }
 

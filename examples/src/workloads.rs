@@ -282,6 +282,28 @@ pub fn clip_pairs_inline(x: &[f64], w: &[f64]) -> f64 {
     s
 }
 
+/// `(Σ soft_clip(xᵢ wᵢ))²`: the sum's adjoint is known only after the loop,
+/// so its adjoint runs on its own, and no other adjoint code reads the
+/// calls' outputs (the caller keeps each with its rule's builder).
+#[differentiate]
+pub fn clip_sum_squared(x: &[f64], w: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for i in 0..x.len() {
+        s += soft_clip(x[i] * w[i]);
+    }
+    s * s
+}
+
+/// [`clip_sum_squared`] with `tanh` inline.
+#[differentiate]
+pub fn clip_sum_squared_inline(x: &[f64], w: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for i in 0..x.len() {
+        s += (x[i] * w[i]).tanh();
+    }
+    s * s
+}
+
 // ---------------------------------------------------------------------------
 // W2: the loss of a 784→128 tanh→10 softmax network, cross-entropy, batch 32.
 

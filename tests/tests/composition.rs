@@ -472,6 +472,62 @@ fn a_custom_rule_in_a_loop_is_kept_not_called_again() {
     }
 }
 
+/// `c · tanh(xs[i])`, with a rule taking a buffer, an index and a float:
+/// the kept builder takes `i` and `c`, the pullback `xs` and its shadow.
+#[custom_vjp(scaled_clip_rule)]
+fn scaled_clip(xs: &[f64], i: usize, c: f64) -> f64 {
+    CLIP_CALLS.with(|calls| calls.set(calls.get() + 1));
+    c * xs[i].tanh()
+}
+
+fn scaled_clip_rule(xs: &[f64], d_xs: &mut [f64], i: usize, c: f64, out: f64, d_out: f64) -> f64 {
+    let t = out / c;
+    d_xs[i] += d_out * c * (1.0 - t * t);
+    d_out * xs[i].tanh()
+}
+
+/// `(Σᵢ c tanh xᵢ)²`: the sum's adjoint is known only after the loop, and
+/// no other adjoint code reads the calls' outputs, so each is kept with
+/// what builds its pullback.
+#[differentiate]
+fn squared_clip_sum(x: &[f64], c: f64) -> f64 {
+    let mut s = 0.0;
+    for i in 0..x.len() {
+        s += scaled_clip(x, i, c);
+    }
+    s * s
+}
+
+#[test]
+fn a_custom_rule_of_a_buffer_an_index_and_a_float_in_a_loop() {
+    let x = [0.3, -1.2, 0.8, 2.1, -0.4, 1.5, 0.9];
+    let c = 0.7;
+    let mut point = x.to_vec();
+    point.push(c);
+    let grad = check_scalar(
+        |p| squared_clip_sum(&p[..7], p[7]),
+        ad_tests::buffer_then_scalar(squared_clip_sum_vjp),
+        &point,
+    );
+    // d/dxᵢ (Σ c tanh x)² = 2 s c (1 − tanh² xᵢ); d/dc = 2 s Σ tanh x.
+    let total: f64 = x.iter().map(|v| v.tanh()).sum();
+    let s = c * total;
+    let mut expected: Vec<f64> = x
+        .iter()
+        .map(|v| 2.0 * s * c * (1.0 - v.tanh().powi(2)))
+        .collect();
+    expected.push(2.0 * s * total);
+    assert_close(&grad, &expected);
+    let before = clip_calls();
+    let mut d_x = [0.0; 7];
+    squared_clip_sum_vjp(&x, &mut d_x, c, 1.0);
+    assert_eq!(
+        clip_calls() - before,
+        7,
+        "one call per element, none in the adjoint"
+    );
+}
+
 // ---------------------------------------------------------------------------
 // Recursion: the determinant by expansion in minors along the first row.
 

@@ -480,6 +480,11 @@ impl Emitter<'_> {
                     .iter()
                     .map(|&(arg, mode)| self.argument(arg, mode))
                     .collect();
+                let args_by_value: Vec<TokenStream> = args
+                    .iter()
+                    .filter(|&&(_, mode)| mode == Mode::Val)
+                    .map(|&(arg, mode)| self.argument(arg, mode))
+                    .collect();
                 let args = args.iter().map(|&(arg, mode)| self.argument(arg, mode));
                 let mut call = quote_spanned!(span=> #forward(#(#args),*));
                 match into.as_slice() {
@@ -493,14 +498,7 @@ impl Emitter<'_> {
                 }
                 // Made again for its pullback, unless the primal kept it.
                 if let Some(kept) = kept {
-                    let mut kept_tokens = self.expr(*kept).at(Prec::Or);
-                    // Carried out of the branch that made the call, which
-                    // the adjoint's branch mirrors: it is `Some` here.
-                    if let Ty::Option(_) = func.ty(*kept) {
-                        let option = self.expr(*kept).at(Prec::Postfix);
-                        kept_tokens = quote_spanned!(span=> #option.as_ref().unwrap());
-                    }
-                    call = quote_spanned!(span=> __ad::remade(#kept_tokens, || #call));
+                    call = self.rebuilt(kept, args_by_value, call, span);
                 }
                 // A float result that is used: the macro's guess, checked.
                 let used = self.extracts[value.index()]
@@ -536,9 +534,13 @@ impl Emitter<'_> {
                 let value = self.expr(*value).at(Prec::Or);
                 postfix(quote_spanned!(span=> #base #(.#path)* += #value))
             }
-            Inst::Keep(pullback) => {
+            Inst::Keep(pullback, out) => {
                 let pullback = self.expr(*pullback).at(Prec::Or);
-                postfix(quote_spanned!(span=> __ad::keep!(#pullback)))
+                let out = out.map(|out| {
+                    let out = self.expr(out).at(Prec::Or);
+                    quote!(, #out)
+                });
+                postfix(quote_spanned!(span=> __ad::keep!(#pullback #out)))
             }
             Inst::Some(wrapped) => {
                 let wrapped = self.expr(*wrapped).at(Prec::Or);
@@ -556,6 +558,31 @@ impl Emitter<'_> {
                 postfix(quote_spanned!(span=> #pullback(#(#args),*)))
             }
         }
+    }
+
+    /// A call made again in the adjoint for its pullback, `call`, given
+    /// what the primal kept of it: `__ad::rebuilt(kept, (args…), out, ||
+    /// call)`, which builds a custom rule's pullback from the arguments
+    /// taken by value and the output (see [`crate::ir::Kept`]).
+    fn rebuilt(
+        &self,
+        kept: &crate::ir::Kept,
+        args_by_value: Vec<TokenStream>,
+        call: TokenStream,
+        span: Span,
+    ) -> TokenStream {
+        let mut value = self.expr(kept.value).at(Prec::Or);
+        // Carried out of the branch that made the call, which the
+        // adjoint's branch mirrors: it is `Some` here.
+        if let Ty::Option(_) = self.func.ty(kept.value) {
+            let option = self.expr(kept.value).at(Prec::Postfix);
+            value = quote_spanned!(span=> #option.as_ref().unwrap());
+        }
+        let out = match kept.out {
+            Some(out) => self.expr(out).at(Prec::Or),
+            None => quote!(()),
+        };
+        quote_spanned!(span=> __ad::rebuilt(#value, (#(#args_by_value,)*), #out, || #call))
     }
 
     /// A conversion in a function generic over `T: Float`, through the

@@ -39,7 +39,7 @@ pub(crate) fn forward(
     entry: Entry,
 ) -> TokenStream {
     let pullback_ty = pullback_trait(sig);
-    let header = forward_header(item, sig, &pullback_ty, entry, false);
+    let header = forward_header(item, sig, &pullback_ty, entry, None);
     let body = forward_body(sig, func, primal_len, entry, pullback_ty);
     quote! {
         #header {
@@ -64,8 +64,8 @@ pub(crate) fn forward_and_all(
     }
     let pullback_ty = pullback_trait(sig);
     let (forward, all) = (
-        forward_header(item, sig, &pullback_ty, Entry::Forward, false),
-        forward_header(item, sig, &pullback_ty, Entry::All, false),
+        forward_header(item, sig, &pullback_ty, Entry::Forward, None),
+        forward_header(item, sig, &pullback_ty, Entry::All, None),
     );
     let body = forward_body(sig, func, primal_len, Entry::Forward, pullback_ty);
     quote! {
@@ -125,7 +125,7 @@ pub(crate) fn forward_header(
     sig: &Signature,
     pullback_ty: &TokenStream,
     entry: Entry,
-    rule: bool,
+    rule: Option<(&TokenStream, &TokenStream)>,
 ) -> TokenStream {
     let vis = &item.vis;
     let generics = &item.sig.generics;
@@ -173,11 +173,14 @@ pub(crate) fn forward_header(
     // name them, and the macro cannot see them.
     let float_param = &sig.float_param;
     let mut pullback = quote!(impl #pullback_ty + use<#float_param>);
-    // A custom rule's pullback, for callers: marked, so that a caller in a
-    // loop keeps it rather than make the call again (`ad_runtime`'s
-    // `kept.rs`).
-    if rule {
-        pullback = quote!(::ad_runtime::__private::Rule<#pullback>);
+    // A custom rule's pullback, for callers, with how to build it from the
+    // arguments taken by value (`args`, a tuple type) and the output: a
+    // caller in a loop keeps the builder rather than make the call again
+    // (`ad_runtime`'s `kept.rs`).
+    if let Some((args, out)) = rule {
+        pullback = quote! {
+            ::ad_runtime::__private::Rule<#args, #out, impl ::ad_runtime::__private::Build<#args, #out, Pullback = #pullback> + use<#float_param>>
+        };
     }
     // `#[inline]`: compiled only where it is called. A library's public
     // functions are compiled in the library whether called or not, and a

@@ -484,19 +484,19 @@ pub(crate) enum Inst {
     /// passed `&mut`.
     ///
     /// `kept`, in the adjoint only: what the primal kept of the pullback of
-    /// the same call (an [`Inst::Keep`] on a tape), for the call made again
-    /// for its pullback. It is `__ad::remade(kept, || f_forward_all(args…))`,
-    /// which makes the call again only if a custom rule's pullback was not
-    /// kept; its output is `()`.
+    /// the same call (see [`Kept`]), for the call made again for its
+    /// pullback; its output is `()` then.
     Forward {
         callee: u32,
         args: Vec<(Value, Mode)>,
-        kept: Option<Value>,
+        kept: Option<Kept>,
     },
-    /// `_vjp` only: what a loop keeps of a call's pullback for the adjoint
-    /// (`__ad::keep!(pullback)`): a custom rule's pullback itself, a
-    /// zero-sized marker for any other. See `Forward::kept`.
-    Keep(Value),
+    /// `_vjp` only: what a loop keeps of a call's pullback for the adjoint,
+    /// `__ad::keep!(pullback)`, or `__ad::keep!(pullback, out)` with the
+    /// call's output when the adjoint does not have it: how to build a
+    /// custom rule's pullback (zero-sized), a zero-sized marker for any
+    /// other. See [`Kept`].
+    Keep(Value, Option<Value>),
     /// Adjoint only: calls the pullback a [`Inst::Forward`] returned, with
     /// each operand passed as its mode says (the buffers as the call left
     /// them, their shadows, the seed). Its value is the adjoint of the call's
@@ -767,10 +767,14 @@ impl Inst {
             | Inst::Cast(arg, _)
             | Inst::Detach(arg)
             | Inst::Some(arg)
-            | Inst::Keep(arg)
+            | Inst::Keep(arg, None)
             | Inst::Field { base: arg, .. }
             | Inst::Extract(arg, _)
             | Inst::If { cond: arg, .. } => *arg = map(*arg),
+            Inst::Keep(pullback, Some(out)) => {
+                *pullback = map(*pullback);
+                *out = map(*out);
+            }
             Inst::FieldUpdate { base, value, .. } => {
                 *base = map(*base);
                 *value = map(*value);
@@ -821,7 +825,10 @@ impl Inst {
                     *arg = map(*arg);
                 }
                 if let Some(kept) = kept {
-                    *kept = map(*kept);
+                    kept.value = map(kept.value);
+                    if let Some(out) = &mut kept.out {
+                        *out = map(*out);
+                    }
                 }
             }
             Inst::Apply { pullback, args } => {
@@ -936,9 +943,13 @@ impl Inst {
             | Inst::Cast(arg, _)
             | Inst::Detach(arg)
             | Inst::Some(arg)
-            | Inst::Keep(arg)
             | Inst::Field { base: arg, .. }
             | Inst::Extract(arg, _) => vec![*arg],
+            Inst::Keep(pullback, out) => {
+                let mut operands = vec![*pullback];
+                operands.extend(*out);
+                operands
+            }
             Inst::FieldUpdate { base, value, .. } => vec![*base, *value],
             Inst::Binary(_, lhs, rhs) => vec![*lhs, *rhs],
             Inst::Prim(_, args)
@@ -959,7 +970,10 @@ impl Inst {
             Inst::SeedCopy { len, seed } => vec![*len, *seed],
             Inst::Forward { args, kept, .. } => {
                 let mut operands: Vec<Value> = args.iter().map(|&(arg, _)| arg).collect();
-                operands.extend(*kept);
+                if let Some(kept) = kept {
+                    operands.push(kept.value);
+                    operands.extend(kept.out);
+                }
                 operands
             }
             Inst::Apply { pullback, args } => {
@@ -969,6 +983,17 @@ impl Inst {
             }
         }
     }
+}
+
+/// What the adjoint's call, made again for its pullback, has of the
+/// primal's: `__ad::rebuilt(value, (args…), out, || f_forward_all(args…))`
+/// builds a custom rule's pullback from `value` (an [`Inst::Keep`] popped
+/// from its tape), the arguments taken by value and the output (`out`, or
+/// `()` if the `keep` holds it), and makes the call again for any other.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Kept {
+    pub(crate) value: Value,
+    pub(crate) out: Option<Value>,
 }
 
 #[derive(Clone, Debug)]

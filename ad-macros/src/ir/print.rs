@@ -245,10 +245,14 @@ fn inst(func: &Function, id: Value) -> String {
                 .to_string()
                 .replace(' ', "");
             let into = if call.into { " into" } else { "" };
-            let kept = kept.map_or_else(String::new, |kept| format!(" kept {}", value(kept)));
+            let kept = kept.map_or_else(String::new, |kept| match kept.out {
+                Some(out) => format!(" kept {} out {}", value(kept.value), value(out)),
+                None => format!(" kept {}", value(kept.value)),
+            });
             format!("forward{into} {path} {}{kept}", moded(args))
         }
-        Inst::Keep(pullback) => format!("keep {}", value(*pullback)),
+        Inst::Keep(pullback, None) => format!("keep {}", value(*pullback)),
+        Inst::Keep(pullback, Some(out)) => format!("keep {} out {}", value(*pullback), value(*out)),
         Inst::Apply { pullback, args } => format!("apply {} {}", value(*pullback), moded(args)),
     }
 }

@@ -261,7 +261,7 @@ pub(super) fn instruction(fx: &mut Forward<'_>, value: Value) {
         Inst::PopShadow(shadow) => fx
             .tangent(shadow)
             .map(|t_shadow| fx.builder.push(Inst::PopShadow(t_shadow), ty, span)),
-        Inst::Keep(_) => unreachable!("only `_vjp` keeps pullbacks, not the IR under `_hvp`"),
+        Inst::Keep(..) => unreachable!("only `_vjp` keeps pullbacks, not the IR under `_hvp`"),
         Inst::FieldUpdate { .. } | Inst::Some(_) | Inst::Apply { .. } | Inst::Curvature(..) => {
             let what = match inst {
                 Inst::FieldUpdate { .. } => "parameter structs",

@@ -622,7 +622,7 @@ fn drop_unused_keeps(func: &mut Function) {
     let uses = func.uses();
     let mut unused = HashSet::new();
     func.walk(&mut |_, value| {
-        if matches!(func.inst(value), Inst::Keep(_)) && uses[value.index()].is_empty() {
+        if matches!(func.inst(value), Inst::Keep(..)) && uses[value.index()].is_empty() {
             unused.insert(value);
         }
     });

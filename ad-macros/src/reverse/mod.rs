@@ -94,7 +94,7 @@ pub(crate) struct Reverse<'a> {
     /// What the primal keeps of the pullbacks of calls made again in the
     /// adjoint (see [`Inst::Keep`]), as the adjoint reads it, by call;
     /// `None` under `_hvp`, whose forward mode does not take them.
-    kept: Option<HashMap<Value, Value>>,
+    kept: Option<HashMap<Value, crate::ir::Kept>>,
 }
 
 /// Whether reversing `inst` neither reads nor writes a shadow (but through

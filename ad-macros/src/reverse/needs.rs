@@ -4,7 +4,7 @@
 //! of branches and saved on a loop's tape.
 
 use super::Reverse;
-use crate::ir::{BinOp, Inst, Place, Region, Ty, UnOp, Value};
+use crate::ir::{BinOp, Inst, Kept, Place, Region, Ty, UnOp, Value};
 
 /// How many float operations deep the adjoint recomputes a value rather than
 /// saving it on a tape.
@@ -106,12 +106,16 @@ impl Reverse<'_> {
     }
 
     /// What the primal keeps of the pullback of `call`, a call made again in
-    /// the adjoint for its pullback, as the adjoint reads it: a custom
-    /// rule's pullback is kept on the loop's tape rather than made again,
-    /// any other call's is a zero-sized marker (see [`Inst::Keep`]).
-    /// A call marked `ad_runtime::checkpoint(…)` keeps nothing: it is made
-    /// again, as asked.
-    fn kept_pullback(&mut self, call: Value) -> Option<Value> {
+    /// the adjoint for its pullback (see [`Kept`]): a custom rule's pullback
+    /// is then built from the arguments and the output rather than by the
+    /// call again; any other call keeps a zero-sized marker. The output is
+    /// kept with it unless the adjoint has it already (taped for other
+    /// adjoint code, which is reversed before the call).
+    ///
+    /// Nothing is kept (the call is made again, whatever its callee) for a
+    /// call whose output the primal never reads, and for a call marked
+    /// `ad_runtime::checkpoint(…)`, which asks for that.
+    fn kept_pullback(&mut self, call: Value) -> Option<Kept> {
         if let Some(&kept) = self.kept.as_ref()?.get(&call) {
             return Some(kept);
         }
@@ -121,18 +125,28 @@ impl Reverse<'_> {
         if self.primal.user_calls[*callee as usize].checkpoint {
             return None;
         }
-        let &(_, pullback) = self.extracts[call.index()]
-            .iter()
-            .find(|&&(index, _)| index == 1)?;
-        let keep =
-            self.builder
-                .push_detached(Inst::Keep(pullback), Ty::Pullback, self.primal.span(call));
+        let part = |index| {
+            self.extracts[call.index()]
+                .iter()
+                .find(|&&(at, _)| at == index)
+                .map(|&(_, part)| part)
+        };
+        let (output, pullback) = (part(0)?, part(1)?);
+        let at_hand = self.is_visible(output);
+        let keep = self.builder.push_detached(
+            Inst::Keep(pullback, (!at_hand).then_some(output)),
+            Ty::Pullback,
+            self.primal.span(call),
+        );
         if let Some(name) = self.primal.name(pullback) {
             let name = format!("{}_kept", name.trim_end_matches("_pullback"));
             self.builder.name(keep, &name);
         }
         self.insert_beside(keep, pullback, true);
-        let kept = self.carry_out(keep);
+        let kept = Kept {
+            value: self.carry_out(keep),
+            out: at_hand.then(|| self.available(output)),
+        };
         self.kept.as_mut()?.insert(call, kept);
         Some(kept)
     }

@@ -235,7 +235,7 @@ pub(crate) fn pullback(rx: &mut Reverse<'_>, y: Value, dy: Value) {
         Inst::Store(..) | Inst::Update(..) | Inst::PushElem(..) => {
             unreachable!("effects are reversed by `write_pullback`")
         }
-        Inst::Keep(_) => unreachable!("the reverse pass makes `keep`s"),
+        Inst::Keep(..) => unreachable!("the reverse pass makes `keep`s"),
     }
 }
 
