@@ -693,6 +693,9 @@ pub(crate) fn allows() -> TokenStream {
             // windows while `0 > 0`: empty, as the user's own are.
             clippy::reversed_empty_ranges,
             clippy::eq_op,
+            // A custom rule's `_vjp` checks the rule's signature with a
+            // `fn(…)` type of all its parameters, as long as the user's.
+            clippy::type_complexity,
             // A pullback or a copy carried out of a branch as `Option` is read
             // back (`.unwrap()`) only in the adjoint of that same branch
             // (clippy skips generated code today; this states the intent).

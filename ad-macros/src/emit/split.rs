@@ -192,7 +192,6 @@ pub(crate) fn forward_header(
         #hidden
         #(#kept)*
         #allows
-        #[allow(clippy::type_complexity)]
         #[inline]
         #vis fn #name #generics (#(#params),*) -> (#output, #pullback) #where_clause
     }
