@@ -203,7 +203,7 @@ pub(crate) mod msg {
     pub(crate) const FIND_TUPLE: &str = "taking one item out of a chain of pairs (`enumerate`, `zip`) by `find`, or by `next()` or `last()` after `filter`, is not supported; find the position first: `let i = x.iter().position(|&v| v > 0.0).unwrap();`, then read `x[i]`";
     pub(crate) const REDUCE_AFTER_FILTER: &str = "`reduce`, `max_by` and `min_by` of pairs (after `enumerate()` or `zip`) are not supported after `filter`; write the loop, `for (i, &v) in x.iter().enumerate() { if keep(v) && v > best { best = v; at = i; } }`";
     pub(crate) const REDUCE_RESULT: &str = "take the value out of `reduce`, `max_by` or `min_by` where it is made: `.unwrap()`, `.expect(\"…\")` or `.unwrap_or(value)`";
-    pub(crate) const SWAP: &str = "`std::mem::swap` is supported between two local variables of the function, both floats or both buffers: `std::mem::swap(&mut a, &mut b)`";
+    pub(crate) const SWAP: &str = "`std::mem::swap` is supported between two local variables of the function, both floats or both buffers: `std::mem::swap(&mut a, &mut b)`; swap two elements of one buffer with `v.swap(i, j)`, of two with a temporary (`let t = a[i]; a[i] = b[j]; b[j] = t;`)";
     pub(crate) const REPLACE: &str = "`std::mem::replace` and `std::mem::take` are supported on a local variable holding a number: `let old = std::mem::replace(&mut a, e);`; for anything else write `let old = a; a = e;`";
     pub(crate) const FOLD_SHAPE: &str = "`fold`'s accumulator is a number or a tuple of numbers, and the closure returns the same shape as the initial value";
     pub(crate) const LABELED_BLOCK: &str = "labeled blocks are not supported; remove the label";
@@ -403,7 +403,7 @@ pub(crate) mod msg {
 
     pub(crate) fn call(func: &str) -> String {
         format!(
-            "calls to `{func}` cannot be differentiated yet: a function of yours is called when it has `#[differentiate]` (a snake_case name, as Rust names functions), a float function such as `f64::sin(x)` or `ad_runtime::detach(x)` has its rule, and a tuple struct or variant made by a call (`Pt(a, b)`) holds values the macro cannot see into: give the struct named fields and bind it with `let` (`let p = Pt {{ x: a, y: b }};`, read as `p.x`), or keep separate variables"
+            "calls to `{func}` cannot be differentiated yet: a function of yours is called when it has `#[differentiate]` (a snake_case name, as Rust names functions), a float function such as `f64::sin(x)` or `ad_runtime::detach(x)` has its rule, and a tuple struct made by a call (`Pt(a, b)`) is seen into only when bound by `let` and read by its fields (`p.0`, `p.1`): read its fields rather than use it whole, or keep separate variables"
         )
     }
 }

@@ -1512,6 +1512,19 @@ check!(
     }"
 );
 check!(
+    tuple_struct_fields,
+    "",
+    "fn f(x: &[f64]) -> f64 {
+        let mut c = Pt(0.0, 0.0);
+        for i in 0..x.len() / 2 {
+            c.0 += x[2 * i];
+            c.1 += x[2 * i + 1];
+        }
+        c = Pt(c.0 * c.1, c.1);
+        c.0 - c.1
+    }"
+);
+check!(
     rows_swapped,
     "",
     "fn f(x: &[f64]) -> f64 {

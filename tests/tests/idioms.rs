@@ -9621,6 +9621,112 @@ mod local_structs {
     }
 }
 
+/// Tuple structs made by a call and read by position, `let c = Pt(a, b);`
+/// then `c.0`: a local per field, as for named fields.
+mod tuple_structs {
+    use super::*;
+    use ad_runtime::Float;
+
+    #[derive(Clone, Copy)]
+    struct Pt<T>(T, T);
+
+    struct Total(f64);
+
+    /// The mean distance of points `(x[2i], x[2i + 1])` to their centroid:
+    /// the centroid summed in place, assigned a new literal, and a point
+    /// made per iteration in a loop.
+    #[differentiate(vjp, jvp)]
+    fn spread<T: Float>(x: &[T]) -> T {
+        let n = x.len() / 2;
+        let mut c = Pt(T::ZERO, T::ZERO);
+        for i in 0..n {
+            c.0 += x[2 * i];
+            c.1 += x[2 * i + 1];
+        }
+        let k = T::from_i32(n as i32);
+        c = Pt(c.0 / k, c.1 / k);
+        let mut s = T::ZERO;
+        for i in 0..n {
+            let d = Pt(x[2 * i] - c.0, x[2 * i + 1] - c.1);
+            s += (d.0 * d.0 + d.1 * d.1).sqrt();
+        }
+        s / k
+    }
+
+    fn spread_f64(x: &[f64]) -> f64 {
+        spread(x)
+    }
+
+    fn spread_f64_vjp(x: &[f64], d_x: &mut [f64], seed: f64) -> f64 {
+        spread_vjp(x, d_x, seed)
+    }
+
+    fn spread_f64_jvp(x: &[f64], t_x: &[f64]) -> (f64, f64) {
+        spread_jvp(x, t_x)
+    }
+
+    #[test]
+    fn points_made_and_assigned_by_calls() {
+        let grad = check_slice(spread_f64, spread_f64_vjp, spread_f64_jvp, &X);
+        // ∂/∂pᵢ of the mean distance to the centroid: the unit vector from
+        // the centroid, less the mean of those (through the centroid).
+        let n = 3;
+        let (cx, cy) = ((X[0] + X[2] + X[4]) / 3.0, (X[1] + X[3] + X[5]) / 3.0);
+        let unit: Vec<(f64, f64)> = (0..n)
+            .map(|i| {
+                let (dx, dy) = (X[2 * i] - cx, X[2 * i + 1] - cy);
+                let r = dx.hypot(dy);
+                (dx / r, dy / r)
+            })
+            .collect();
+        let (mx, my) = unit
+            .iter()
+            .fold((0.0, 0.0), |(a, b), u| (a + u.0 / 3.0, b + u.1 / 3.0));
+        for i in 0..n {
+            assert!(
+                (grad[2 * i] - (unit[i].0 - mx) / 3.0).abs() < 1e-12,
+                "{grad:?}"
+            );
+            assert!(
+                (grad[2 * i + 1] - (unit[i].1 - my) / 3.0).abs() < 1e-12,
+                "{grad:?}"
+            );
+        }
+        assert_eq!(grad[6], 0.0);
+        let x32: Vec<f32> = X.iter().map(|&v| v as f32).collect();
+        let mut d = vec![0.0_f32; 7];
+        assert_eq!(
+            spread_vjp(&x32, &mut d, 1.0).to_bits(),
+            spread(&x32).to_bits()
+        );
+        assert!((f64::from(d[0]) - grad[0]).abs() < 1e-5);
+    }
+
+    /// A running total in a one-field tuple struct, assigned in a branch.
+    #[differentiate(vjp, jvp)]
+    fn clipped_total(x: &[f64]) -> f64 {
+        let mut t = Total(0.0);
+        for &v in x {
+            if v > 0.0 {
+                t.0 += v * v;
+            } else {
+                t = Total(t.0 - v);
+            }
+        }
+        t.0
+    }
+
+    #[test]
+    fn a_total_assigned_in_a_branch() {
+        let grad = check_slice(clipped_total, clipped_total_vjp, clipped_total_jvp, &X);
+        let expected: Vec<f64> = X
+            .iter()
+            .map(|&v| if v > 0.0 { 2.0 * v } else { -1.0 })
+            .collect();
+        assert_close(&grad, &expected);
+    }
+}
+
 /// `Vec::resize`: shrinking and growing with a fill outside loops, and
 /// shrinking in a loop (a buffer kept in its first storage).
 mod buffers_resize {

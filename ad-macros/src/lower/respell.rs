@@ -832,8 +832,10 @@ fn arithmetic(a: &Expr, op: &str, b: &Expr) -> Expr {
 /// literals assigned to it (`p = Body { x: c, v: d };`, `..p` for the
 /// fields not written) written as a local per field: `let p_x = a; let
 /// p_v = b;`, `(p_x, p_v) = (c, d);`. The fields are made in the order
-/// written, as the literal makes them. The struct's type is the user's:
-/// the lowering cannot see into it, but it sees its fields' locals.
+/// written, as the literal makes them. A tuple struct made by a call,
+/// `let p = Pt(a, b);` read as `p.0`, is the literal `Pt { 0: a, 1: b }`
+/// (see [`struct_literal`]). The struct's type is the user's: the lowering
+/// cannot see into it, but it sees its fields' locals.
 fn structs_as_fields(block: &Block) -> Cow<'_, Block> {
     struct Rewrite<'a> {
         /// The whole body, whose names the new locals must not take.
@@ -886,10 +888,7 @@ fn structs_as_fields(block: &Block) -> Cow<'_, Block> {
         ) -> Option<std::collections::HashMap<String, syn::Ident>> {
             let mut locals = std::collections::HashMap::new();
             for field in &literal.fields {
-                let syn::Member::Named(member) = &field.member else {
-                    return None;
-                };
-                let member = member.unraw().to_string();
+                let member = member_name(&field.member);
                 let taken = |candidate: &str| {
                     names_ident(&self.body.stmts, candidate)
                         || locals.values().any(|local: &syn::Ident| local == candidate)
@@ -927,9 +926,7 @@ fn struct_let(stmt: &Stmt) -> Option<(String, Option<syn::Token![mut]>, syn::Exp
         return None;
     };
     let init = local.init.as_ref()?;
-    let Expr::Struct(literal) = super::strip_parens(&init.expr) else {
-        return None;
-    };
+    let literal = struct_literal(&init.expr)?;
     if ident.by_ref.is_some()
         || ident.subpat.is_some()
         || init.diverge.is_some()
@@ -939,11 +936,48 @@ fn struct_let(stmt: &Stmt) -> Option<(String, Option<syn::Token![mut]>, syn::Exp
     {
         return None;
     }
-    Some((
-        ident.ident.unraw().to_string(),
-        ident.mutability,
-        literal.clone(),
-    ))
+    Some((ident.ident.unraw().to_string(), ident.mutability, literal))
+}
+
+/// `expr` as a struct literal: `Body { x: a, v: b }` itself, or a tuple
+/// struct made by a call, `Pt(a, b)`, as `Pt { 0: a, 1: b }`. A name in
+/// upper camel case is a tuple struct's or a variant's (Rust names
+/// functions in snake case); `Some`, `Ok` and `Err` are the options' and
+/// results', handled as such.
+fn struct_literal(expr: &Expr) -> Option<syn::ExprStruct> {
+    match super::strip_parens(expr) {
+        Expr::Struct(literal) => Some(literal.clone()),
+        Expr::Call(call) => {
+            let Expr::Path(path) = &*call.func else {
+                return None;
+            };
+            let last = path.path.segments.last()?.ident.unraw().to_string();
+            let camel = last.chars().next().is_some_and(char::is_uppercase)
+                && last.chars().any(char::is_lowercase);
+            if !camel
+                || path.qself.is_some()
+                || call.args.is_empty()
+                || ["Some", "Ok", "Err"].contains(&last.as_str())
+            {
+                return None;
+            }
+            let span = call.span();
+            let fields = call
+                .args
+                .iter()
+                .enumerate()
+                .map(|(k, arg)| -> syn::FieldValue {
+                    let member = syn::Member::Unnamed(syn::Index {
+                        index: u32::try_from(k).expect("few fields"),
+                        span: arg.span(),
+                    });
+                    syn::parse_quote_spanned!(span=> #member: #arg)
+                });
+            let path = &path.path;
+            Some(syn::parse_quote_spanned!(span=> #path { #(#fields),* }))
+        }
+        _ => None,
+    }
 }
 
 /// The field's name (`x` of `p.x`); tuple fields by their index.
@@ -1066,10 +1100,7 @@ impl syn::visit_mut::VisitMut for Fields<'_> {
                 .get(&member_name(&field.member))
                 .map(|local| syn::parse_quote_spanned!(span=> #local)),
             Expr::Assign(assign) if self.is_name(&assign.left) => {
-                match super::strip_parens(&assign.right) {
-                    Expr::Struct(literal) => self.assigned(&literal.clone(), span),
-                    _ => None,
-                }
+                struct_literal(&assign.right).and_then(|literal| self.assigned(&literal, span))
             }
             _ => None,
         };
