@@ -14,7 +14,8 @@ fn main() {
     println!("cargo::rerun-if-changed=build.rs");
     let config = programs::Config::default();
     // The integer helper the programs call (see `Printer::int`), and the
-    // local struct some of their floats are kept in (`programs::CELL`).
+    // local structs some of their floats are kept in (`programs::CELL`,
+    // `programs::TUPLE_CELL`).
     let mut source = String::from(
         "/// `i % n`: a function of integers, which `#[differentiate]` runs as written.\n\
          fn wrap(i: usize, n: usize) -> usize {\n    i % n\n}\n\n",
@@ -23,8 +24,12 @@ fn main() {
         source,
         "/// A number kept in a local struct, read and written by its field.\n\
          #[derive(Clone, Copy)]\n\
-         struct {}{{\n    v: f64,\n}}\n",
-        programs::CELL
+         struct {}{{\n    v: f64,\n}}\n\n\
+         /// The same in a tuple struct.\n\
+         #[derive(Clone, Copy)]\n\
+         struct {}(f64);\n",
+        programs::CELL,
+        programs::TUPLE_CELL
     )
     .unwrap();
     let mut table = String::new();

@@ -148,7 +148,7 @@ fn shrink(mut program: Program, input: &Input) -> (Program, String) {
 }
 
 /// Constructs counted in the generated programs, by what their source shows.
-const CONSTRUCTS: [(&str, &str); 16] = [
+const CONSTRUCTS: [(&str, &str); 17] = [
     ("`if`/`else`", "if "),
     ("`for` over a range", "in 0.."),
     ("`for` over elements", ".iter()"),
@@ -165,6 +165,7 @@ const CONSTRUCTS: [(&str, &str); 16] = [
     ("reduction `.sum()`", ".sum"),
     ("transcendental (`exp`, `ln`, `sin`, …)", "()."),
     ("local struct `Cell { v: … }`", "Cell { v: "),
+    ("local tuple struct `Wrap(…)`", "Wrap("),
 ];
 
 #[test]

@@ -34,8 +34,10 @@
 //!   `assert_eq!(v.len(), xs.len())`, `debug_assert!(x.is_finite())`,
 //!   `assert!(x.abs() < 1e6, "x = {x}")`), and `let (s, c) = e.sin_cos();`.
 //! - **Local structs**: every fifth float `let` is printed `let x =
-//!   Cell { v: e };`, and its variable read and assigned as `x.v` wherever
-//!   it appears (in closures and macros too); see [`CELL`].
+//!   Cell { v: e };` or, every other time, as a tuple struct made by a
+//!   call, `let x = Wrap(e);`, and its variable read and assigned as `x.v`
+//!   or `x.0` wherever it appears (in closures and macros too); see
+//!   [`CELL`] and [`TUPLE_CELL`].
 //!
 //! The reference semantics folds chains as `std` does: `sum` from `-0.0`,
 //! `product` from `1.0`, `fold` left to right in the iterator's order
@@ -6392,6 +6394,17 @@ const P_ATOM: u8 = 9;
 /// `#[derive(Clone, Copy)] struct Cell { v: f64 }`.
 pub const CELL: &str = "Cell";
 
+/// The local tuple struct the other half of those variables are printed
+/// in, `Wrap(e)` read as `x.0`: a source that compiles the programs declares
+/// it beside them, `#[derive(Clone, Copy)] struct Wrap(f64);`.
+pub const TUPLE_CELL: &str = "Wrap";
+
+/// Whether the cell variable `v` is printed as a tuple struct
+/// ([`TUPLE_CELL`]) rather than with a named field ([`CELL`]).
+fn is_tuple_cell(v: Var) -> bool {
+    v % 10 == 7
+}
+
 /// Prints a program as Rust source.
 struct Printer<'p> {
     /// The program.
@@ -6408,8 +6421,9 @@ struct Printer<'p> {
     /// copies of them that are matrices too; their `names` end in `[0]`.
     matrices: Set,
     /// Float variables printed as the field of a local struct, `let x =
-    /// Cell { v: e };` read and assigned as `x.v` (see [`CELL`]); their
-    /// `names` end in `.v`.
+    /// Cell { v: e };` read and assigned as `x.v` (see [`CELL`]), or of a
+    /// tuple struct, `let x = Wrap(e);` read as `x.0` ([`TUPLE_CELL`]); their
+    /// `names` end in `.v` or `.0`.
     cells: Set,
     /// The source so far.
     out: String,
@@ -6493,7 +6507,7 @@ impl<'p> Printer<'p> {
                 let row = if matrices.contains(&v) {
                     "[0]"
                 } else if cells.contains(&v) {
-                    ".v"
+                    if is_tuple_cell(v) { ".0" } else { ".v" }
                 } else {
                     ""
                 };
@@ -6568,7 +6582,8 @@ impl<'p> Printer<'p> {
         if self.matrices.contains(&v) {
             name.strip_suffix("[0]").unwrap_or(name)
         } else if self.cells.contains(&v) {
-            name.strip_suffix(".v").unwrap_or(name)
+            name.strip_suffix(if is_tuple_cell(v) { ".0" } else { ".v" })
+                .unwrap_or(name)
         } else {
             name
         }
@@ -6587,14 +6602,15 @@ impl<'p> Printer<'p> {
     fn stmt(&mut self, s: &Stmt, depth: usize) {
         match s {
             Stmt::Let(v, e) if self.cells.contains(v) => {
-                let head = format!(
-                    "let {}{} = {CELL} {{ v: ",
-                    self.mutability(*v),
-                    self.base_name(*v)
-                );
+                let (open, close) = if is_tuple_cell(*v) {
+                    (format!("{TUPLE_CELL}("), ");\n")
+                } else {
+                    (format!("{CELL} {{ v: "), " };\n")
+                };
+                let head = format!("let {}{} = {open}", self.mutability(*v), self.base_name(*v));
                 self.out.push_str(&head);
                 self.value(e);
-                self.out.push_str(" };\n");
+                self.out.push_str(close);
             }
             Stmt::Let(v, e) => {
                 let head = format!("let {}{} = ", self.mutability(*v), self.name(*v));
@@ -9097,10 +9113,10 @@ fn f(a0: f64, a1: f64, a2: f64, xs: &[f64], n: usize) -> f64 {
     for (i14, &e15) in v12.iter().enumerate().step_by(2) {
         x13 += f2(e15 * 0.5) + i14 as f64;
     }
-    let x17 = Cell { v: (0..n).filter(|&i16| i16 % 2 == 0).count() as f64 };
+    let x17 = Wrap((0..n).filter(|&i16| i16 % 2 == 0).count() as f64);
     let (x18, x19) = a2.sin_cos();
     assert!(xs.len() >= 3);
-    x5 + x8 + x9 + x13 + x17.v + x18 * x19 + s0.iter().sum::<f64>()
+    x5 + x8 + x9 + x13 + x17.0 + x18 * x19 + s0.iter().sum::<f64>()
 }
 ";
         assert_eq!(idioms().to_rust("f"), expected);
