@@ -9643,7 +9643,7 @@ mod tuple_structs {
             c.0 += x[2 * i];
             c.1 += x[2 * i + 1];
         }
-        let k = T::from_i32(n as i32);
+        let k = T::from_f64(n as f64);
         c = Pt(c.0 / k, c.1 / k);
         let mut s = T::ZERO;
         for i in 0..n {
