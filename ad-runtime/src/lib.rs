@@ -190,6 +190,7 @@ pub mod __private {
         pub use crate::lanes::emitted::*;
     }
     pub use crate::__keep_pullback as keep;
+    pub use crate::__recycle_shadow as recycle;
     pub use crate::checkpoint::emitted::{RestoreFrom, nth, state_bytes, trips};
     pub use crate::checkpoint::{Checkpoints, Step};
     pub use crate::extrema::{
@@ -200,6 +201,7 @@ pub mod __private {
         Build, Built, Keep, KeepOther, KeepOut, KeepRule, Rebuild, Remake, Rule, WithOut, rebuilt,
     };
     pub use crate::lanes::Lanes;
+    pub use crate::linalg::{RecycleOther, RecycleVec, Recycling};
     pub use crate::linalg::{
         add_assign, axpy_da, axpy_dx, check_range, check_shadow, check_size, check_split, dot_dx,
         flatten_rows, logsumexp_dx, logsumexp_dx_kept, logsumexp_jvp, logsumexp_keep, matmul_acc,

@@ -913,7 +913,7 @@ impl<T: Float> ZerosLike for Vec<T> {
     type Zeros = Vec<T>;
     #[inline]
     fn zeros_like(&self) -> Vec<T> {
-        vec![T::ZERO; self.len()]
+        pooled_zeros(self.len())
     }
 }
 
@@ -921,8 +921,65 @@ impl<T: Float> ZerosLike for [T] {
     type Zeros = Vec<T>;
     #[inline]
     fn zeros_like(&self) -> Vec<T> {
-        vec![T::ZERO; self.len()]
+        pooled_zeros(self.len())
     }
+}
+
+/// `len` zeros in storage from the thread's tape pool if it has a buffer
+/// that large (a shadow `_vjp` gives back with [`recycle!`](crate::__recycle_shadow)
+/// at its end), else newly allocated.
+fn pooled_zeros<T: Float>(len: usize) -> Vec<T> {
+    if len == 0 {
+        return Vec::new();
+    }
+    let mut zeros = crate::pool::take(len);
+    zeros.resize(len, T::ZERO);
+    zeros
+}
+
+/// A local shadow `_vjp` is done with, given back to the thread's tape pool
+/// (see [`recycle!`](crate::__recycle_shadow)).
+pub struct Recycling<B>(pub B);
+
+/// `Recycling(vec).recycle()`: the `Vec`'s storage goes back to the pool.
+/// Found by value, before [`RecycleOther`], which is found by reference.
+pub trait RecycleVec {
+    /// Gives the storage back.
+    fn recycle(self);
+}
+
+impl<T: Float> RecycleVec for Recycling<Vec<T>> {
+    #[inline]
+    fn recycle(self) {
+        crate::pool::give(self.0);
+    }
+}
+
+/// `Recycling(shadow).recycle()` for any other shadow (an array, a
+/// struct's): dropped as it would be.
+pub trait RecycleOther {
+    /// Nothing.
+    fn recycle(&self);
+}
+
+impl<B> RecycleOther for Recycling<B> {
+    #[inline]
+    fn recycle(&self) {}
+}
+
+/// `recycle!(d_v)`: at the end of `_vjp`, a local shadow's storage goes back
+/// to the thread's tape pool, where the next call's `zeros_like` takes it.
+/// Freed instead, four buffers of 64 KiB a call are enough for glibc to give
+/// the top of its heap back to the kernel at every call and fault it in
+/// again (docs/performance.md, "Local buffers").
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __recycle_shadow {
+    ($shadow:expr) => {{
+        #[allow(unused_imports)]
+        use $crate::__private::{RecycleOther as _, RecycleVec as _};
+        $crate::__private::Recycling($shadow).recycle()
+    }};
 }
 
 impl<T: Float, const N: usize> ZerosLike for [T; N] {

@@ -53,6 +53,7 @@ use stmts::{Binding, Pattern, Stmts};
 pub(crate) fn vjp(item: &ItemFn, sig: &Signature, func: &Function) -> TokenStream {
     let mut emitter = Emitter::new(func);
     emitter.plan_checkpoints();
+    emitter.recycles = true;
     let header = header(item, sig);
     let shadows: Vec<Option<String>> = sig
         .params
@@ -393,6 +394,9 @@ struct Emitter<'a> {
     slices: HashMap<(Value, usize), String>,
     /// The checkpointed loops, in `_vjp` only.
     checkpoints: checkpoint::Checkpoints,
+    /// Whether the body ends by giving its local shadows' storage back to
+    /// the thread's pool (`_vjp` only; see [`Emitter::recycled_shadows`]).
+    recycles: bool,
 }
 impl<'a> Emitter<'a> {
     fn new(func: &'a Function) -> Self {
@@ -419,6 +423,7 @@ impl<'a> Emitter<'a> {
             slices: HashMap::new(),
             declare_first: false,
             checkpoints: checkpoint::Checkpoints::default(),
+            recycles: false,
         };
         emitter.assign_forms(&uses);
         emitter.declare_first = emitter.used.len() > stmts::LONG;
@@ -436,11 +441,32 @@ impl<'a> Emitter<'a> {
         let mut stmts = self.prologue_using(!first.is_empty());
         stmts.extend(first);
         stmts.extend(self.stmts(&func.body).into_token_stream());
+        if self.recycles {
+            stmts.extend(self.recycled_shadows());
+        }
         // A function returning `()` ends with its last statement.
         if !matches!(func.inst(func.ret), Inst::Tuple(elems) if elems.is_empty()) {
             stmts.extend(self.expr(func.ret).tokens);
         }
         stmts
+    }
+
+    /// `__ad::recycle!(d_v);` for each shadow the body makes at its top
+    /// level and binds: its storage goes back to the thread's tape pool, where
+    /// the next call's `__ad::zeros_like` takes it, rather than to the
+    /// allocator, which would give it back to the kernel (docs/performance.md,
+    /// "Local buffers"). The returned value is never a shadow.
+    fn recycled_shadows(&self) -> TokenStream {
+        let mut recycles = TokenStream::new();
+        for &value in &self.func.body.insts {
+            if let (Inst::Shadow { .. }, Form::Bound(name)) =
+                (self.func.inst(value), &self.forms[value.index()])
+            {
+                let name = ident(name, self.func.span(value));
+                recycles.extend(quote!(__ad::recycle!(#name);));
+            }
+        }
+        recycles
     }
 
     /// `use … as __ad;` if the body needs the runtime's rules, and the checks
