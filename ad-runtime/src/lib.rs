@@ -281,24 +281,80 @@ pub mod __private {
 
     impl<F> Is<F> for F {}
 
-    /// Ambiguous, and so a compile error, exactly for a type that is
-    /// [`Tangent`](crate::Tangent): generated code calls
-    /// `TakeTangentStructsByReference::constant_data(&cfg)` for a parameter
-    /// taken by value whose fields the body reads. Such a struct is constant
-    /// data (its numbers get no adjoint), which is what a configuration
-    /// struct is and not what a struct deriving `Tangent` is meant for:
-    /// that one must be taken by reference (`p: &Params`) to get its
-    /// gradient. (The macro sees only the type's name, so the check is the
-    /// compiler's.)
-    pub trait TakeTangentStructsByReference<Kind> {
-        /// See the trait.
-        #[inline(always)]
-        fn constant_data(&self) {}
+    /// A parameter taken by value whose fields the body reads (`cfg.dt` of
+    /// `cfg: Config`): generated code calls `constant_data(kind)` with what
+    /// [`TangentParam`] or [`ConstantParam`] says of it (autoref
+    /// specialization: the first is found by value, for a type that is
+    /// [`Tangent`](crate::Tangent), the second by reference, for any other).
+    /// Such a struct is constant data (its numbers get no adjoint), which is
+    /// what a configuration struct is and not what a struct deriving `Tangent`
+    /// is meant for: that one must be taken by reference (`p: &Params`) to
+    /// get its gradient, so for it the call does not compile, with the
+    /// message of [`ConstantData`]. (The macro sees only the type's name, so
+    /// the check is the compiler's.)
+    pub struct Param<'a, T: ?Sized>(pub &'a T);
+
+    /// What [`TangentParam`] says of a parameter struct taken by value.
+    pub struct TangentByValue<T: ?Sized>(core::marker::PhantomData<T>);
+
+    /// What [`ConstantParam`] says of any other value: constant data.
+    pub struct Constant;
+
+    /// `(&Param(&p)).kind()` for a type that is [`Tangent`](crate::Tangent).
+    pub trait TangentParam<T: ?Sized> {
+        /// [`TangentByValue`].
+        fn kind(&self) -> TangentByValue<T>;
     }
 
-    impl<T: ?Sized> TakeTangentStructsByReference<()> for T {}
+    impl<T: ?Sized + crate::Tangent> TangentParam<T> for Param<'_, T> {
+        #[inline(always)]
+        fn kind(&self) -> TangentByValue<T> {
+            TangentByValue(core::marker::PhantomData)
+        }
+    }
 
-    impl<T: ?Sized + crate::Tangent> TakeTangentStructsByReference<u8> for T {}
+    /// `(&Param(&cfg)).kind()` for any other type.
+    pub trait ConstantParam {
+        /// [`Constant`].
+        fn kind(&self) -> Constant;
+    }
+
+    impl<T: ?Sized> ConstantParam for &Param<'_, T> {
+        #[inline(always)]
+        fn kind(&self) -> Constant {
+            Constant
+        }
+    }
+
+    /// Implemented by [`Constant`] only: see [`Param`].
+    #[diagnostic::on_unimplemented(
+        message = "this parameter's type derives `Tangent`, and a parameter struct is taken by reference: taken by value, its fields would be constants and get no gradient",
+        label = "take this parameter by reference (`p: &Params`), or give a settings struct no `Tangent`",
+        note = "a struct taken by value is constant data, read by its fields (`cfg.dt`), as a settings struct is"
+    )]
+    pub trait ConstantData {}
+
+    impl ConstantData for Constant {}
+
+    /// Compiles only for [`Constant`]: see [`Param`].
+    #[inline(always)]
+    pub fn constant_data<K: ConstantData>(kind: K) {
+        let _ = kind;
+    }
+
+    /// `by_value!(cfg)`: compiles only if `cfg`'s type is not
+    /// [`Tangent`](crate::Tangent); see [`Param`].
+    #[doc(hidden)]
+    #[macro_export]
+    macro_rules! __by_value {
+        ($param:expr) => {{
+            #[allow(unused_imports)]
+            use $crate::__private::{ConstantParam as _, TangentParam as _};
+            $crate::__private::constant_data((&$crate::__private::Param(&$param)).kind())
+        }};
+    }
+
+    pub use crate::__by_value as by_value;
 
     /// Compiles only if `user` is the function `runtime`: generated code checks
     /// that a path the user wrote (`detach`, `ad_runtime::dot`) names the

@@ -502,8 +502,7 @@ impl<'a> Emitter<'a> {
             ));
         }
         // `cfg.dt` of `cfg: Config` by value: constant data, unless its type
-        // is `Tangent` (a compile error then: see the runtime's
-        // `TakeTangentStructsByReference`).
+        // is `Tangent` (a compile error then: see the runtime's `Param`).
         let mut read_by_value = Vec::new();
         for data in &func.insts {
             if let Inst::Field { base, .. } = &data.inst
@@ -518,7 +517,7 @@ impl<'a> Emitter<'a> {
             let name = self.expr(param).at(Prec::Postfix);
             let span = func.span(param);
             stmts.extend(quote_spanned! {span=>
-                ::ad_runtime::__private::TakeTangentStructsByReference::constant_data(&#name);
+                ::ad_runtime::__private::by_value!(#name);
             });
         }
         // `detach`, `ad_runtime::dot`, … as the user wrote them must name the
