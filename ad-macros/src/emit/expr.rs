@@ -480,10 +480,10 @@ impl Emitter<'_> {
                     .iter()
                     .map(|&(arg, mode)| self.argument(arg, mode))
                     .collect();
-                let args_by_value: Vec<TokenStream> = args
+                let by_value: Vec<(Value, Mode)> = args
                     .iter()
-                    .filter(|&&(_, mode)| mode == Mode::Val)
-                    .map(|&(arg, mode)| self.argument(arg, mode))
+                    .copied()
+                    .filter(|&(_, mode)| mode == Mode::Val)
                     .collect();
                 let args = args.iter().map(|&(arg, mode)| self.argument(arg, mode));
                 let mut call = quote_spanned!(span=> #forward(#(#args),*));
@@ -498,7 +498,7 @@ impl Emitter<'_> {
                 }
                 // Made again for its pullback, unless the primal kept it.
                 if let Some(kept) = kept {
-                    call = self.rebuilt(kept, args_by_value, call, span);
+                    call = self.rebuilt(kept, &by_value, call, span);
                 }
                 // A float result that is used: the macro's guess, checked.
                 let used = self.extracts[value.index()]
@@ -567,10 +567,11 @@ impl Emitter<'_> {
     fn rebuilt(
         &self,
         kept: &crate::ir::Kept,
-        args_by_value: Vec<TokenStream>,
+        by_value: &[(Value, Mode)],
         call: TokenStream,
         span: Span,
     ) -> TokenStream {
+        let args_by_value = by_value.iter().map(|&(arg, mode)| self.argument(arg, mode));
         let mut value = self.expr(kept.value).at(Prec::Or);
         // Carried out of the branch that made the call, which the
         // adjoint's branch mirrors: it is `Some` here.

@@ -611,9 +611,6 @@ pub(super) fn region_places(func: &Function) -> Vec<Place> {
     places
 }
 
-/// In each region, a pop that follows a push onto the same tape, with no use
-/// of that tape in between, reads the pushed value: both go, and a tape left
-/// with neither pushes nor pops goes too.
 /// Removes what a fused loop kept of a call's pullback for its adjoint
 /// (see [`Inst::Keep`]): the adjoint's call made again is now the primal's
 /// call itself (see [`reuse_primal_values`]), which reads the pullback
@@ -633,6 +630,9 @@ fn drop_unused_keeps(func: &mut Function) {
     }
 }
 
+/// In each region, a pop that follows a push onto the same tape, with no use
+/// of that tape in between, reads the pushed value: both go, and a tape left
+/// with neither pushes nor pops goes too.
 fn forward_pops(func: &mut Function) {
     let places = region_places(func);
     let mut replace = HashMap::new();
