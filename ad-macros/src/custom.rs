@@ -288,6 +288,11 @@ fn vjp(item: &ItemFn, sig: &Signature, rule: &syn::Path) -> TokenStream {
     }
 }
 
+/// The most arguments taken by value of a custom rule whose callers in
+/// loops rebuild its pullback: `ad_runtime`'s `Build` has impls up to this
+/// arity (`kept.rs`, `build_impls!`).
+const MAX_BUILT_ARGS: usize = 12;
+
 fn forward(item: &ItemFn, sig: &Signature, rule: &syn::Path, entry: emit::Entry) -> TokenStream {
     let pullback_ty = emit::pullback_trait(sig);
     let binding = rule_binding(sig, rule);
@@ -304,7 +309,15 @@ fn forward(item: &ItemFn, sig: &Signature, rule: &syn::Path, entry: emit::Entry)
     // The rule is bound in the closure, which then captures the call's
     // values only, not a pointer to the rule.
     let pullback = quote!(move |#(#params),*| #adjoint_ty { #binding rule(#(#rule_args),*) });
-    if entry == emit::Entry::Forward {
+    let by_value: Vec<_> = sig
+        .params
+        .iter()
+        .filter(|param| !param.ir_ty.is_by_reference())
+        .collect();
+    // The runtime's `Build` is implemented for builders of at most
+    // `MAX_BUILT_ARGS` arguments; with more, callers get the plain closure
+    // and make the call again, as for any callee.
+    if entry == emit::Entry::Forward || by_value.len() > MAX_BUILT_ARGS {
         let header = emit::forward_header(item, sig, &pullback_ty, entry, None);
         return quote! {
             #header {
@@ -316,11 +329,6 @@ fn forward(item: &ItemFn, sig: &Signature, rule: &syn::Path, entry: emit::Entry)
     // What callers call: the pullback built by a closure from the arguments
     // taken by value and the output, which a caller in a loop keeps in place
     // of the pullback (`ad_runtime`'s `kept.rs`).
-    let by_value: Vec<_> = sig
-        .params
-        .iter()
-        .filter(|param| !param.ir_ty.is_by_reference())
-        .collect();
     let arg_tys = by_value.iter().map(|param| &param.ty);
     let args_ty = quote!((#(#arg_tys,)*));
     let names: Vec<_> = by_value

@@ -528,6 +528,105 @@ fn a_custom_rule_of_a_buffer_an_index_and_a_float_in_a_loop() {
     );
 }
 
+/// `Σ cₖ aₖ` over thirteen floats: more arguments than the runtime builds a
+/// rule's pullback from (twelve), so a caller in a loop makes the call again.
+#[custom_vjp(weighted13_rule)]
+#[allow(clippy::too_many_arguments)]
+fn weighted13(
+    a0: f64,
+    a1: f64,
+    a2: f64,
+    a3: f64,
+    a4: f64,
+    a5: f64,
+    a6: f64,
+    a7: f64,
+    a8: f64,
+    a9: f64,
+    a10: f64,
+    a11: f64,
+    a12: f64,
+) -> f64 {
+    let a = [a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12];
+    a.iter().enumerate().map(|(k, v)| (k + 1) as f64 * v).sum()
+}
+
+#[allow(clippy::too_many_arguments, clippy::type_complexity)]
+fn weighted13_rule(
+    _a0: f64,
+    _a1: f64,
+    _a2: f64,
+    _a3: f64,
+    _a4: f64,
+    _a5: f64,
+    _a6: f64,
+    _a7: f64,
+    _a8: f64,
+    _a9: f64,
+    _a10: f64,
+    _a11: f64,
+    _a12: f64,
+    _out: f64,
+    d: f64,
+) -> (
+    f64,
+    f64,
+    f64,
+    f64,
+    f64,
+    f64,
+    f64,
+    f64,
+    f64,
+    f64,
+    f64,
+    f64,
+    f64,
+) {
+    (
+        d,
+        2.0 * d,
+        3.0 * d,
+        4.0 * d,
+        5.0 * d,
+        6.0 * d,
+        7.0 * d,
+        8.0 * d,
+        9.0 * d,
+        10.0 * d,
+        11.0 * d,
+        12.0 * d,
+        13.0 * d,
+    )
+}
+
+/// `(Σᵢ weighted13(xᵢ, …, xᵢ))²`, the loop's adjoint on its own.
+#[differentiate]
+fn squared_weighted13(x: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for &v in x {
+        s += weighted13(v, v, v, v, v, v, v, v, v, v, v, v, v);
+    }
+    s * s
+}
+
+#[test]
+fn a_custom_rule_of_thirteen_floats_in_a_loop() {
+    let x = [0.3, -1.2, 0.8];
+    let grad = check_scalar(
+        squared_weighted13,
+        |p, seed| {
+            let mut d = vec![0.0; p.len()];
+            let out = squared_weighted13_vjp(p, &mut d, seed);
+            (out, d)
+        },
+        &x,
+    );
+    // s = 91 Σ x, so the gradient is 2 · 91² Σ x in every coordinate.
+    let expected = 2.0 * 91.0 * 91.0 * x.iter().sum::<f64>();
+    assert_close(&grad, &[expected; 3]);
+}
+
 // ---------------------------------------------------------------------------
 // Recursion: the determinant by expansion in minors along the first row.
 

@@ -30,13 +30,7 @@ impl Reverse<'_> {
             }
             _ => (None, args.as_slice()),
         };
-        let (mut output, mut pullback) = (None, None);
-        for &(index, extract) in &self.extracts[call.index()] {
-            match index {
-                0 => output = Some(extract),
-                _ => pullback = Some(extract),
-            }
-        }
+        let (output, pullback) = self.call_parts(call);
         let pullback = pullback.expect("a call's pullback is extracted");
         let seed = match into {
             Some(shadow) => Some(shadow),
@@ -134,6 +128,19 @@ impl Reverse<'_> {
                 self.add(arg, adjoint);
             }
         }
+    }
+
+    /// The values a call's pair is taken apart into in the primal: its
+    /// output (`None` if nothing reads it) and its pullback.
+    pub(super) fn call_parts(&self, call: Value) -> (Option<Value>, Option<Value>) {
+        let (mut output, mut pullback) = (None, None);
+        for &(index, extract) in &self.extracts[call.index()] {
+            match index {
+                0 => output = Some(extract),
+                _ => pullback = Some(extract),
+            }
+        }
+        (output, pullback)
     }
 
     /// The seed of a call's pullback: the adjoint of its output, or for a

@@ -125,13 +125,9 @@ impl Reverse<'_> {
         if self.primal.user_calls[*callee as usize].checkpoint {
             return None;
         }
-        let part = |index| {
-            self.extracts[call.index()]
-                .iter()
-                .find(|&&(at, _)| at == index)
-                .map(|&(_, part)| part)
+        let (Some(output), Some(pullback)) = self.call_parts(call) else {
+            return None;
         };
-        let (output, pullback) = (part(0)?, part(1)?);
         let at_hand = self.is_visible(output);
         let keep = self.builder.push_detached(
             Inst::Keep(pullback, (!at_hand).then_some(output)),
