@@ -12,6 +12,7 @@
 // Small dense linear algebra reads best with indices.
 #![allow(clippy::needless_range_loop)]
 
+use ad_examples::support::solve3;
 use ad_runtime::{differentiate, jacobian};
 
 /// The residuals of the model against the samples, one per sample; the
@@ -22,30 +23,6 @@ fn residuals(p: &[f64], t: &[f64], y: &[f64]) -> Vec<f64> {
         .zip(y)
         .map(|(&t, &y)| p[0] * (-p[1] * t).exp() + p[2] - y)
         .collect()
-}
-
-/// Solves the 3 × 3 system `a x = b` by Gaussian elimination with pivoting.
-fn solve3(mut a: [[f64; 3]; 3], mut b: [f64; 3]) -> [f64; 3] {
-    for col in 0..3 {
-        let pivot = (col..3)
-            .max_by(|&i, &j| a[i][col].abs().total_cmp(&a[j][col].abs()))
-            .expect("rows");
-        a.swap(col, pivot);
-        b.swap(col, pivot);
-        for row in col + 1..3 {
-            let factor = a[row][col] / a[col][col];
-            for k in col..3 {
-                a[row][k] -= factor * a[col][k];
-            }
-            b[row] -= factor * b[col];
-        }
-    }
-    let mut x = [0.0; 3];
-    for row in (0..3).rev() {
-        let rest: f64 = (row + 1..3).map(|k| a[row][k] * x[k]).sum();
-        x[row] = (b[row] - rest) / a[row][row];
-    }
-    x
 }
 
 fn main() {

@@ -11,6 +11,7 @@
 //!
 //! Run with `cargo run --example logistic`.
 
+use ad_examples::support::Lcg;
 use ad_runtime::check::{self, Step};
 use ad_runtime::optim::Adam;
 use ad_runtime::{Tangent, differentiate};
@@ -49,21 +50,6 @@ fn loss(m: &Model, x: &[f64], y: &[f64]) -> f64 {
         total += z.max(0.0) + (-z.abs()).exp().ln_1p() - y[s] * z;
     }
     total / n as f64
-}
-
-/// A linear congruential generator: uniform numbers in `[-1, 1)`,
-/// deterministic, without a dependency.
-struct Lcg(u64);
-
-impl Lcg {
-    fn uniform(&mut self) -> f64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6_364_136_223_846_793_005)
-            .wrapping_add(1_442_695_040_888_963_407);
-        // The top 53 bits as a number in [0, 1), then moved to [-1, 1).
-        2.0 * ((self.0 >> 11) as f64 / (1_u64 << 53) as f64) - 1.0
-    }
 }
 
 /// Points uniform in `[-1, 1]⁴`, labelled by the side of a hyperplane they

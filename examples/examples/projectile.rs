@@ -16,6 +16,7 @@
 // Small dense linear algebra reads best with indices.
 #![allow(clippy::needless_range_loop)]
 
+use ad_examples::support::solve3;
 use ad_runtime::{check, differentiate};
 
 /// The RK4 step used for fitting, in seconds.
@@ -37,6 +38,29 @@ fn rhs(s: &[f64], drag: f64, out: &mut [f64]) {
     out[3] = -9.81 - drag * v * s[3];
 }
 
+/// One RK4 step of `dt` on the state `s`, in place.
+#[differentiate]
+fn rk4_step(s: &mut [f64], drag: f64, dt: f64) {
+    let (mut k1, mut k2, mut k3, mut k4) = ([0.0; 4], [0.0; 4], [0.0; 4], [0.0; 4]);
+    let mut t = [0.0; 4];
+    rhs(s, drag, &mut k1);
+    for i in 0..4 {
+        t[i] = s[i] + 0.5 * dt * k1[i];
+    }
+    rhs(&t, drag, &mut k2);
+    for i in 0..4 {
+        t[i] = s[i] + 0.5 * dt * k2[i];
+    }
+    rhs(&t, drag, &mut k3);
+    for i in 0..4 {
+        t[i] = s[i] + dt * k3[i];
+    }
+    rhs(&t, drag, &mut k4);
+    for i in 0..4 {
+        s[i] += dt / 6.0 * (k1[i] + 2.0 * k2[i] + 2.0 * k3[i] + k4[i]);
+    }
+}
+
 /// The positions `(x, y)` after every `steps_per_obs` RK4 steps of `dt`,
 /// `n_obs` times, flat: `[x₁, y₁, x₂, y₂, …]`. Differentiated with respect
 /// to the launch parameters only; `dt` is a setting.
@@ -50,27 +74,10 @@ fn observe_rk4(
     n_obs: usize,
 ) -> Vec<f64> {
     let mut s = [0.0, 0.0, v0 * angle.cos(), v0 * angle.sin()];
-    let (mut k1, mut k2, mut k3, mut k4) = ([0.0; 4], [0.0; 4], [0.0; 4], [0.0; 4]);
-    let mut t = [0.0; 4];
     let mut out = vec![0.0; 2 * n_obs];
     for k in 0..n_obs {
         for _ in 0..steps_per_obs {
-            rhs(&s, drag, &mut k1);
-            for i in 0..4 {
-                t[i] = s[i] + 0.5 * dt * k1[i];
-            }
-            rhs(&t, drag, &mut k2);
-            for i in 0..4 {
-                t[i] = s[i] + 0.5 * dt * k2[i];
-            }
-            rhs(&t, drag, &mut k3);
-            for i in 0..4 {
-                t[i] = s[i] + dt * k3[i];
-            }
-            rhs(&t, drag, &mut k4);
-            for i in 0..4 {
-                s[i] += dt / 6.0 * (k1[i] + 2.0 * k2[i] + 2.0 * k3[i] + k4[i]);
-            }
+            rk4_step(&mut s, drag, dt);
         }
         out[2 * k] = s[0];
         out[2 * k + 1] = s[1];
@@ -103,14 +110,10 @@ fn observe_euler(
     n_obs: usize,
 ) -> Vec<f64> {
     let mut s = [0.0, 0.0, v0 * angle.cos(), v0 * angle.sin()];
-    let mut k = [0.0; 4];
     let mut out = Vec::with_capacity(2 * n_obs);
     for _ in 0..n_obs {
         for _ in 0..steps_per_obs {
-            rhs(&s, drag, &mut k);
-            for i in 0..4 {
-                s[i] += dt * k[i];
-            }
+            step(&mut s, drag, dt, false);
         }
         out.push(s[0]);
         out.push(s[1]);
@@ -118,31 +121,16 @@ fn observe_euler(
     out
 }
 
-/// One step of Euler or RK4 on `s`, in plain Rust.
+/// One step of Euler or RK4 on `s`.
 fn step(s: &mut [f64; 4], drag: f64, dt: f64, rk4: bool) {
-    let mut k1 = [0.0; 4];
-    rhs(&s[..], drag, &mut k1);
-    if !rk4 {
-        for i in 0..4 {
-            s[i] += dt * k1[i];
-        }
+    if rk4 {
+        rk4_step(s, drag, dt);
         return;
     }
-    let (mut k2, mut k3, mut k4, mut t) = ([0.0; 4], [0.0; 4], [0.0; 4], [0.0; 4]);
+    let mut k = [0.0; 4];
+    rhs(&s[..], drag, &mut k);
     for i in 0..4 {
-        t[i] = s[i] + 0.5 * dt * k1[i];
-    }
-    rhs(&t, drag, &mut k2);
-    for i in 0..4 {
-        t[i] = s[i] + 0.5 * dt * k2[i];
-    }
-    rhs(&t, drag, &mut k3);
-    for i in 0..4 {
-        t[i] = s[i] + dt * k3[i];
-    }
-    rhs(&t, drag, &mut k4);
-    for i in 0..4 {
-        s[i] += dt / 6.0 * (k1[i] + 2.0 * k2[i] + 2.0 * k3[i] + k4[i]);
+        s[i] += dt * k[i];
     }
 }
 
@@ -158,30 +146,6 @@ fn landing_distance(v0: f64, angle: f64, drag: f64, dt: f64, rk4: bool) -> f64 {
             return before[0] + f * (s[0] - before[0]);
         }
     }
-}
-
-/// Solves the 3 × 3 system `a x = b` by Gaussian elimination with pivoting.
-fn solve3(mut a: [[f64; 3]; 3], mut b: [f64; 3]) -> [f64; 3] {
-    for col in 0..3 {
-        let pivot = (col..3)
-            .max_by(|&i, &j| a[i][col].abs().total_cmp(&a[j][col].abs()))
-            .expect("rows");
-        a.swap(col, pivot);
-        b.swap(col, pivot);
-        for row in col + 1..3 {
-            let factor = a[row][col] / a[col][col];
-            for k in col..3 {
-                a[row][k] -= factor * a[col][k];
-            }
-            b[row] -= factor * b[col];
-        }
-    }
-    let mut x = [0.0; 3];
-    for row in (0..3).rev() {
-        let rest: f64 = (row + 1..3).map(|k| a[row][k] * x[k]).sum();
-        x[row] = (b[row] - rest) / a[row][row];
-    }
-    x
 }
 
 fn norm(v: &[f64]) -> f64 {

@@ -12,6 +12,7 @@
 //!
 //! Run with `cargo run --example silu_mlp`.
 
+use ad_examples::support::Lcg;
 use ad_runtime::check::{self, Step};
 use ad_runtime::optim::Adam;
 use ad_runtime::{Tangent, custom_vjp, differentiate};
@@ -73,19 +74,6 @@ fn loss(p: &Mlp, x: &[f64], y: &[f64]) -> f64 {
         total += r * r;
     }
     total / n as f64
-}
-
-/// A linear congruential generator: uniform numbers in `[-1, 1)`.
-struct Lcg(u64);
-
-impl Lcg {
-    fn uniform(&mut self) -> f64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6_364_136_223_846_793_005)
-            .wrapping_add(1_442_695_040_888_963_407);
-        2.0 * ((self.0 >> 11) as f64 / (1_u64 << 53) as f64) - 1.0
-    }
 }
 
 /// A network of the given widths: weights uniform in `±1/√fan_in`, zero biases.

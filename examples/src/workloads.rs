@@ -1076,16 +1076,8 @@ pub fn inputs(n: usize, lo: f64, hi: f64) -> Vec<f64> {
 /// [`inputs`] from another seed.
 #[must_use]
 pub fn inputs_seeded(n: usize, lo: f64, hi: f64, seed: u64) -> Vec<f64> {
-    let mut state = seed;
-    (0..n)
-        .map(|_| {
-            state = state
-                .wrapping_mul(6_364_136_223_846_793_005)
-                .wrapping_add(1_442_695_040_888_963_407);
-            let unit = (state >> 11) as f64 / (1u64 << 53) as f64;
-            lo + (hi - lo) * unit
-        })
-        .collect()
+    let mut rng = crate::support::Lcg(seed);
+    (0..n).map(|_| lo + (hi - lo) * rng.unit()).collect()
 }
 
 /// `llsq`: `x` has this many coefficients (GradBench's default `m`)…
